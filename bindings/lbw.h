@@ -1,0 +1,20 @@
+/*
+** lbw.h - shared declarations of the Lua binding (bindings/ only)
+** See LICENSE for copyright and terms.
+*/
+#ifndef LBW_H
+#define LBW_H
+#include "lua.h"
+#include "bw.h"
+
+#define WRITER_MT  "bitwire.Writer"
+#define READER_MT  "bitwire.Reader"
+#define SCHEMA_MT  "bitwire.Schema"
+
+/* Add the schema functions to the module table at the top of the stack. */
+void bw_openschema (lua_State *L);
+/* Push the failure of a read as nil, message, code; returns 3. */
+int bw_pushreaderror (lua_State *L, const bw_Reader *r, const char *what);
+/* lua_Alloc adaptor for growable writers. */
+void *bw_luaalloc (void *ud, void *ptr, size_t osize, size_t nsize);
+#endif

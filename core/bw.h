@@ -1,0 +1,284 @@
+/*
+** bw.h - bitwire core: bit streams, serialize primitives, framing, schemas
+** See LICENSE for copyright and terms.
+*/
+#ifndef BW_H
+#define BW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define BW_VERSION   "0.1.0"
+#define BW_MAXPATH   128          /* bytes kept of an error's field path */
+#define BW_MAXDEPTH  32           /* nesting limit of schema types */
+#define BW_CHECKMAGIC UINT32_C(0x12345678)
+
+/* {===================== status codes ===================== */
+
+typedef enum bw_Status {
+  BW_OK = 0,
+  BW_ETRUNC,    /* read past the end of the input / writer limit reached */
+  BW_ERANGE,    /* value outside its range or width */
+  BW_EALIGN,    /* non-zero padding bit */
+  BW_ECHECK,    /* serialization check value mismatch */
+  BW_ECRC,      /* packet CRC32 mismatch */
+  BW_EUTF8,     /* string with NUL or malformed UTF-8 */
+  BW_ETAG,      /* unknown message type or sparse index out of order */
+  BW_EDEPTH,    /* nesting deeper than BW_MAXDEPTH */
+  BW_ENOMEM,    /* allocation failed or over the size limit */
+  BW_ESCHEMA,   /* schema mismatch (unknown fingerprint, bad baseline) */
+  BW_EARG,      /* bad parameter from the caller */
+  BW_NSTATUS
+} bw_Status;
+
+/* Static message for 'code', never NULL. */
+const char *bw_strerror (bw_Status code);
+/* Short word for 'code' ("truncated", "range", ...), never NULL. */
+const char *bw_codename (bw_Status code);
+
+typedef struct bw_Error {
+  bw_Status code;
+  uint64_t  bitpos;            /* bit offset where decoding failed */
+  char      path[BW_MAXPATH];  /* "player.items[3].count" */
+} bw_Error;
+
+/* }========================================================== */
+
+
+/* {===================== bit writer ===================== */
+
+/* Allocator with lua_Alloc's contract: nsize == 0 frees, else reallocs. */
+typedef void *(*bw_Alloc) (void *ud, void *ptr, size_t osize, size_t nsize);
+
+typedef struct bw_Writer {
+  uint8_t  *buf;
+  size_t    cap;         /* bytes in 'buf' */
+  size_t    wordpos;     /* bytes flushed from 'scratch' */
+  uint64_t  scratch;     /* pending bits, LSB first */
+  unsigned  scratchbits; /* 0..63 */
+  bw_Status status;      /* sticky: the first failure */
+  uint64_t  errpos;      /* bit position of the first failure */
+  size_t    maxbytes;    /* hard limit on the packet size */
+  bw_Alloc  alloc;       /* NULL: 'buf' is the caller's and never grows */
+  void     *ud;
+} bw_Writer;
+
+/* Start a writer over the caller's 'buf' of 'cap' bytes; writing more than
+** 'cap' bytes fails with BW_ETRUNC. The caller keeps 'buf'. */
+void bw_writerinit (bw_Writer *w, void *buf, size_t cap);
+/* Start a growable writer that allocates with 'alloc' up to 'maxbytes'.
+** Free its memory with bw_writerfree. */
+void bw_writerinitgrow (bw_Writer *w, bw_Alloc alloc, void *ud,
+                        size_t maxbytes);
+/* Release a growable writer's buffer; a no-op for a fixed one. */
+void bw_writerfree (bw_Writer *w);
+/* Forget everything written, keeping the buffer. */
+void bw_writerreset (bw_Writer *w);
+/* Make room for 'n' more bits; used by bw_writebits. */
+bw_Status bw_writerreserve (bw_Writer *w, uint64_t n);
+/* Flush the partial word and return the packet: ceil(bits/8) bytes in
+** '*len'. The pointer stays valid until the next write. Writing may go on. */
+const uint8_t *bw_writerdata (bw_Writer *w, size_t *len);
+
+static inline uint64_t bw_bitswritten (const bw_Writer *w) {
+  return (uint64_t)w->wordpos * 8 + w->scratchbits;
+}
+
+static inline void bw_store64 (uint8_t *p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(p, &v, 8);
+#else
+  int i;
+  for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+#endif
+}
+
+static inline uint64_t bw_load64 (const uint8_t *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+#else
+  uint64_t v = 0;
+  int i;
+  for (i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+  return v;
+#endif
+}
+
+static inline bw_Status bw_writerfail (bw_Writer *w, bw_Status code) {
+  if (w->status == BW_OK) {
+    w->status = code;
+    w->errpos = bw_bitswritten(w);
+  }
+  return w->status;
+}
+
+/* Write the low 'n' (0..64) bits of 'v'. A 'v' that does not fit in 'n'
+** bits fails with BW_ERANGE and writes nothing. Returns w->status. */
+static inline bw_Status bw_writebits (bw_Writer *w, uint64_t v, unsigned n) {
+  unsigned sb;
+  if (w->status != BW_OK) return w->status;
+  if (n < 64 && (v >> n) != 0) return bw_writerfail(w, BW_ERANGE);
+  if (n > (uint64_t)w->cap * 8 - bw_bitswritten(w)
+      && bw_writerreserve(w, n) != BW_OK)
+    return w->status;
+  if (n == 0) return BW_OK;
+  sb = w->scratchbits;
+  w->scratch |= v << sb;
+  sb += n;
+  if (sb >= 64) {  /* a whole word: flush it; room is guaranteed above */
+    bw_store64(w->buf + w->wordpos, w->scratch);
+    w->wordpos += 8;
+    sb -= 64;
+    w->scratch = sb ? v >> (n - sb) : 0;
+  }
+  w->scratchbits = sb;
+  return BW_OK;
+}
+
+/* }========================================================== */
+
+
+/* {===================== bit reader ===================== */
+
+typedef struct bw_Reader {
+  const uint8_t *data;
+  size_t    nbytes;
+  uint64_t  nbits;
+  uint64_t  pos;         /* bits consumed */
+  bw_Status status;      /* sticky: after a failure reads return 0 */
+  uint64_t  errpos;      /* bit position of the first failure */
+} bw_Reader;
+
+/* Read from 'data' of 'n' bytes; never touches a byte outside it. */
+void bw_readerinit (bw_Reader *r, const void *data, size_t n);
+
+static inline uint64_t bw_bitsremaining (const bw_Reader *r) {
+  return r->nbits - r->pos;
+}
+
+static inline int bw_readerfail (bw_Reader *r, bw_Status code) {
+  if (r->status == BW_OK) {
+    r->status = code;
+    r->errpos = r->pos;
+  }
+  return 0;
+}
+
+/* Read 'n' (0..64) bits. Past the end: sets BW_ETRUNC and returns 0. */
+static inline uint64_t bw_readbits (bw_Reader *r, unsigned n) {
+  size_t byte;
+  unsigned sh;
+  uint64_t word, v;
+  if (r->status != BW_OK) return 0;
+  if (n > r->nbits - r->pos) return bw_readerfail(r, BW_ETRUNC);
+  if (n == 0) return 0;
+  byte = (size_t)(r->pos >> 3);
+  sh = (unsigned)(r->pos & 7);
+  if (r->nbytes - byte >= 8)
+    word = bw_load64(r->data + byte);
+  else {  /* the tail: load only the bytes that exist */
+    size_t i, left = r->nbytes - byte;
+    word = 0;
+    for (i = 0; i < left; i++) word |= (uint64_t)r->data[byte + i] << (8 * i);
+  }
+  v = word >> sh;
+  if (n + sh > 64)  /* pos + n <= nbits, so byte 'byte + 8' exists */
+    v |= (uint64_t)r->data[byte + 8] << (64 - sh);
+  r->pos += n;
+  return n == 64 ? v : v & ((UINT64_C(1) << n) - 1);
+}
+
+/* }========================================================== */
+
+
+/* {===================== primitives ===================== */
+/* Wire format: see WIRE.md. Writers return w->status; readers set the
+** reader's sticky status and return 0 (or a zero value) on failure. */
+
+/* Bits needed for values in [min, max]: 0 if equal, else the bit length of
+** (max - min) as unsigned 64-bit. Requires min <= max. */
+unsigned bw_bitsrequired (int64_t min, int64_t max);
+
+bw_Status bw_writebool (bw_Writer *w, int b);
+/* Write 'v' in [min, max] as v - min in bw_bitsrequired(min, max) bits.
+** Out of range (or min > max): BW_ERANGE. */
+bw_Status bw_writeint (bw_Writer *w, int64_t v, int64_t min, int64_t max);
+bw_Status bw_writefloat (bw_Writer *w, float x);
+bw_Status bw_writedouble (bw_Writer *w, double x);
+/* Zero bits up to the next byte boundary. */
+bw_Status bw_writealign (bw_Writer *w);
+/* Align, then the 'n' raw bytes of 'p'. */
+bw_Status bw_writebytes (bw_Writer *w, const void *p, size_t n);
+/* int(n, 0, maxlen) then bytes. Fails with BW_ERANGE if n > maxlen and
+** BW_EUTF8 on NUL or malformed UTF-8, writing nothing. */
+bw_Status bw_writestring (bw_Writer *w, const char *s, size_t n,
+                          size_t maxlen);
+/* Rising-index encoding of 'cur' after 'prev' (both 0..2^32-1, prev < cur). */
+bw_Status bw_writeintrelative (bw_Writer *w, uint64_t prev, uint64_t cur);
+/* Align, then the 32-bit 'magic'. */
+bw_Status bw_writecheck (bw_Writer *w, uint32_t magic);
+
+int      bw_readbool (bw_Reader *r);
+/* Fails with BW_ERANGE when the offset read exceeds max - min. */
+int64_t  bw_readint (bw_Reader *r, int64_t min, int64_t max);
+float    bw_readfloat (bw_Reader *r);
+double   bw_readdouble (bw_Reader *r);
+/* Skip to the byte boundary; any non-zero padding bit fails (BW_EALIGN). */
+void     bw_readalign (bw_Reader *r);
+/* Align, then point '*p' at the next 'n' bytes of the input (no copy). */
+const uint8_t *bw_readbytes (bw_Reader *r, size_t n);
+/* Read a string of at most 'maxlen' bytes; '*n' gets its length. Returns a
+** pointer into the input (not NUL-terminated) or NULL on failure. */
+const char *bw_readstring (bw_Reader *r, size_t maxlen, size_t *n);
+uint64_t bw_readintrelative (bw_Reader *r, uint64_t prev);
+/* Align and read 32 bits; anything but 'magic' fails with BW_ECHECK. */
+void     bw_readcheck (bw_Reader *r, uint32_t magic);
+
+/* Quantized float, bit-exact with serialize.h (float32 arithmetic). */
+typedef struct bw_QFloat {
+  float    min, delta;
+  uint32_t miv;          /* largest integer sent */
+  unsigned nbits;
+} bw_QFloat;
+
+/* Prepare the quantizer for [min, max] at resolution 'res'. Fails with
+** BW_EARG unless min < max, res > 0 and all are finite. */
+bw_Status bw_qfloatinit (bw_QFloat *q, double min, double max, double res);
+/* The integer written for 'x': clamped to [min, max], NaN -> min. */
+uint32_t  bw_qfloatencode (const bw_QFloat *q, double x);
+/* The float32 value an integer 'i' (<= q->miv) stands for. */
+float     bw_qfloatdecode (const bw_QFloat *q, uint32_t i);
+bw_Status bw_writecompressedfloat (bw_Writer *w, double x, const bw_QFloat *q);
+float     bw_readcompressedfloat (bw_Reader *r, const bw_QFloat *q);
+
+/* 1 if 's' of 'n' bytes is well-formed UTF-8 with no NUL byte. */
+int bw_utf8valid (const char *s, size_t n);
+
+/* }========================================================== */
+
+
+/* {===================== framing ===================== */
+/* A packet is [crc32: 32 bits][payload][check: 32 bits, optional]. The CRC32
+** covers the 8-byte little-endian 'protocolid' (never sent) followed by
+** every byte after the CRC field. See WIRE.md. */
+
+#define BW_FRAMEHEADER 4
+
+/* Reserve the CRC field at the start of an empty writer. */
+bw_Status bw_framebegin (bw_Writer *w);
+/* Append the end check if 'endcheck', flush, and fill in the CRC.
+** The packet is then bw_writerdata(w, ...). */
+bw_Status bw_frameend (bw_Writer *w, uint64_t protocolid, int endcheck);
+/* Verify a packet and start 'r' on its payload (without the end check).
+** Fails with BW_ETRUNC (too short), BW_ECRC or BW_ECHECK. */
+bw_Status bw_frameopen (bw_Reader *r, const void *data, size_t n,
+                        uint64_t protocolid, int endcheck);
+/* zlib's CRC32 of the 8-byte LE 'protocolid' followed by 'data'. */
+uint32_t bw_framecrc (uint64_t protocolid, const void *data, size_t n);
+
+/* }========================================================== */
+
+#endif

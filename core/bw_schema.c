@@ -1,0 +1,5 @@
+/*
+** bw_schema.c - compiled schema programs (placeholder, replaced next)
+** See LICENSE for copyright and terms.
+*/
+#include "bw_schema.h"

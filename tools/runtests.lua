@@ -1,0 +1,44 @@
+-- Runs the C unit tests and the busted specs; prints one closing line
+-- "N passed, N failed" and exits non-zero on any failure.
+-- usage: lua5.4 tools/runtests.lua "<busted command>" <c test binaries...>
+local busted_cmd = arg[1]
+local passed, failed = 0, 0
+
+local function run(cmd)
+  local p = assert(io.popen(cmd .. " 2>&1", "r"))
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  return out, ok and 0 or code
+end
+
+for i = 2, #arg do
+  local out, code = run("./" .. arg[i])
+  io.write(out)
+  local p, f = out:match("(%d+) passed, (%d+) failed%s*$")
+  if not p then
+    print(arg[i] .. ": no summary line (exit " .. tostring(code) .. ")")
+    failed = failed + 1
+  else
+    passed, failed = passed + tonumber(p), failed + tonumber(f)
+    if code ~= 0 and tonumber(f) == 0 then failed = failed + 1 end
+  end
+end
+
+local env = 'LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./build/?.so;;" '
+local out, code = run(env .. busted_cmd .. " -o TAP spec")
+local bp, bf = 0, 0
+for line in out:gmatch("[^\n]+") do
+  if line:match("^ok %d") then bp = bp + 1
+  elseif line:match("^not ok %d") then bf = bf + 1; print(line)
+  end
+end
+-- print failure details (TAP diagnostics) but not the long list of passes
+for block in out:gmatch("not ok %d+[^\n]*\n(.-)\n[on][ko]t? ") do io.write(block, "\n") end
+if bp + bf == 0 or (code ~= 0 and bf == 0) then
+  io.write(out)
+  bf = bf + 1
+end
+print(string.format("busted: %d passed, %d failed", bp, bf))
+passed, failed = passed + bp, failed + bf
+print(string.format("%d passed, %d failed", passed, failed))
+os.exit(failed == 0 and 0 or 1)
