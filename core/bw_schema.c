@@ -1,5 +1,355 @@
 /*
-** bw_schema.c - compiled schema programs (placeholder, replaced next)
+** bw_schema.c - compiled schema programs: building, sealing, sharing
 ** See LICENSE for copyright and terms.
 */
+
+/*
+** A schema is compiled once into flat arrays: types point at runs of fields,
+** arrays and nested types point at other entries by index. Nothing here knows
+** Lua; the binding fills the arrays from a validated description and walks
+** them for every packet. Once sealed a schema is immutable, so any number of
+** Lua states (and threads) may read it; a reference count frees it when the
+** last one lets go.
+*/
+
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "bw_schema.h"
+
+
+/* {===================== building ===================== */
+
+bw_Schema *bw_schemanew (void) {
+  bw_Schema *S = (bw_Schema *)calloc(1, sizeof(bw_Schema));
+  if (S != NULL) S->refs = 1;
+  return S;
+}
+
+static void schemafree (bw_Schema *S) {
+  uint32_t i;
+  for (i = 0; i < S->nnames; i++) free(S->names[i]);
+  free(S->names);
+  free(S->namelens);
+  free(S->types);
+  free(S->fields);
+  free(S);
+}
+
+void bw_schemaretain (bw_Schema *S) {
+#if defined(__GNUC__) || defined(__clang__)
+  __atomic_add_fetch(&S->refs, 1, __ATOMIC_RELAXED);
+#else
+  S->refs++;
+#endif
+}
+
+void bw_schemarelease (bw_Schema *S) {
+  long left;
+  if (S == NULL) return;
+#if defined(__GNUC__) || defined(__clang__)
+  left = __atomic_sub_fetch(&S->refs, 1, __ATOMIC_ACQ_REL);
+#else
+  left = --S->refs;
+#endif
+  if (left == 0) schemafree(S);
+}
+
+/* Grow '*p' (of '*cap' elements of 'size') to hold 'need'. */
+static int grow (void **p, uint32_t *cap, uint32_t need, size_t size) {
+  uint32_t n = *cap ? *cap : 8;
+  void *np;
+  if (need <= *cap) return 1;
+  while (n < need) {
+    if (n > UINT32_MAX / 2) return 0;
+    n *= 2;
+  }
+  np = realloc(*p, (size_t)n * size);
+  if (np == NULL) return 0;
+  *p = np;
+  *cap = n;
+  return 1;
+}
+
+uint32_t bw_schemaaddname (bw_Schema *S, const char *s, size_t len) {
+  char *copy;
+  uint32_t cap = S->capnames;
+  if (S->nnames == BW_NONE - 1) return BW_NONE;
+  if (!grow((void **)&S->names, &cap, S->nnames + 1, sizeof(char *)))
+    return BW_NONE;
+  cap = S->capnames;
+  if (!grow((void **)&S->namelens, &cap, S->nnames + 1, sizeof(size_t)))
+    return BW_NONE;
+  S->capnames = cap;
+  copy = (char *)malloc(len + 1);
+  if (copy == NULL) return BW_NONE;
+  memcpy(copy, s, len);
+  copy[len] = '\0';
+  S->names[S->nnames] = copy;
+  S->namelens[S->nnames] = len;
+  return S->nnames++;
+}
+
+uint32_t bw_schemaaddtype (bw_Schema *S, uint32_t name) {
+  bw_Type *t;
+  if (S->ntypes == BW_NONE - 1
+      || !grow((void **)&S->types, &S->captypes, S->ntypes + 1,
+               sizeof(bw_Type)))
+    return BW_NONE;
+  t = &S->types[S->ntypes];
+  memset(t, 0, sizeof(*t));
+  t->name = name;
+  t->first = S->nfields;
+  return S->ntypes++;
+}
+
+uint32_t bw_schemaaddfields (bw_Schema *S, uint32_t n) {
+  uint32_t i, first = S->nfields;
+  if (n > BW_NONE - 1 - S->nfields
+      || !grow((void **)&S->fields, &S->capfields, S->nfields + n,
+               sizeof(bw_Field)))
+    return BW_NONE;
+  for (i = first; i < first + n; i++) {
+    bw_Field *f = &S->fields[i];
+    memset(f, 0, sizeof(*f));
+    f->name = BW_NONE;
+    f->ref = BW_NONE;
+    f->removed = UINT32_MAX;
+  }
+  S->nfields += n;
+  return first;
+}
+
+uint32_t bw_schemafind (const bw_Schema *S, const char *s, size_t len) {
+  uint32_t i;
+  for (i = 0; i < S->ntypes; i++) {
+    uint32_t nm = S->types[i].name;
+    if (S->namelens[nm] == len && memcmp(S->names[nm], s, len) == 0)
+      return i;
+  }
+  return BW_NONE;
+}
+
+/* }========================================================== */
+
+
+/* {===================== sizes and checks ===================== */
+
+static uint64_t addsat (uint64_t a, uint64_t b) {
+  return a > BW_UNBOUNDED - b ? BW_UNBOUNDED : a + b;
+}
+
+static uint64_t mulsat (uint64_t a, uint64_t b) {
+  return (b != 0 && a > BW_UNBOUNDED / b) ? BW_UNBOUNDED : a * b;
+}
+
+typedef struct Seal {
+  bw_Schema *S;
+  uint8_t *state;       /* per type: 0 new, 1 in progress, 2 done */
+  char *msg;
+  size_t msgsize;
+} Seal;
+
+static int sealtype (Seal *z, uint32_t t);
+
+static void setmsg (Seal *z, const char *what, uint32_t name) {
+  const char *nm = name < z->S->nnames ? z->S->names[name] : "?";
+  if (z->msgsize > 0) snprintf(z->msg, z->msgsize, "%s%s", nm, what);
+}
+
+/* Fill f->minbits/maxbits; returns nesting depth + 1, or 0 on error. */
+static unsigned sealfield (Seal *z, bw_Field *f) {
+  bw_Schema *S = z->S;
+  uint64_t lo = 0, hi = 0;
+  unsigned depth = 1;
+  switch (f->kind) {
+    case BW_KINT: case BW_KUINT: case BW_KENUM:
+      lo = hi = f->nbits;
+      break;
+    case BW_KBOOL: lo = hi = 1; break;
+    case BW_KFLOAT: lo = hi = f->q.nbits; break;
+    case BW_KFLOAT32: lo = hi = 32; break;
+    case BW_KFLOAT64: lo = hi = 64; break;
+    case BW_KSTRING: case BW_KBYTES:  /* length, padding, bytes */
+      lo = f->nbits + mulsat((uint64_t)f->min, 8);
+      hi = addsat(f->nbits + 7, mulsat((uint64_t)f->max, 8));
+      break;
+    case BW_KALIGN: lo = 0; hi = 7; break;
+    case BW_KCHECK: lo = 32; hi = 39; break;
+    case BW_KQUAT: lo = hi = 2 + 3 * (uint64_t)f->nbits; break;
+    case BW_KTIERED: {
+      unsigned i;
+      lo = BW_UNBOUNDED;
+      for (i = 0; i < f->ntiers; i++) {
+        uint64_t flags = i + 1 < f->ntiers ? i + 1 : i;
+        uint64_t b = flags + f->tierbits[i];
+        if (b < lo) lo = b;
+        if (b > hi) hi = b;
+      }
+      break;
+    }
+    case BW_KSTRUCT: {
+      bw_Type *t;
+      if (f->ref >= S->ntypes) return 0;
+      if (!sealtype(z, f->ref)) return 0;
+      t = &S->types[f->ref];
+      lo = t->minbits;
+      hi = t->maxbits;
+      depth = t->depth + 1;
+      break;
+    }
+    case BW_KARRAY: case BW_KSPARSE: {
+      bw_Field *e;
+      unsigned d;
+      if (f->ref >= S->nfields) return 0;
+      e = &S->fields[f->ref];
+      d = sealfield(z, e);
+      if (d == 0) return 0;
+      depth = d + 1;
+      if (f->kind == BW_KARRAY) {
+        lo = addsat(f->nbits, mulsat((uint64_t)f->min, e->minbits));
+        hi = addsat(f->nbits, mulsat((uint64_t)f->max, e->maxbits));
+      }
+      else {  /* worst case of any encoding: every slot present */
+        uint64_t n = (uint64_t)f->max, idx = f->nbits;
+        uint64_t mask = n, index = addsat(idx, mulsat(n, idx));
+        uint64_t rel = addsat(mulsat(n, 38), 38);
+        uint64_t worst = mask > index ? mask : index;
+        worst = worst > rel ? worst : rel;
+        lo = 2;
+        hi = addsat(addsat(2, worst), mulsat(n, e->maxbits));
+      }
+      break;
+    }
+    default:
+      return 0;
+  }
+  f->minbits = lo;
+  f->maxbits = hi;
+  return depth;
+}
+
+static int sealtype (Seal *z, uint32_t t) {
+  bw_Schema *S = z->S;
+  bw_Type *ty = &S->types[t];
+  uint64_t lo = 0, hi = 0;
+  unsigned depth = 0;
+  uint32_t i;
+  if (z->state[t] == 2) return 1;
+  if (z->state[t] == 1) {
+    setmsg(z, ": type refers to itself", ty->name);
+    return 0;
+  }
+  z->state[t] = 1;
+  for (i = ty->first; i < ty->first + ty->count; i++) {
+    bw_Field *f = &S->fields[i];
+    unsigned d = sealfield(z, f);
+    if (d == 0) {
+      if (z->msg[0] == '\0') setmsg(z, ": bad field reference", f->name);
+      return 0;
+    }
+    if (d > depth) depth = d;
+    if (f->since == 0 && f->removed == UINT32_MAX)
+      lo = addsat(lo, f->optional ? 1 : f->minbits);
+    hi = addsat(hi, addsat(f->maxbits, f->optional ? 1 : 0));
+  }
+  ty = &S->types[t];
+  ty->minbits = lo;
+  ty->maxbits = hi;
+  ty->depth = depth;
+  if (depth > BW_MAXDEPTH) {
+    setmsg(z, ": nesting deeper than the limit", ty->name);
+    return 0;
+  }
+  z->state[t] = 2;
+  return 1;
+}
+
+/* }========================================================== */
+
+
+/* {===================== fingerprint ===================== */
+/* FNV-1a over the wire-relevant parameters, in program order. Names and
+** defaults are left out: they do not change a single bit on the wire. */
+
+static uint64_t fnv (uint64_t h, uint64_t v) {
+  int i;
+  for (i = 0; i < 8; i++) {
+    h ^= (v >> (8 * i)) & 0xFF;
+    h *= UINT64_C(0x100000001b3);
+  }
+  return h;
+}
+
+static uint64_t floatbits (float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  return u;
+}
+
+static uint64_t hashfield (const bw_Schema *S, const bw_Field *f, uint64_t h) {
+  unsigned i;
+  h = fnv(h, f->kind);
+  h = fnv(h, (uint64_t)f->optional | (uint64_t)f->fixed << 8
+             | (uint64_t)f->encoding << 16);
+  h = fnv(h, (uint64_t)f->min);
+  h = fnv(h, (uint64_t)f->max);
+  h = fnv(h, f->nbits);
+  h = fnv(h, (uint64_t)f->since | (uint64_t)f->removed << 32);
+  switch (f->kind) {
+    case BW_KFLOAT: case BW_KQUAT:
+      h = fnv(h, floatbits(f->q.min) | floatbits(f->q.delta) << 32);
+      h = fnv(h, (uint64_t)f->q.miv << 8 | f->q.nbits);
+      break;
+    case BW_KCHECK: h = fnv(h, f->magic); break;
+    case BW_KTIERED:
+      for (i = 0; i < f->ntiers; i++) h = fnv(h, f->tierbits[i]);
+      break;
+    case BW_KSTRUCT: h = fnv(h, f->ref); break;
+    case BW_KARRAY: case BW_KSPARSE:
+      h = hashfield(S, &S->fields[f->ref], h);
+      break;
+    default: break;
+  }
+  return h;
+}
+
+/* }========================================================== */
+
+
+bw_Status bw_schemaseal (bw_Schema *S, char *msg, size_t msgsize) {
+  Seal z;
+  uint32_t t, i;
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  if (msgsize > 0) msg[0] = '\0';
+  z.S = S;
+  z.msg = msg;
+  z.msgsize = msgsize;
+  z.state = (uint8_t *)calloc(S->ntypes + 1, 1);
+  if (z.state == NULL) return BW_ENOMEM;
+  for (t = 0; t < S->ntypes; t++) {
+    if (!sealtype(&z, t)) {
+      free(z.state);
+      return BW_ESCHEMA;
+    }
+  }
+  free(z.state);
+  h = fnv(h, S->ntypes);
+  for (t = 0; t < S->ntypes; t++) {
+    const bw_Type *ty = &S->types[t];
+    h = fnv(h, ty->count);
+    for (i = ty->first; i < ty->first + ty->count; i++)
+      h = hashfield(S, &S->fields[i], h);
+  }
+  S->fingerprint = h;
+  S->version = 0;
+  for (i = 0; i < S->nfields; i++) {
+    const bw_Field *f = &S->fields[i];
+    if (f->since > S->version) S->version = f->since;
+    if (f->removed != UINT32_MAX && f->removed > S->version)
+      S->version = f->removed;
+  }
+  S->typebits = S->ntypes > 0 ? bw_bitsrequired(0, S->ntypes - 1) : 0;
+  S->sealed = 1;
+  return BW_OK;
+}

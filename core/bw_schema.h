@@ -1,8 +1,97 @@
 /*
-** bw_schema.h - compiled schema programs (placeholder, replaced next)
+** bw_schema.h - compiled schema programs: types, fields, sizes, fingerprint
 ** See LICENSE for copyright and terms.
 */
 #ifndef BW_SCHEMA_H
 #define BW_SCHEMA_H
+
 #include "bw.h"
+
+#define BW_NONE  UINT32_MAX    /* no name / no reference */
+
+/* Field kinds. The wire form of each is in WIRE.md, "Schemas". */
+typedef enum bw_Kind {
+  BW_KINT, BW_KUINT, BW_KBOOL, BW_KFLOAT, BW_KFLOAT32, BW_KFLOAT64,
+  BW_KENUM, BW_KSTRING, BW_KBYTES, BW_KARRAY, BW_KSTRUCT, BW_KALIGN,
+  BW_KCHECK, BW_KSPARSE, BW_KQUAT, BW_KTIERED,
+  BW_NKINDS
+} bw_Kind;
+
+/* Sparse array encodings; AUTO spends 2 bits naming the one it picked. */
+enum { BW_SPMASK, BW_SPINDEX, BW_SPRELATIVE, BW_SPAUTO };
+
+#define BW_MAXTIERS 16
+
+typedef struct bw_Field {
+  uint8_t  kind;          /* bw_Kind */
+  uint8_t  optional;      /* a presence bit comes first */
+  uint8_t  fixed;         /* ARRAY/BYTES: count fixed, not sent */
+  uint8_t  hasdefault;
+  uint8_t  clamp;         /* FLOAT: clamp out-of-range values, not raise */
+  uint8_t  encoding;      /* SPARSE: BW_SP* */
+  uint8_t  ntiers;        /* TIERED: number of tiers */
+  uint32_t name;          /* index in names; BW_NONE for an element */
+  uint32_t ref;           /* STRUCT: type; ARRAY/SPARSE: element field;
+                             ENUM: first value name */
+  int64_t  min, max;      /* INT: values; ARRAY/BYTES/STRING/ENUM/SPARSE:
+                             counts, lengths, indices; UINT: 0..2^n-1 */
+  unsigned nbits;         /* width of the value, count or length */
+  bw_QFloat q;            /* FLOAT, QUAT components */
+  double   dmin, dmax;    /* FLOAT: the declared range, for checks */
+  uint32_t magic;         /* CHECK */
+  uint32_t since, removed;/* present in versions since <= v < removed */
+  uint8_t  tierbits[BW_MAXTIERS]; /* TIERED: payload bits of each tier */
+  union { int64_t i; double d; uint32_t s; } def;  /* s: a names index */
+  uint64_t minbits, maxbits;  /* value size bounds, without presence bit */
+} bw_Field;
+
+typedef struct bw_Type {
+  uint32_t name;
+  uint32_t first, count;  /* its fields: fields[first .. first + count) */
+  uint64_t minbits, maxbits;
+  unsigned depth;         /* nesting levels below it */
+} bw_Type;
+
+typedef struct bw_Schema {
+  long      refs;
+  uint32_t  ntypes, nfields, nnames;
+  uint32_t  captypes, capfields, capnames;
+  bw_Type  *types;
+  bw_Field *fields;
+  char    **names;
+  size_t   *namelens;
+  uint64_t  fingerprint;
+  unsigned  typebits;     /* bits of a message type id */
+  uint32_t  version;      /* current version: the highest since/removed */
+  int       sealed;
+} bw_Schema;
+
+#define BW_UNBOUNDED UINT64_MAX  /* maxbits too large to count */
+
+/* A new, empty schema with one reference, or NULL without memory. */
+bw_Schema *bw_schemanew (void);
+/* Take and drop references; the last release frees. Thread-safe. */
+void bw_schemaretain (bw_Schema *S);
+void bw_schemarelease (bw_Schema *S);
+
+/* Builders, before bw_schemaseal. Each returns an index, or BW_NONE when
+** out of memory. Pointers into S->fields may move on the next append. */
+uint32_t bw_schemaaddname (bw_Schema *S, const char *s, size_t len);
+uint32_t bw_schemaaddtype (bw_Schema *S, uint32_t name);
+/* Append 'n' zeroed fields (since = 0, removed = UINT32_MAX); returns the
+** first. */
+uint32_t bw_schemaaddfields (bw_Schema *S, uint32_t n);
+
+/* Check references and nesting, compute sizes, the fingerprint and
+** the message id width. On failure writes a reason into 'msg'. */
+bw_Status bw_schemaseal (bw_Schema *S, char *msg, size_t msgsize);
+
+/* Index of the type called 's', or BW_NONE. */
+uint32_t bw_schemafind (const bw_Schema *S, const char *s, size_t len);
+
+/* 1 if field 'f' is on the wire at 'version'. */
+static inline int bw_fieldpresent (const bw_Field *f, uint32_t version) {
+  return f->since <= version && version < f->removed;
+}
+
 #endif
