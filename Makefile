@@ -20,7 +20,7 @@ FUZZ_SECONDS ?= 6
 DEB_PKGS = liblua5.4-dev lua5.4 lua-busted lua-cjson lua-messagepack \
            zlib1g-dev pkg-config clang libclang-rt-14-dev valgrind
 
-CORE_SRC = core/bw_stream.c core/bw_schema.c
+CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_game.c
 BIND_SRC = bindings/lbw.c bindings/lbw_schema.c
 CORE_HDR = core/bw.h core/bw_schema.h
 ALL_CFLAGS = $(WARN) $(FPFLAGS) -Icore $(CFLAGS)
@@ -62,7 +62,7 @@ build/test_%: core/test/test_%.c $(CORE_SRC) $(CORE_HDR) core/test/check.h
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_SRC) $(LIBS)
 
-C_TESTS = build/test_stream build/test_schema
+C_TESTS = $(patsubst core/test/test_%.c,build/test_%,$(wildcard core/test/test_*.c))
 
 check: deps $(C_TESTS)
 	@for t in $(C_TESTS); do ./$$t || exit 1; done
@@ -77,9 +77,15 @@ test: deps all $(C_TESTS)
 demo: all
 	@$(BUSTED_ENV) $(LUA) examples/demo.lua
 
-bench: all build/bench_stream
+bench: all build/bench_stream build/bench/handc.so
 	./build/bench_stream
-	@$(BUSTED_ENV) $(LUA) bench/bench_schema.lua
+	@LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" \
+	  LUA_CPATH="./build/?.so;./build/bench/?.so;;" $(LUA) bench/bench_schema.lua
+
+# the hand-written C peer of the schema benchmark (Lua module "handc")
+build/bench/handc.so: bench/handc.c
+	@mkdir -p build/bench
+	$(CC) $(ALL_CFLAGS) -fPIC $(LUA_CFLAGS) $(LIBFLAG) -o $@ bench/handc.c -lm
 
 build/bench_stream: bench/bench_stream.c $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p build
@@ -87,7 +93,7 @@ build/bench_stream: bench/bench_stream.c $(CORE_SRC) $(CORE_HDR)
 
 sanitize: deps
 	@mkdir -p build/san
-	@for t in stream schema; do \
+	@for t in $(patsubst core/test/test_%.c,%,$(wildcard core/test/test_*.c)); do \
 	  $(CC) $(ALL_CFLAGS) $(SANFLAGS) -o build/san/test_$$t core/test/test_$$t.c $(CORE_SRC) $(LIBS) \
 	  && ./build/san/test_$$t || exit 1; done
 	@echo "C tests clean under ASan+UBSan"

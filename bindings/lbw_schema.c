@@ -138,6 +138,105 @@ static int readfail (Ctx *c) {
 /* }========================================================== */
 
 
+/* {===================== equality on the wire ===================== */
+/* Two values are equal when they would encode to the same bits: quantized
+** fields compare their quantized integers. Used by delta encoding. */
+
+static int equalvalue (Ctx *c, const bw_Field *f, int a, int b);
+
+static int equalopt (Ctx *c, const bw_Field *f, int a, int b) {
+  int na = lua_isnil(c->L, a), nb = lua_isnil(c->L, b);
+  if (na || nb) return na && nb;
+  return equalvalue(c, f, a, b);
+}
+
+static int equalstruct (Ctx *c, uint32_t t, int a, int b) {
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  const bw_Field *f = &c->S->fields[ty->first], *end = f + ty->count;
+  if (!lua_istable(L, a) || !lua_istable(L, b)) return 0;
+  for (; f < end; f++) {
+    int eq;
+    if (f->name == BW_NONE || !bw_fieldpresent(f, c->version)) continue;
+    lua_rawgeti(L, c->names, (lua_Integer)f->name + 1);
+    lua_pushvalue(L, -1);
+    lua_rawget(L, a);
+    lua_insert(L, -2);
+    lua_rawget(L, b);
+    eq = equalopt(c, f, lua_gettop(L) - 1, lua_gettop(L));
+    lua_pop(L, 2);
+    if (!eq) return 0;
+  }
+  return 1;
+}
+
+/* Compare slots 1..n (or elements of equal-length arrays). */
+static int equalslots (Ctx *c, const bw_Field *e, int a, int b,
+                       lua_Integer n, int holes) {
+  lua_State *L = c->L;
+  lua_Integer i;
+  for (i = 1; i <= n; i++) {
+    int eq;
+    lua_rawgeti(L, a, i);
+    lua_rawgeti(L, b, i);
+    eq = holes ? equalopt(c, e, lua_gettop(L) - 1, lua_gettop(L))
+               : equalvalue(c, e, lua_gettop(L) - 1, lua_gettop(L));
+    lua_pop(L, 2);
+    if (!eq) return 0;
+  }
+  return 1;
+}
+
+static int quatof (const bw_Field *f, lua_State *L, int idx, uint32_t q[4]) {
+  double v[4];
+  int i;
+  if (!lua_istable(L, idx)) return 0;
+  for (i = 0; i < 4; i++) {
+    lua_rawgeti(L, idx, i + 1);
+    v[i] = (double)lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  }
+  return bw_quatencode(&f->q, v, q);
+}
+
+static int equalvalue (Ctx *c, const bw_Field *f, int a, int b) {
+  lua_State *L = c->L;
+  int ta = lua_type(L, a);
+  if (ta != lua_type(L, b)) return 0;
+  switch (f->kind) {
+    case BW_KFLOAT:
+      return ta == LUA_TNUMBER
+        && bw_qfloatencode(&f->q, (double)lua_tonumber(L, a))
+           == bw_qfloatencode(&f->q, (double)lua_tonumber(L, b));
+    case BW_KFLOAT32: case BW_KFLOAT64: {
+      double x = (double)lua_tonumber(L, a), y = (double)lua_tonumber(L, b);
+      return ta == LUA_TNUMBER && (x == y || (x != x && y != y));
+    }
+    case BW_KQUAT: {
+      uint32_t qa[4], qb[4];
+      return quatof(f, L, a, qa) && quatof(f, L, b, qb)
+        && memcmp(qa, qb, sizeof(qa)) == 0;
+    }
+    case BW_KARRAY: {
+      lua_Integer n;
+      if (ta != LUA_TTABLE) return 0;
+      n = (lua_Integer)lua_rawlen(L, a);
+      return n == (lua_Integer)lua_rawlen(L, b)
+        && equalslots(c, &c->S->fields[f->ref], a, b, n, 0);
+    }
+    case BW_KSPARSE:
+      return ta == LUA_TTABLE
+        && equalslots(c, &c->S->fields[f->ref], a, b, (lua_Integer)f->max, 1);
+    case BW_KSTRUCT:
+      return equalstruct(c, f->ref, a, b);
+    default:
+      return lua_rawequal(L, a, b);
+  }
+}
+
+/* }========================================================== */
+
+
 /* {===================== encode ===================== */
 
 static void encstruct (Ctx *c, uint32_t t, int idx);
@@ -186,6 +285,146 @@ static void checklen (Ctx *c, const bw_Field *f, size_t n, const char *what) {
   if (n < (uint64_t)f->min || n > (uint64_t)f->max)
     encerror(c, "%s %I out of range [%I, %I]", what, (lua_Integer)n,
              (lua_Integer)f->min, (lua_Integer)f->max);
+}
+
+/* Bits the relative encoding spends to go from 'prev' to 'cur'. */
+static uint64_t relcost (const bw_Field *f, uint64_t prev, uint64_t cur) {
+  static const struct { uint64_t hi; unsigned bits; } tiers[] = {
+    {1, 1}, {6, 5}, {23, 8}, {280, 13}, {4377, 18}, {69914, 23}
+  };
+  uint64_t d = cur - prev;
+  size_t i;
+  if (f->ntiers > 0)
+    return bw_tieredbits(d, 1, (uint64_t)f->max + 1, f->tierbits, f->ntiers);
+  for (i = 0; i < sizeof(tiers) / sizeof(tiers[0]); i++)
+    if (d <= tiers[i].hi) return tiers[i].bits;
+  return 38;
+}
+
+static void writerel (Ctx *c, const bw_Field *f, uint64_t prev, uint64_t cur) {
+  if (f->ntiers > 0)
+    bw_writetiered(c->w, cur - prev, 1, (uint64_t)f->max + 1, f->tierbits,
+                   f->ntiers);
+  else
+    bw_writeintrelative(c->w, prev, cur);
+}
+
+static void encvalue (Ctx *c, const bw_Field *f, int idx);
+
+
+static void encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
+
+/* Is slot 'i' sent? Present, or with a baseline at 'bidx', different. */
+static int slotsent (Ctx *c, const bw_Field *e, int idx, int bidx,
+                     lua_Integer i) {
+  lua_State *L = c->L;
+  int sent;
+  if (bidx == 0) {
+    sent = lua_rawgeti(L, idx, i) != LUA_TNIL;
+    lua_pop(L, 1);
+    return sent;
+  }
+  lua_rawgeti(L, idx, i);
+  lua_rawgeti(L, bidx, i);
+  sent = !equalopt(c, e, lua_gettop(L) - 1, lua_gettop(L));
+  lua_pop(L, 2);
+  return sent;
+}
+
+/* Slot 'i': its value; against a baseline, a presence bit first and a
+** delta when both have a record there. */
+static void encslot (Ctx *c, const bw_Field *e, int idx, int bidx,
+                     lua_Integer i) {
+  lua_State *L = c->L;
+  int v;
+  pushframe(c, BW_NONE, i);
+  lua_rawgeti(L, idx, i);
+  v = lua_gettop(L);
+  if (bidx != 0) {
+    int present = !lua_isnil(L, v);
+    bw_writebits(c->w, (uint64_t)present, 1);
+    lua_rawgeti(L, bidx, i);
+    if (present && e->kind == BW_KSTRUCT && lua_istable(L, -1))
+      encdeltastruct(c, e->ref, v, v + 1);
+    else if (present)
+      encvalue(c, e, v);
+    lua_pop(L, 1);
+  }
+  else
+    encvalue(c, e, v);
+  lua_pop(L, 1);
+  popframe(c);
+}
+
+/* A sparse array: the sent slots of 1..max, in the cheapest encoding when
+** 'auto'. Keys other than 1..max are refused. */
+static void encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
+  lua_State *L = c->L;
+  const bw_Field *e = &c->S->fields[f->ref];
+  lua_Integer i, n = (lua_Integer)f->max, prev = 0, count = 0, keys = 0;
+  lua_Integer present = 0;
+  unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
+  uint64_t cost[3];
+  int enc = f->encoding;
+  if (!lua_istable(L, idx)) enctype(c, idx, "a table");
+  if (bidx != 0 && !lua_istable(L, bidx)) bidx = 0;
+  cost[BW_SPRELATIVE] = 0;
+  for (i = 1; i <= n; i++) {
+    if (bidx != 0) {
+      present += lua_rawgeti(L, idx, i) != LUA_TNIL;
+      lua_pop(L, 1);
+    }
+    if (slotsent(c, e, idx, bidx, i)) {
+      count++;
+      cost[BW_SPRELATIVE] += relcost(f, (uint64_t)prev, (uint64_t)i);
+      prev = i;
+    }
+  }
+  cost[BW_SPRELATIVE] += relcost(f, (uint64_t)prev, (uint64_t)n + 1);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    keys++;
+    lua_pop(L, 1);
+  }
+  if (keys != (bidx != 0 ? present : count))
+    encerror(c, "sparse keys must be integers in [1, %I]", n);
+  cost[BW_SPMASK] = (uint64_t)n;
+  cost[BW_SPINDEX] = f->nbits + (uint64_t)count * ibits;
+  if (enc == BW_SPAUTO) {
+    enc = cost[BW_SPINDEX] < cost[BW_SPMASK] ? BW_SPINDEX : BW_SPMASK;
+    if (cost[BW_SPRELATIVE] < cost[enc]) enc = BW_SPRELATIVE;
+    bw_writebits(c->w, (uint64_t)enc, 2);
+  }
+  if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)count, f->nbits);
+  prev = 0;
+  for (i = 1; i <= n; i++) {
+    int sent = slotsent(c, e, idx, bidx, i);
+    if (enc == BW_SPMASK) bw_writebits(c->w, (uint64_t)sent, 1);
+    if (!sent) continue;
+    if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)i - 1, ibits);
+    else if (enc == BW_SPRELATIVE) writerel(c, f, (uint64_t)prev, (uint64_t)i);
+    encslot(c, e, idx, bidx, i);
+    prev = i;
+  }
+  if (enc == BW_SPRELATIVE) writerel(c, f, (uint64_t)prev, (uint64_t)n + 1);
+}
+
+static void encquat (Ctx *c, const bw_Field *f, int idx) {
+  lua_State *L = c->L;
+  double v[4];
+  uint32_t q[4];
+  int i;
+  if (!lua_istable(L, idx)) enctype(c, idx, "a table {x, y, z, w}");
+  for (i = 0; i < 4; i++) {
+    if (lua_rawgeti(L, idx, i + 1) != LUA_TNUMBER)
+      encerror(c, "quaternion component %d is not a number", i + 1);
+    v[i] = (double)lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  }
+  if (!bw_quatencode(&f->q, v, q))
+    encerror(c, "quaternion has no length (or is not finite)");
+  bw_writebits(c->w, q[0], 2);
+  for (i = 1; i < 4; i++) bw_writebits(c->w, q[i], f->nbits);
 }
 
 static void encvalue (Ctx *c, const bw_Field *f, int idx) {
@@ -285,6 +524,18 @@ static void encvalue (Ctx *c, const bw_Field *f, int idx) {
       break;
     case BW_KALIGN: bw_writealign(w); break;
     case BW_KCHECK: bw_writecheck(w, f->magic); break;
+    case BW_KSPARSE: encsparse(c, f, idx, 0); break;
+    case BW_KQUAT: encquat(c, f, idx); break;
+    case BW_KTIERED: {
+      lua_Integer v = checkint(c, idx);
+      if (v < f->min || v > f->max)
+        encerror(c, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
+                 (lua_Integer)f->max);
+      bw_writetiered(w, (uint64_t)v - (uint64_t)f->min, 0,
+                     (uint64_t)f->max - (uint64_t)f->min, f->tierbits,
+                     f->ntiers);
+      break;
+    }
     default:
       encerror(c, "field kind %d not supported", (int)f->kind);
   }
@@ -328,12 +579,62 @@ static void encstruct (Ctx *c, uint32_t t, int idx) {
   }
 }
 
+/* A record against its baseline at 'bidx': per field a changed bit, then
+** only what changed (nested records and sparse slots as deltas again). */
+static void encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  const bw_Field *f = &c->S->fields[ty->first];
+  const bw_Field *end = f + ty->count;
+  if (!lua_istable(L, idx)) enctype(c, idx, "a table");
+  for (; f < end; f++) {
+    int v, b, changed;
+    if (!bw_fieldpresent(f, c->version)) continue;
+    if (f->name == BW_NONE) {
+      encvalue(c, f, 0);
+      continue;
+    }
+    pushframe(c, f->name, 0);
+    lua_rawgeti(L, c->names, (lua_Integer)f->name + 1);
+    lua_pushvalue(L, -1);
+    lua_rawget(L, idx);
+    if (lua_isnil(L, -1) && !f->optional) {
+      if (!f->hasdefault) encerror(c, "missing");
+      lua_pop(L, 1);
+      pushdefault(c, f);
+    }
+    lua_pushvalue(L, -2);  /* stack: key, value, key */
+    if (lua_istable(L, bidx)) lua_rawget(L, bidx);
+    else {
+      lua_pop(L, 1);
+      lua_pushnil(L);
+    }
+    b = lua_gettop(L);
+    v = b - 1;
+    changed = !equalopt(c, f, v, b);
+    bw_writebits(c->w, (uint64_t)changed, 1);
+    if (changed) {
+      int present = !lua_isnil(L, v);
+      if (f->optional) bw_writebits(c->w, (uint64_t)present, 1);
+      if (present && !lua_isnil(L, b) && f->kind == BW_KSTRUCT)
+        encdeltastruct(c, f->ref, v, b);
+      else if (present && !lua_isnil(L, b) && f->kind == BW_KSPARSE)
+        encsparse(c, f, v, b);
+      else if (present)
+        encvalue(c, f, v);
+    }
+    lua_pop(L, 3);
+    popframe(c);
+  }
+}
+
 /* }========================================================== */
 
 
 /* {===================== decode ===================== */
 
 static int decstruct (Ctx *c, uint32_t t, int into);
+static int decvalue (Ctx *c, const bw_Field *f, int into);
 
 /* Read an n-bit offset and check it against [min, max]; '*v' gets min +
 ** offset. 'what' names the quantity for the message. */
@@ -356,6 +657,150 @@ static int readrange (Ctx *c, const bw_Field *f, const char *what,
   *v = (int64_t)((uint64_t)f->min + u <= (uint64_t)INT64_MAX
                  ? (int64_t)((uint64_t)f->min + u)
                  : -(int64_t)(~((uint64_t)f->min + u)) - 1);
+  return 1;
+}
+
+static int decdeltastruct (Ctx *c, uint32_t t, int bidx);
+static void pushcopy (lua_State *L, int idx, int depth);
+
+/* Decode slot 'i' of a sparse array into the table at 't'. Against a
+** baseline 'bidx': a presence bit, then a delta when the baseline has a
+** record there. */
+static int decslot (Ctx *c, const bw_Field *e, int t, int reuse, int bidx,
+                    lua_Integer i) {
+  int old = 0;
+  pushframe(c, BW_NONE, i);
+  if (bidx != 0) {
+    uint64_t present = bw_readbits(&c->r, 1);
+    if (c->r.status != BW_OK) return readfail(c);
+    if (!present) lua_pushnil(c->L);
+    else {
+      int ok;
+      lua_rawgeti(c->L, bidx, i);
+      if (e->kind == BW_KSTRUCT && lua_istable(c->L, -1))
+        ok = decdeltastruct(c, e->ref, lua_gettop(c->L));
+      else
+        ok = decvalue(c, e, 0);
+      if (!ok) return 0;
+      lua_remove(c->L, -2);
+    }
+  }
+  else {
+    if (reuse && (e->kind == BW_KSTRUCT || e->kind == BW_KARRAY)) {
+      lua_rawgeti(c->L, t, i);
+      old = lua_gettop(c->L);
+    }
+    if (!decvalue(c, e, old)) return 0;
+  }
+  lua_rawseti(c->L, t, i);
+  if (old) lua_pop(c->L, 1);
+  popframe(c);
+  return 1;
+}
+
+/* Clear slots [from, to] of a reused sparse table. */
+static void clearslots (lua_State *L, int t, lua_Integer from, lua_Integer to) {
+  for (; from <= to; from++) {
+    lua_pushnil(L);
+    lua_rawseti(L, t, from);
+  }
+}
+
+/* A sparse array; against a baseline 'bidx' the result starts as a copy of
+** the baseline and the sent slots change it. */
+static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
+  lua_State *L = c->L;
+  bw_Reader *r = &c->r;
+  const bw_Field *e = &c->S->fields[f->ref];
+  lua_Integer n = (lua_Integer)f->max, prev = 0, i;
+  unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
+  int t, enc = f->encoding, reuse = into != 0 && lua_istable(L, into);
+  uint64_t start = r->pos;
+  if (enc == BW_SPAUTO) {
+    enc = (int)bw_readbits(r, 2);
+    if (r->status != BW_OK) return readfail(c);
+    if (enc == BW_SPAUTO)
+      return decfail(c, BW_ERANGE, start, "unknown sparse encoding 3");
+  }
+  if (bidx != 0) {
+    reuse = 0;
+    pushcopy(L, bidx, BW_MAXDEPTH);
+  }
+  else if (reuse) lua_pushvalue(L, into);
+  else lua_createtable(L, 0, 0);
+  t = lua_gettop(L);
+  if (enc == BW_SPMASK) {
+    for (i = 1; i <= n; i++) {
+      uint64_t present = bw_readbits(r, 1);
+      if (r->status != BW_OK) return readfail(c);
+      if (present) {
+        if (!decslot(c, e, t, reuse, bidx, i)) return 0;
+      }
+      else if (reuse) clearslots(L, t, i, i);
+    }
+    return 1;
+  }
+  if (enc == BW_SPINDEX) {
+    lua_Integer count, k;
+    start = r->pos;
+    count = (lua_Integer)bw_readbits(r, f->nbits);
+    if (r->status != BW_OK) return readfail(c);
+    if (count > n)
+      return decfail(c, BW_ERANGE, start, "count %lld above max %lld",
+                     (long long)count, (long long)n);
+    if (ibits + e->minbits > 0
+        && (uint64_t)count > bw_bitsremaining(r) / (ibits + e->minbits))
+      return decfail(c, BW_ETRUNC, start, "count %lld needs more bits "
+                     "than are left", (long long)count);
+    for (k = 0; k < count; k++) {
+      start = r->pos;
+      i = (lua_Integer)bw_readbits(r, ibits) + 1;
+      if (r->status != BW_OK) return readfail(c);
+      if (i <= prev || i > n)
+        return decfail(c, BW_ERANGE, start, "index %lld not in [%lld, %lld]",
+                       (long long)i, (long long)prev + 1, (long long)n);
+      if (reuse) clearslots(L, t, prev + 1, i - 1);
+      if (!decslot(c, e, t, reuse, bidx, i)) return 0;
+      prev = i;
+    }
+  }
+  else {  /* relative: rising indices until the sentinel n + 1 */
+    for (;;) {
+      uint64_t cur;
+      start = r->pos;
+      if (f->ntiers > 0)
+        cur = (uint64_t)prev + bw_readtiered(r, 1, (uint64_t)n + 1,
+                                             f->tierbits, f->ntiers);
+      else
+        cur = bw_readintrelative(r, (uint64_t)prev);
+      if (r->status != BW_OK) return readfail(c);
+      if (cur == (uint64_t)n + 1) break;
+      if (cur > (uint64_t)n)
+        return decfail(c, BW_ERANGE, start, "index %llu above max %lld",
+                       (unsigned long long)cur, (long long)n);
+      i = (lua_Integer)cur;
+      if (reuse) clearslots(L, t, prev + 1, i - 1);
+      if (!decslot(c, e, t, reuse, bidx, i)) return 0;
+      prev = i;
+    }
+  }
+  if (reuse) clearslots(L, t, prev + 1, n);
+  return 1;
+}
+
+static int decquat (Ctx *c, const bw_Field *f) {
+  uint32_t q[4];
+  double v[4];
+  int i;
+  q[0] = (uint32_t)bw_readbits(&c->r, 2);
+  for (i = 1; i < 4; i++) q[i] = (uint32_t)bw_readbits(&c->r, f->nbits);
+  if (c->r.status != BW_OK) return readfail(c);
+  bw_quatdecode(&f->q, q, v);
+  lua_createtable(c->L, 4, 0);
+  for (i = 0; i < 4; i++) {
+    lua_pushnumber(c->L, (lua_Number)v[i]);
+    lua_rawseti(c->L, -2, i + 1);
+  }
   return 1;
 }
 
@@ -463,6 +908,19 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
     case BW_KCHECK:
       bw_readcheck(r, f->magic);
       return r->status == BW_OK ? 1 : readfail(c);
+    case BW_KSPARSE:
+      return decsparse(c, f, into, 0);
+    case BW_KQUAT:
+      return decquat(c, f);
+    case BW_KTIERED: {
+      uint64_t u = bw_readtiered(r, 0, (uint64_t)f->max - (uint64_t)f->min,
+                                 f->tierbits, f->ntiers);
+      if (r->status != BW_OK) return readfail(c);
+      u += (uint64_t)f->min;
+      lua_pushinteger(L, (lua_Integer)(u <= (uint64_t)INT64_MAX ? (int64_t)u
+                                       : -(int64_t)(~u) - 1));
+      return 1;
+    }
     default:
       return decfail(c, BW_ESCHEMA, r->pos, "field kind %d not supported",
                      (int)f->kind);
@@ -515,6 +973,86 @@ static int decstruct (Ctx *c, uint32_t t, int into) {
       lua_replace(L, -2);
     }
     else if (!decvalue(c, f, 0)) return 0;
+    lua_rawset(L, tbl);
+    popframe(c);
+  }
+  return 1;
+}
+
+/* Push a copy of the value at 'idx': tables are copied (to 'depth'), so a
+** decoded value never shares tables with its baseline. */
+static void pushcopy (lua_State *L, int idx, int depth) {
+  int t;
+  luaL_checkstack(L, 6, "baseline nesting");
+  if (!lua_istable(L, idx) || depth <= 0) {
+    lua_pushvalue(L, idx);
+    return;
+  }
+  lua_createtable(L, (int)lua_rawlen(L, idx), 0);
+  t = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    pushcopy(L, lua_gettop(L), depth - 1);
+    lua_remove(L, -2);
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, t);
+  }
+}
+
+/* A record against its baseline at 'bidx' (see encdeltastruct). */
+static int decdeltastruct (Ctx *c, uint32_t t, int bidx) {
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  const bw_Field *f = &c->S->fields[ty->first];
+  const bw_Field *end = f + ty->count;
+  int tbl;
+  lua_createtable(L, 0, (int)ty->count);
+  tbl = lua_gettop(L);
+  for (; f < end; f++) {
+    uint64_t changed;
+    int b;
+    if (f->name == BW_NONE) {
+      if (bw_fieldpresent(f, c->version) && !decvalue(c, f, 0)) return 0;
+      continue;
+    }
+    lua_rawgeti(L, c->names, (lua_Integer)f->name + 1);
+    if (!bw_fieldpresent(f, c->version)) {
+      if (!f->hasdefault) {
+        lua_pop(L, 1);
+        continue;
+      }
+      pushdefault(c, f);
+      lua_rawset(L, tbl);
+      continue;
+    }
+    pushframe(c, f->name, 0);
+    lua_pushvalue(L, -1);
+    if (lua_istable(L, bidx)) lua_rawget(L, bidx);
+    else {
+      lua_pop(L, 1);
+      lua_pushnil(L);
+    }
+    b = lua_gettop(L);  /* stack: key, baseline value */
+    changed = bw_readbits(&c->r, 1);
+    if (c->r.status != BW_OK) return readfail(c);
+    if (!changed) pushcopy(L, b, BW_MAXDEPTH);
+    else {
+      uint64_t present = 1;
+      if (f->optional) {
+        present = bw_readbits(&c->r, 1);
+        if (c->r.status != BW_OK) return readfail(c);
+      }
+      if (!present) lua_pushnil(L);
+      else if (!lua_isnil(L, b) && f->kind == BW_KSTRUCT) {
+        if (!decdeltastruct(c, f->ref, b)) return 0;
+      }
+      else if (!lua_isnil(L, b) && f->kind == BW_KSPARSE) {
+        if (!decsparse(c, f, 0, b)) return 0;
+      }
+      else if (!decvalue(c, f, 0)) return 0;
+    }
+    lua_remove(L, b);
     lua_rawset(L, tbl);
     popframe(c);
   }
@@ -647,6 +1185,29 @@ static void fillfield (lua_State *L, bw_Schema *S, uint32_t fi, int t) {
     case BW_KCHECK:
       f->magic = (uint32_t)optint(L, t, "magic", BW_CHECKMAGIC);
       break;
+    case BW_KQUAT:
+      bw_quatinit(&f->q, (unsigned)optint(L, t, "bits", 9));
+      f->nbits = f->q.nbits;
+      break;
+    case BW_KTIERED: case BW_KSPARSE: {
+      lua_Integer i, n;
+      lua_getfield(L, t, "tiers");
+      n = lua_istable(L, -1) ? (lua_Integer)lua_rawlen(L, -1) : 0;
+      luaL_argcheck(L, n < BW_MAXTIERS, 1, "too many tiers");
+      for (i = 1; i <= n; i++) {
+        lua_rawgeti(L, -1, i);
+        f->tierbits[i - 1] = (uint8_t)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+      /* sparse tiers end in a catch-all up to the sentinel */
+      if (kind == BW_KSPARSE && n > 0) f->tierbits[n++] = 63;
+      f->ntiers = (uint8_t)n;
+      if (kind == BW_KTIERED) break;
+      f->encoding = (uint8_t)optint(L, t, "encoding", BW_SPAUTO);
+      f->min = 0;
+    }
+    /* FALLTHROUGH */
     case BW_KARRAY: {
       uint32_t e = bw_schemaaddfields(S, 1);
       if (e == BW_NONE) luaL_error(L, "not enough memory");
@@ -661,7 +1222,7 @@ static void fillfield (lua_State *L, bw_Schema *S, uint32_t fi, int t) {
   f = &S->fields[fi];
   if (kind != BW_KUINT && kind != BW_KFLOAT && kind != BW_KFLOAT32
       && kind != BW_KFLOAT64 && kind != BW_KBOOL && kind != BW_KSTRUCT
-      && kind != BW_KALIGN && kind != BW_KCHECK)
+      && kind != BW_KALIGN && kind != BW_KCHECK && kind != BW_KQUAT)
     f->nbits = bw_bitsrequired(f->min, f->max);
   lua_getfield(L, t, "default");
   if (!lua_isnil(L, -1)) {
@@ -806,11 +1367,30 @@ static void initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version) {
   luaL_checkstack(L, 4 * BW_MAXDEPTH + 16, "schema nesting");
 }
 
+/* Stack index of opts.baseline (a table), or 0. */
+static int optbaseline (lua_State *L, int arg) {
+  if (!lua_istable(L, arg)) return 0;
+  lua_getfield(L, arg, "baseline");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  luaL_argcheck(L, lua_istable(L, -1), arg, "'baseline' must be a table");
+  return lua_gettop(L);
+}
+
+/* The record at 'v' as type 't', as a delta when 'b' (a baseline) is set. */
+static void encodebody (Ctx *c, uint32_t t, int v, int b) {
+  if (b) encdeltastruct(c, t, v, b);
+  else encstruct(c, t, v);
+}
+
 /* Encode value at 'v' as type 't' (and its id first if 'msg'). */
-static void encodeinto (Ctx *c, uint32_t t, int v, int msg) {
+static void encodeinto (Ctx *c, uint32_t t, int v, int msg, int opts) {
+  int b = optbaseline(c->L, opts);
   bw_writerreset(c->w);
   if (msg) bw_writebits(c->w, t, c->S->typebits);
-  encstruct(c, t, v);
+  encodebody(c, t, v, b);
 }
 
 static int pushencoded (lua_State *L, bw_Writer *w) {
@@ -825,8 +1405,9 @@ static int schema_encode (lua_State *L) {
   LSchema *ls = checkschema(L, 1);
   uint32_t t = checktype(L, 2);
   Ctx c;
+  lua_settop(L, 4);  /* an omitted value is nil, not the names array */
   initctx(L, &c, ls, optversion(L, 4, ls->S));
-  encodeinto(&c, t, 3, 0);
+  encodeinto(&c, t, 3, 0, 4);
   return pushencoded(L, c.w);
 }
 
@@ -835,8 +1416,9 @@ static int schema_bits (lua_State *L) {
   LSchema *ls = checkschema(L, 1);
   uint32_t t = checktype(L, 2);
   Ctx c;
+  lua_settop(L, 4);  /* an omitted value is nil, not the names array */
   initctx(L, &c, ls, optversion(L, 4, ls->S));
-  encodeinto(&c, t, 3, 0);
+  encodeinto(&c, t, 3, 0, 4);
   lua_pushinteger(L, (lua_Integer)bw_bitswritten(c.w));
   return 1;
 }
@@ -846,8 +1428,9 @@ static int schema_encodemessage (lua_State *L) {
   LSchema *ls = checkschema(L, 1);
   uint32_t t = checktype(L, 2);
   Ctx c;
+  lua_settop(L, 4);  /* an omitted value is nil, not the names array */
   initctx(L, &c, ls, optversion(L, 4, ls->S));
-  encodeinto(&c, t, 3, 1);
+  encodeinto(&c, t, 3, 1, 4);
   return pushencoded(L, c.w);
 }
 
@@ -858,9 +1441,10 @@ static int pushdecodeerror (lua_State *L, Ctx *c) {
   return 3;
 }
 
-/* Decode type 't' from c->r; pushes the value or returns 0. */
-static int decodefrom (Ctx *c, uint32_t t, int into) {
-  if (decstruct(c, t, into)) return 1;
+/* Decode type 't' from c->r, against the baseline at 'b' if set; pushes
+** the value or returns 0. */
+static int decodefrom (Ctx *c, uint32_t t, int into, int b) {
+  if (b ? decdeltastruct(c, t, b) : decstruct(c, t, into)) return 1;
   if (c->code == BW_OK) readfail(c);
   return 0;
 }
@@ -878,6 +1462,14 @@ static int optinto (lua_State *L, int arg) {
   return into;
 }
 
+/* opts.into and opts.baseline of the options at 'arg'. */
+static void optdecode (lua_State *L, int arg, int *into, int *b) {
+  *into = optinto(L, arg);
+  *b = optbaseline(L, arg);
+  luaL_argcheck(L, !(*into && *b), arg, "'into' and 'baseline' together");
+}
+
+
 /* s:decode(name, bytes [, opts]) -> value | nil, message, code */
 static int schema_decode (lua_State *L) {
   LSchema *ls = checkschema(L, 1);
@@ -885,11 +1477,12 @@ static int schema_decode (lua_State *L) {
   size_t len;
   const char *s = luaL_checklstring(L, 3, &len);
   uint32_t version = optversion(L, 4, ls->S);
-  int into = optinto(L, 4);
+  int into, b;
   Ctx c;
+  optdecode(L, 4, &into, &b);
   initctx(L, &c, ls, version);
   bw_readerinit(&c.r, s, len);
-  if (!decodefrom(&c, t, into)) return pushdecodeerror(L, &c);
+  if (!decodefrom(&c, t, into, b)) return pushdecodeerror(L, &c);
   return 1;
 }
 
@@ -899,9 +1492,10 @@ static int schema_decodemessage (lua_State *L) {
   size_t len;
   const char *s = luaL_checklstring(L, 2, &len);
   uint32_t version = optversion(L, 3, ls->S);
-  int into = optinto(L, 3);
+  int into, b;
   uint64_t t;
   Ctx c;
+  optdecode(L, 3, &into, &b);
   initctx(L, &c, ls, version);
   bw_readerinit(&c.r, s, len);
   t = bw_readbits(&c.r, ls->S->typebits);
@@ -915,7 +1509,7 @@ static int schema_decodemessage (lua_State *L) {
     return pushdecodeerror(L, &c);
   }
   lua_rawgeti(L, c.names, (lua_Integer)ls->S->types[t].name + 1);
-  if (!decodefrom(&c, (uint32_t)t, into)) return pushdecodeerror(L, &c);
+  if (!decodefrom(&c, (uint32_t)t, into, b)) return pushdecodeerror(L, &c);
   return 2;
 }
 
@@ -975,20 +1569,74 @@ static uint64_t checkid (lua_State *L, int arg) {
   return (uint64_t)luaL_checkinteger(L, arg);
 }
 
+/* Frame header options: 'tag' (32 bits naming the schema) and
+** 'version_bits' (the version travels in that many bits). */
+typedef struct FrameOpts {
+  int      hastag;
+  uint32_t tag;
+  unsigned versionbits;
+  int      deltas;      /* frames say whether they are deltas, and of what */
+} FrameOpts;
+
+#define BASELINEBITS 16   /* width of a baseline id in a frame */
+
+static void optframe (lua_State *L, int arg, FrameOpts *fo) {
+  lua_Integer v;
+  memset(fo, 0, sizeof(*fo));
+  if (!lua_istable(L, arg)) return;
+  lua_getfield(L, arg, "tag");
+  if (!lua_isnil(L, -1)) {
+    v = luaL_checkinteger(L, -1);
+    luaL_argcheck(L, v >= 0 && v <= 0xFFFFFFFF, arg, "'tag' must fit 32 bits");
+    fo->hastag = 1;
+    fo->tag = (uint32_t)v;
+  }
+  lua_getfield(L, arg, "version_bits");
+  v = luaL_optinteger(L, -1, 0);
+  luaL_argcheck(L, v >= 0 && v <= 32, arg, "'version_bits' must be 0..32");
+  fo->versionbits = (unsigned)v;
+  lua_getfield(L, arg, "deltas");
+  fo->deltas = lua_toboolean(L, -1);
+  lua_pop(L, 3);
+}
+
 /* s:frame_encode(id, endcheck, name, value, message [, opts]) -> packet.
-** A message carries its type id first. */
+** Layout: CRC32, [tag], [version], [type id], value, [check]. */
 static int schema_frameencode (lua_State *L) {
   LSchema *ls = checkschema(L, 1);
   uint64_t id = checkid(L, 2);
   int endcheck = lua_toboolean(L, 3);
   uint32_t t = checktype(L, 4);
   int msg = lua_toboolean(L, 6);
+  FrameOpts fo;
   Ctx c;
+  int b;
+  lua_Integer bid = 0;
+  optframe(L, 7, &fo);
+  b = optbaseline(L, 7);
+  if (b) {
+    luaL_argcheck(L, fo.deltas, 7, "a baseline needs a protocol with deltas");
+    lua_getfield(L, 7, "baseline_id");
+    bid = luaL_checkinteger(L, -1);
+    luaL_argcheck(L, bid >= 0 && bid < (1 << BASELINEBITS), 7,
+                  "'baseline_id' must be in [0, 65535]");
+    lua_pop(L, 1);
+  }
   initctx(L, &c, ls, optversion(L, 7, ls->S));
+  if (fo.versionbits < 32 && (uint64_t)c.version >> fo.versionbits != 0
+      && fo.versionbits > 0)
+    return luaL_error(L, "version %d does not fit in %d bits",
+                      (int)c.version, (int)fo.versionbits);
   bw_writerreset(c.w);
   bw_framebegin(c.w);
+  if (fo.hastag) bw_writebits(c.w, fo.tag, 32);
+  if (fo.versionbits) bw_writebits(c.w, c.version, fo.versionbits);
+  if (fo.deltas) {
+    bw_writebits(c.w, b != 0, 1);
+    if (b) bw_writebits(c.w, (uint64_t)bid, BASELINEBITS);
+  }
   if (msg) bw_writebits(c.w, t, ls->S->typebits);
-  encstruct(&c, t, 5);
+  encodebody(&c, t, 5, b);
   if (bw_frameend(c.w, id, endcheck) != BW_OK)
     return encerror(&c, "%s", bw_strerror(c.w->status));
   return pushencoded(L, c.w);
@@ -1004,11 +1652,55 @@ static int schema_framedecode (lua_State *L) {
   int endcheck = lua_toboolean(L, 4);
   int msg = lua_toboolean(L, 6);
   uint32_t version = optversion(L, 7, ls->S);
-  int into = optinto(L, 7);
+  int into = optinto(L, 7), b = 0, baselines = 0;
   uint64_t t = msg ? 0 : checktype(L, 5);
+  FrameOpts fo;
   Ctx c;
+  optframe(L, 7, &fo);
+  if (fo.deltas && lua_istable(L, 7)) {
+    lua_getfield(L, 7, "baselines");
+    baselines = lua_istable(L, -1) ? lua_gettop(L) : 0;
+  }
   initctx(L, &c, ls, version);
   if (bw_frameopen(&c.r, s, len, id, endcheck) != BW_OK) {
+    readfail(&c);
+    return pushdecodeerror(L, &c);
+  }
+  if (fo.hastag) {
+    uint64_t tag = bw_readbits(&c.r, 32);
+    if (c.r.status != BW_OK) {
+      readfail(&c);
+      return pushdecodeerror(L, &c);
+    }
+    if (tag != fo.tag) {
+      decfail(&c, BW_ESCHEMA, 32, "packet for schema %08" PRIx64
+              ", this is %08" PRIx32, tag, fo.tag);
+      return pushdecodeerror(L, &c);
+    }
+  }
+  if (fo.versionbits) {
+    c.version = (uint32_t)bw_readbits(&c.r, fo.versionbits);
+    if (c.r.status != BW_OK) {
+      readfail(&c);
+      return pushdecodeerror(L, &c);
+    }
+  }
+  if (fo.deltas && bw_readbits(&c.r, 1)) {
+    uint64_t start = c.r.pos;
+    lua_Integer bid = (lua_Integer)bw_readbits(&c.r, BASELINEBITS);
+    if (c.r.status != BW_OK) {
+      readfail(&c);
+      return pushdecodeerror(L, &c);
+    }
+    if (baselines == 0 || lua_rawgeti(L, baselines, bid) != LUA_TTABLE) {
+      decfail(&c, BW_EBASELINE, start, "unknown baseline %lld",
+              (long long)bid);
+      return pushdecodeerror(L, &c);
+    }
+    b = lua_gettop(L);
+    into = 0;
+  }
+  if (c.r.status != BW_OK) {
     readfail(&c);
     return pushdecodeerror(L, &c);
   }
@@ -1026,8 +1718,35 @@ static int schema_framedecode (lua_State *L) {
     }
     lua_rawgeti(L, c.names, (lua_Integer)ls->S->types[t].name + 1);
   }
-  if (!decodefrom(&c, (uint32_t)t, into)) return pushdecodeerror(L, &c);
+  if (!decodefrom(&c, (uint32_t)t, into, b)) return pushdecodeerror(L, &c);
   return msg ? 2 : 1;
+}
+
+/* s:share() -> handle: a light userdata holding one more reference, for
+** core.adopt in another lua_State of this process. */
+static int schema_share (lua_State *L) {
+  LSchema *ls = checkschema(L, 1);
+  bw_schemaretain(ls->S);
+  lua_pushlightuserdata(L, ls->S);
+  return 1;
+}
+
+/* core.adopt(handle) -> schema: takes over the reference a share() made.
+** Each handle must be adopted exactly once (or dropped with core.unshare). */
+static int schema_adopt (lua_State *L) {
+  bw_Schema *S;
+  luaL_checktype(L, 1, LUA_TLIGHTUSERDATA);
+  S = (bw_Schema *)lua_touserdata(L, 1);
+  luaL_argcheck(L, S != NULL && S->sealed, 1, "not a schema handle");
+  pushschema(L, S);
+  return 1;
+}
+
+/* core.unshare(handle): drop a handle's reference without adopting it. */
+static int schema_unshare (lua_State *L) {
+  luaL_checktype(L, 1, LUA_TLIGHTUSERDATA);
+  bw_schemarelease((bw_Schema *)lua_touserdata(L, 1));
+  return 0;
 }
 
 /* }========================================================== */
@@ -1045,6 +1764,7 @@ static const luaL_Reg schema_methods[] = {
   {"version", schema_version},
   {"frame_encode", schema_frameencode},
   {"frame_decode", schema_framedecode},
+  {"share", schema_share},
   {NULL, NULL}
 };
 
@@ -1060,4 +1780,8 @@ void bw_openschema (lua_State *L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, schema_compile);
   lua_setfield(L, -2, "compile");
+  lua_pushcfunction(L, schema_adopt);
+  lua_setfield(L, -2, "adopt");
+  lua_pushcfunction(L, schema_unshare);
+  lua_setfield(L, -2, "unshare");
 }

@@ -27,8 +27,9 @@ typedef enum bw_Status {
   BW_ETAG,      /* unknown message type or sparse index out of order */
   BW_EDEPTH,    /* nesting deeper than BW_MAXDEPTH */
   BW_ENOMEM,    /* allocation failed or over the size limit */
-  BW_ESCHEMA,   /* schema mismatch (unknown fingerprint, bad baseline) */
+  BW_ESCHEMA,   /* schema mismatch (unknown fingerprint or tag) */
   BW_EARG,      /* bad parameter from the caller */
+  BW_EBASELINE, /* delta against a baseline the receiver does not have */
   BW_NSTATUS
 } bw_Status;
 

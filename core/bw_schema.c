@@ -213,7 +213,7 @@ static unsigned sealfield (Seal *z, bw_Field *f) {
       else {  /* worst case of any encoding: every slot present */
         uint64_t n = (uint64_t)f->max, idx = f->nbits;
         uint64_t mask = n, index = addsat(idx, mulsat(n, idx));
-        uint64_t rel = addsat(mulsat(n, 38), 38);
+        uint64_t rel = mulsat(n + 1, f->ntiers ? f->ntiers + 64u : 38u);
         uint64_t worst = mask > index ? mask : index;
         worst = worst > rel ? worst : rel;
         lo = 2;

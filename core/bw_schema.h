@@ -94,4 +94,27 @@ static inline int bw_fieldpresent (const bw_Field *f, uint32_t version) {
   return f->since <= version && version < f->removed;
 }
 
+/* {===================== game-state encodings (bw_game.c) ============= */
+
+/* Tiered integer 'v' in [min, max]: tier i (of 'n') is announced by i zero
+** bits and a one (the last tier by its zeros alone) and covers the next
+** 2^bits[i] values (the last tier: the rest up to 'max'). */
+bw_Status bw_writetiered (bw_Writer *w, uint64_t v, uint64_t min, uint64_t max,
+                          const uint8_t *bits, unsigned n);
+uint64_t  bw_readtiered (bw_Reader *r, uint64_t min, uint64_t max,
+                         const uint8_t *bits, unsigned n);
+/* Bits bw_writetiered spends on 'v'. */
+unsigned  bw_tieredbits (uint64_t v, uint64_t min, uint64_t max,
+                         const uint8_t *bits, unsigned n);
+
+/* Quantizer of smallest-three components, 'bits' (2..31) each. */
+void bw_quatinit (bw_QFloat *q, unsigned bits);
+/* Normalize 'in' (x, y, z, w) and fill 'out' with the largest component's
+** index and the three quantized others. 0 if 'in' has no length. */
+int  bw_quatencode (const bw_QFloat *q, const double in[4], uint32_t out[4]);
+/* Rebuild a unit quaternion from bw_quatencode's output. */
+void bw_quatdecode (const bw_QFloat *q, const uint32_t in[4], double out[4]);
+
+/* }========================================================== */
+
 #endif

@@ -27,12 +27,12 @@ static const char *const messages[BW_NSTATUS] = {
   "ok", "truncated input", "value out of range", "non-zero padding bits",
   "serialization check failed", "CRC32 mismatch", "invalid string",
   "bad tag", "nesting too deep", "out of memory", "schema mismatch",
-  "bad argument"
+  "bad argument", "unknown baseline"
 };
 
 static const char *const names[BW_NSTATUS] = {
   "ok", "truncated", "range", "align", "check", "crc", "utf8", "tag",
-  "depth", "memory", "schema", "arg"
+  "depth", "memory", "schema", "arg", "baseline"
 };
 
 const char *bw_strerror (bw_Status code) {

@@ -13,6 +13,10 @@ M.bits_required = core.bits_required
 M.frame_open = core.frame_open
 M.serializer = require("bitwire.serializer").new
 
+-- normalized descriptions of the schemas compiled in this state, for
+-- s:description() and bitwire.diff; weak so schemas can still be collected
+local descriptions = setmetatable({}, { __mode = "k" })
+
 -- bitwire.schema(description) -> compiled schema; raises on a bad description
 -- with the type, the field and the problem.
 function M.schema(description)
@@ -21,8 +25,24 @@ function M.schema(description)
   local compiled
   ok, compiled = pcall(core.compile, norm)
   if not ok then error(compiled, 2) end
+  descriptions[compiled] = norm
   return compiled
 end
+
+-- Methods written in Lua join the C ones on every schema.
+local methods = getmetatable(core.compile(schema.normalize {
+  T = { { "x", "bool" } } })).__index
+
+-- s:description() -> the normalized description (types sorted by name), or
+-- nil for a schema adopted from another Lua state.
+function methods:description()
+  return descriptions[self]
+end
+
+-- Schemas across lua_States: s:share() gives a handle, bitwire.adopt(handle)
+-- in the other state makes a schema of it (each handle adopted once).
+M.adopt = core.adopt
+M.unshare = core.unshare
 
 M.protocol = protocol.new
 

@@ -205,14 +205,17 @@ function normfield(f, where, named, ctx)
   elseif kind == "bytes" then
     checkcount(where, f, out)
   elseif kind == "array" or kind == "vector" then
-    checkcount(where, f, out)
     if kind == "vector" then   -- sugar: fixed array of quantized floats
+      -- min and max are the float range here, not the count's
       if f.count == nil then fail(where, "vector needs 'count' (dimensions)") end
+      out.min = checkint(where, f, "count", 0)
+      out.max, out.fixed = out.min, true
       out.kind = "array"
       local e = { kind = "float" }
       checkfloat(where, f, e)
       out.of = e
     else
+      checkcount(where, f, out)
       if f.of == nil then fail(where, "array needs 'of'") end
       out.of = normfield(type(f.of) == "string" and { f.of } or f.of,
         where .. "[]", false, ctx)

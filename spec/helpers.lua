@@ -1,0 +1,91 @@
+-- Shared helpers of the busted specs: hex codecs, the serialize.h sample
+-- vectors, and the vectors' ops applied through the Lua stream API.
+local M = {}
+
+-- "\1\255" -> "01ff"
+function M.tohex (s)
+  return (s:gsub(".", function (c) return string.format("%02x", c:byte()) end))
+end
+
+-- "01ff" -> "\1\255"
+function M.fromhex (h)
+  assert(#h % 2 == 0 and not h:find("%X"), "bad hex string")
+  return (h:gsub("%x%x", function (x) return string.char(tonumber(x, 16)) end))
+end
+
+-- the directory of this file, so specs run from any working directory
+local here = (debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./")
+
+-- the cases of spec/fixtures/serialize_sample.lua (from serialize.h 1.11)
+function M.samples ()
+  return dofile(here .. "fixtures/serialize_sample.lua")
+end
+
+-- bit width of serialize.h's uintN ops
+local UINT = { uint8 = 8, uint16 = 16, uint32 = 32, uint64 = 64 }
+M.UINT = UINT
+
+-- Apply a sample op to writer 'w' (the value the op holds).
+function M.write_op (w, op)
+  local k = op.op
+  if k == "bits" then return w:bits(op.value, op.bits)
+  elseif UINT[k] then return w:bits(op.value, UINT[k])
+  elseif k == "bool" then return w:bool(op.value)
+  elseif k == "int" or k == "int64" then return w:int(op.value, op.min, op.max)
+  elseif k == "float" then return w:float(op.value)
+  elseif k == "double" then return w:double(op.value)
+  elseif k == "compressed_float" then
+    return w:compressed_float(op.value, op.min, op.max, op.res)
+  elseif k == "align" then return w:align()
+  elseif k == "bytes" then return w:bytes(op.data)
+  elseif k == "string" then return w:string(op.value, op.buffer_size - 1)
+  elseif k == "int_relative" then return w:int_relative(op.previous, op.value)
+  end
+  error("unknown op " .. tostring(k))
+end
+
+-- Read a sample op from reader 'r': value, or nil, message, code.
+function M.read_op (r, op)
+  local k = op.op
+  if k == "bits" then return r:bits(op.bits)
+  elseif UINT[k] then return r:bits(UINT[k])
+  elseif k == "bool" then return r:bool()
+  elseif k == "int" or k == "int64" then return r:int(op.min, op.max)
+  elseif k == "float" then return r:float()
+  elseif k == "double" then return r:double()
+  elseif k == "compressed_float" then
+    return r:compressed_float(op.min, op.max, op.res)
+  elseif k == "align" then return r:align()
+  elseif k == "bytes" then return r:bytes(op.len)
+  elseif k == "string" then return r:string(op.buffer_size - 1)
+  elseif k == "int_relative" then return r:int_relative(op.previous)
+  end
+  error("unknown op " .. tostring(k))
+end
+
+-- The value a read of 'op' must give back (nil: the op has no value).
+function M.expected (op)
+  if op.op == "compressed_float" then return op.decoded end
+  if op.op == "bytes" then return op.data end
+  if op.op == "align" then return true end
+  return op.value
+end
+
+-- float32 bit pattern of a Lua number, as an integer
+function M.f32raw (x)
+  return (string.unpack("<I4", string.pack("<f", x)))
+end
+
+-- float64 bit pattern of a Lua number, as an integer
+function M.f64raw (x)
+  return (string.unpack("<i8", string.pack("<d", x)))
+end
+
+-- global names, to check that require adds none
+function M.globals ()
+  local t = {}
+  for k in pairs(_G) do t[k] = true end
+  return t
+end
+
+return M
