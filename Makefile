@@ -9,6 +9,8 @@ WARN         = -std=c99 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -W
 # compressed floats must round every float32 step exactly as serialize.h does
 FPFLAGS      = -ffp-contract=off
 LIBFLAG     ?= -shared
+# calls into liblua and between our own functions skip the PLT
+MODFLAGS    ?= -fno-plt -fno-semantic-interposition
 PREFIX      ?= /usr/local
 INST_LIBDIR ?= $(PREFIX)/lib/lua/$(LUA_VERSION)
 INST_LUADIR ?= $(PREFIX)/share/lua/$(LUA_VERSION)
@@ -56,13 +58,20 @@ deps:
 
 build/bitwire/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) bindings/lbw.h
 	@mkdir -p build/bitwire
-	$(CC) $(ALL_CFLAGS) -fPIC $(LUA_CFLAGS) $(LIBFLAG) -o $@ $(CORE_SRC) $(BIND_SRC) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(MODFLAGS) -fPIC $(LUA_CFLAGS) $(LIBFLAG) -o $@ $(CORE_SRC) $(BIND_SRC) $(LIBS)
 
 build/test_%: core/test/test_%.c $(CORE_SRC) $(CORE_HDR) core/test/check.h
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_SRC) $(LIBS)
 
-C_TESTS = $(patsubst core/test/test_%.c,build/test_%,$(wildcard core/test/test_*.c))
+C_TESTS = $(patsubst core/test/test_%.c,build/test_%,$(wildcard core/test/test_*.c)) \
+          build/test_share
+
+# schemas shared across lua_States and threads: links liblua (a test, not
+# the module) and requires bitwire from ./lua and ./build at run time
+LUA_LIBS ?= $(shell pkg-config --libs lua$(LUA_VERSION) 2>/dev/null)
+build/test_share: bindings/test/test_share.c core/test/check.h build/bitwire/core.so
+	$(CC) $(WARN) $(CFLAGS) -Icore/test $(LUA_CFLAGS) -pthread -o $@ $< $(LUA_LIBS)
 
 check: deps $(C_TESTS)
 	@for t in $(C_TESTS); do ./$$t || exit 1; done

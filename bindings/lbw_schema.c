@@ -34,6 +34,7 @@
 #define MAXENCODE  ((size_t)64 << 20)  /* largest packet encode will make */
 #define MAXFRAMES  (2 * BW_MAXDEPTH + 8)
 #define MAXMSG     256
+#define STACKKEYS  64   /* schemas with this many names keep them on the stack */
 
 /* user values of a schema userdata */
 enum { UV_NAMES = 1, UV_TYPES, NUV = UV_TYPES };
@@ -54,6 +55,7 @@ typedef struct Ctx {
   bw_Writer       *w;
   bw_Reader        r;
   int              names;    /* stack index of the names array */
+  int              keys;     /* stack index of the first name, or 0 */
   uint32_t         version;
   int              nframes;
   Frame            frames[MAXFRAMES];
@@ -73,6 +75,13 @@ static void pushframe (Ctx *c, uint32_t name, lua_Integer index) {
 }
 
 #define popframe(c)  ((c)->nframes--)
+
+/* Push the interned name 'nm' (a field name, enum value or type name):
+** from the stack copies initctx made, else from the names array. */
+static void pushkey (Ctx *c, uint32_t nm) {
+  if (c->keys) lua_pushvalue(c->L, c->keys + (int)nm);
+  else lua_rawgeti(c->L, c->names, (lua_Integer)nm + 1);
+}
 
 /* Write the current field path into 'buf'; returns its length. */
 static size_t formatpath (const Ctx *c, char *buf, size_t size) {
@@ -158,7 +167,7 @@ static int equalstruct (Ctx *c, uint32_t t, int a, int b) {
   for (; f < end; f++) {
     int eq;
     if (f->name == BW_NONE || !bw_fieldpresent(f, c->version)) continue;
-    lua_rawgeti(L, c->names, (lua_Integer)f->name + 1);
+    pushkey(c, f->name);
     lua_pushvalue(L, -1);
     lua_rawget(L, a);
     lua_insert(L, -2);
@@ -249,32 +258,31 @@ static void pushdefault (Ctx *c, const bw_Field *f) {
       lua_pushnumber(L, (lua_Number)f->def.d);
       break;
     case BW_KENUM: case BW_KSTRING: case BW_KBYTES:
-      lua_rawgeti(L, c->names, (lua_Integer)f->def.s + 1);
+      pushkey(c, f->def.s);
       break;
     default: lua_pushinteger(L, (lua_Integer)f->def.i); break;
   }
 }
 
-static lua_Integer checkint (Ctx *c, int idx) {
+static lua_Integer checkint (Ctx *c, int idx, int tt) {
   int ok = 0;
   lua_Integer v = 0;
-  if (lua_type(c->L, idx) == LUA_TNUMBER) v = lua_tointegerx(c->L, idx, &ok);
-  if (!ok) {
-    if (lua_type(c->L, idx) == LUA_TNUMBER)
-      encerror(c, "expected an integer, got %s",
-               lua_tostring(c->L, idx));
+  if (tt == LUA_TNUMBER) v = lua_tointegerx(c->L, idx, &ok);
+  if (!ok) {  /* numeric strings are refused */
+    if (tt == LUA_TNUMBER)
+      encerror(c, "expected an integer, got %s", lua_tostring(c->L, idx));
     enctype(c, idx, "an integer");
   }
   return v;
 }
 
-static double checknum (Ctx *c, int idx) {
-  if (lua_type(c->L, idx) != LUA_TNUMBER) enctype(c, idx, "a number");
+static double checknum (Ctx *c, int idx, int tt) {
+  if (tt != LUA_TNUMBER) enctype(c, idx, "a number");
   return (double)lua_tonumber(c->L, idx);
 }
 
-static const char *checkstr (Ctx *c, int idx, size_t *len) {
-  if (lua_type(c->L, idx) != LUA_TSTRING) enctype(c, idx, "a string");
+static const char *checkstr (Ctx *c, int idx, int tt, size_t *len) {
+  if (tt != LUA_TSTRING) enctype(c, idx, "a string");
   return lua_tolstring(c->L, idx, len);
 }
 
@@ -309,7 +317,7 @@ static void writerel (Ctx *c, const bw_Field *f, uint64_t prev, uint64_t cur) {
     bw_writeintrelative(c->w, prev, cur);
 }
 
-static void encvalue (Ctx *c, const bw_Field *f, int idx);
+static void encvalue (Ctx *c, const bw_Field *f, int idx, int tt);
 
 
 static void encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
@@ -347,11 +355,11 @@ static void encslot (Ctx *c, const bw_Field *e, int idx, int bidx,
     if (present && e->kind == BW_KSTRUCT && lua_istable(L, -1))
       encdeltastruct(c, e->ref, v, v + 1);
     else if (present)
-      encvalue(c, e, v);
+      encvalue(c, e, v, lua_type(L, v));
     lua_pop(L, 1);
   }
   else
-    encvalue(c, e, v);
+    encvalue(c, e, v, lua_type(L, v));
   lua_pop(L, 1);
   popframe(c);
 }
@@ -415,6 +423,9 @@ static void encquat (Ctx *c, const bw_Field *f, int idx) {
   uint32_t q[4];
   int i;
   if (!lua_istable(L, idx)) enctype(c, idx, "a table {x, y, z, w}");
+  if (lua_rawlen(L, idx) != 4)
+    encerror(c, "quaternion needs 4 components, got %I",
+             (lua_Integer)lua_rawlen(L, idx));
   for (i = 0; i < 4; i++) {
     if (lua_rawgeti(L, idx, i + 1) != LUA_TNUMBER)
       encerror(c, "quaternion component %d is not a number", i + 1);
@@ -427,12 +438,13 @@ static void encquat (Ctx *c, const bw_Field *f, int idx) {
   for (i = 1; i < 4; i++) bw_writebits(c->w, q[i], f->nbits);
 }
 
-static void encvalue (Ctx *c, const bw_Field *f, int idx) {
+/* Write the value at 'idx' (of Lua type 'tt') as field 'f'. */
+static void encvalue (Ctx *c, const bw_Field *f, int idx, int tt) {
   lua_State *L = c->L;
   bw_Writer *w = c->w;
   switch (f->kind) {
     case BW_KINT: {
-      lua_Integer v = checkint(c, idx);
+      lua_Integer v = checkint(c, idx, tt);
       if (v < f->min || v > f->max)
         encerror(c, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
                  (lua_Integer)f->max);
@@ -440,18 +452,18 @@ static void encvalue (Ctx *c, const bw_Field *f, int idx) {
       break;
     }
     case BW_KUINT: {
-      lua_Integer v = checkint(c, idx);
+      lua_Integer v = checkint(c, idx, tt);
       if (f->nbits < 64 && (v < 0 || (uint64_t)v >> f->nbits != 0))
         encerror(c, "%I does not fit in %d bits", v, (int)f->nbits);
       bw_writebits(w, (uint64_t)v, f->nbits);
       break;
     }
     case BW_KBOOL:
-      if (!lua_isboolean(L, idx)) enctype(c, idx, "a boolean");
+      if (tt != LUA_TBOOLEAN) enctype(c, idx, "a boolean");
       bw_writebits(w, (uint64_t)lua_toboolean(L, idx), 1);
       break;
     case BW_KFLOAT: {
-      double x = checknum(c, idx);
+      double x = checknum(c, idx, tt);
       if (!(x >= f->dmin && x <= f->dmax) && !f->clamp)
         encerror(c, "%f out of range [%f, %f]", (lua_Number)x,
                  (lua_Number)f->dmin, (lua_Number)f->dmax);
@@ -459,7 +471,7 @@ static void encvalue (Ctx *c, const bw_Field *f, int idx) {
       break;
     }
     case BW_KFLOAT32: {
-      double x = checknum(c, idx);
+      double x = checknum(c, idx, tt);
       if (x > FLT_MAX && x < HUGE_VAL) x = HUGE_VAL;    /* no UB cast */
       if (x < -FLT_MAX && x > -HUGE_VAL) x = -HUGE_VAL;
       if (isfinite(x) && fabs(x) > FLT_MAX)
@@ -468,11 +480,11 @@ static void encvalue (Ctx *c, const bw_Field *f, int idx) {
       break;
     }
     case BW_KFLOAT64:
-      bw_writedouble(w, checknum(c, idx));
+      bw_writedouble(w, checknum(c, idx, tt));
       break;
     case BW_KENUM: {
       size_t len, i, n = (size_t)f->max + 1;
-      const char *s = checkstr(c, idx, &len);
+      const char *s = checkstr(c, idx, tt, &len);
       for (i = 0; i < n; i++) {
         uint32_t nm = f->ref + (uint32_t)i;
         if (c->S->namelens[nm] == len && memcmp(c->S->names[nm], s, len) == 0)
@@ -484,7 +496,7 @@ static void encvalue (Ctx *c, const bw_Field *f, int idx) {
     }
     case BW_KSTRING: {
       size_t len;
-      const char *s = checkstr(c, idx, &len);
+      const char *s = checkstr(c, idx, tt, &len);
       if (len > (uint64_t)f->max)
         encerror(c, "string of %I bytes longer than max %I",
                  (lua_Integer)len, (lua_Integer)f->max);
@@ -496,7 +508,7 @@ static void encvalue (Ctx *c, const bw_Field *f, int idx) {
     }
     case BW_KBYTES: {
       size_t len;
-      const char *s = checkstr(c, idx, &len);
+      const char *s = checkstr(c, idx, tt, &len);
       checklen(c, f, len, "length");
       bw_writebits(w, (uint64_t)len - (uint64_t)f->min, f->nbits);
       bw_writebytes(w, s, len);
@@ -511,9 +523,9 @@ static void encvalue (Ctx *c, const bw_Field *f, int idx) {
       bw_writebits(w, (uint64_t)n - (uint64_t)f->min, f->nbits);
       for (i = 1; i <= n; i++) {
         pushframe(c, BW_NONE, i);
-        lua_rawgeti(L, idx, i);
-        if (lua_isnil(L, -1)) encerror(c, "missing");
-        encvalue(c, e, lua_gettop(L));
+        int et = lua_rawgeti(L, idx, i);
+        if (et == LUA_TNIL) encerror(c, "missing");
+        encvalue(c, e, lua_gettop(L), et);
         lua_pop(L, 1);
         popframe(c);
       }
@@ -527,7 +539,7 @@ static void encvalue (Ctx *c, const bw_Field *f, int idx) {
     case BW_KSPARSE: encsparse(c, f, idx, 0); break;
     case BW_KQUAT: encquat(c, f, idx); break;
     case BW_KTIERED: {
-      lua_Integer v = checkint(c, idx);
+      lua_Integer v = checkint(c, idx, tt);
       if (v < f->min || v > f->max)
         encerror(c, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
                  (lua_Integer)f->max);
@@ -549,32 +561,33 @@ static void encstruct (Ctx *c, uint32_t t, int idx) {
   const bw_Type *ty = &c->S->types[t];
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
+  int top = lua_gettop(L), tt;  /* each field's value goes at top + 1 */
   if (!lua_istable(L, idx)) enctype(c, idx, "a table");
   for (; f < end; f++) {
     if (!bw_fieldpresent(f, c->version)) continue;
     if (f->name == BW_NONE) {  /* align or check */
-      encvalue(c, f, 0);
+      encvalue(c, f, 0, LUA_TNONE);
       continue;
     }
     pushframe(c, f->name, 0);
-    lua_rawgeti(L, c->names, (lua_Integer)f->name + 1);
-    lua_rawget(L, idx);
-    if (f->optional) {
-      int present = !lua_isnil(L, -1);
-      bw_writebits(c->w, (uint64_t)present, 1);
-      if (!present) {
-        lua_pop(L, 1);
+    pushkey(c, f->name);
+    tt = lua_rawget(L, idx);
+    if (tt == LUA_TNIL) {
+      if (f->optional) {
+        bw_writebits(c->w, 0, 1);
+        lua_settop(L, top);
         popframe(c);
         continue;
       }
-    }
-    else if (lua_isnil(L, -1)) {
       if (!f->hasdefault) encerror(c, "missing");
-      lua_pop(L, 1);
+      lua_settop(L, top);
       pushdefault(c, f);
+      tt = lua_type(L, top + 1);
     }
-    encvalue(c, f, lua_gettop(L));
-    lua_pop(L, 1);
+    else if (f->optional)
+      bw_writebits(c->w, 1, 1);
+    encvalue(c, f, top + 1, tt);
+    lua_settop(L, top);
     popframe(c);
   }
 }
@@ -591,11 +604,11 @@ static void encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
     int v, b, changed;
     if (!bw_fieldpresent(f, c->version)) continue;
     if (f->name == BW_NONE) {
-      encvalue(c, f, 0);
+      encvalue(c, f, 0, LUA_TNONE);
       continue;
     }
     pushframe(c, f->name, 0);
-    lua_rawgeti(L, c->names, (lua_Integer)f->name + 1);
+    pushkey(c, f->name);
     lua_pushvalue(L, -1);
     lua_rawget(L, idx);
     if (lua_isnil(L, -1) && !f->optional) {
@@ -618,10 +631,10 @@ static void encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
       if (f->optional) bw_writebits(c->w, (uint64_t)present, 1);
       if (present && !lua_isnil(L, b) && f->kind == BW_KSTRUCT)
         encdeltastruct(c, f->ref, v, b);
-      else if (present && !lua_isnil(L, b) && f->kind == BW_KSPARSE)
+      else if (present && lua_istable(L, b) && f->kind == BW_KSPARSE)
         encsparse(c, f, v, b);
       else if (present)
-        encvalue(c, f, v);
+        encvalue(c, f, v, lua_type(L, v));
     }
     lua_pop(L, 3);
     popframe(c);
@@ -715,7 +728,7 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   lua_Integer n = (lua_Integer)f->max, prev = 0, i;
   unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
   int t, enc = f->encoding, reuse = into != 0 && lua_istable(L, into);
-  uint64_t start = r->pos;
+  uint64_t start = r->pos, slotmin = bidx != 0 ? 1 : e->minbits;
   if (enc == BW_SPAUTO) {
     enc = (int)bw_readbits(r, 2);
     if (r->status != BW_OK) return readfail(c);
@@ -748,8 +761,10 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
     if (count > n)
       return decfail(c, BW_ERANGE, start, "count %lld above max %lld",
                      (long long)count, (long long)n);
-    if (ibits + e->minbits > 0
-        && (uint64_t)count > bw_bitsremaining(r) / (ibits + e->minbits))
+    /* a slot costs its index and its value, or against a baseline at
+    ** least its index and a presence bit */
+    if (ibits + slotmin > 0
+        && (uint64_t)count > bw_bitsremaining(r) / (ibits + slotmin))
       return decfail(c, BW_ETRUNC, start, "count %lld needs more bits "
                      "than are left", (long long)count);
     for (k = 0; k < count; k++) {
@@ -814,7 +829,7 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
     case BW_KINT: case BW_KENUM:
       if (!readrange(c, f, "", &v)) return 0;
       if (f->kind == BW_KINT) lua_pushinteger(L, (lua_Integer)v);
-      else lua_rawgeti(L, c->names, (lua_Integer)f->ref + v + 1);
+      else pushkey(c, f->ref + (uint32_t)v);
       return 1;
     case BW_KUINT: {
       uint64_t u = bw_readbits(r, f->nbits);
@@ -941,7 +956,7 @@ static int decstruct (Ctx *c, uint32_t t, int into) {
       if (bw_fieldpresent(f, c->version) && !decvalue(c, f, 0)) return 0;
       continue;
     }
-    lua_rawgeti(L, c->names, (lua_Integer)f->name + 1);
+    pushkey(c, f->name);
     if (!bw_fieldpresent(f, c->version)) {
       if (f->hasdefault) pushdefault(c, f);
       else if (reuse) lua_pushnil(L);
@@ -1016,7 +1031,7 @@ static int decdeltastruct (Ctx *c, uint32_t t, int bidx) {
       if (bw_fieldpresent(f, c->version) && !decvalue(c, f, 0)) return 0;
       continue;
     }
-    lua_rawgeti(L, c->names, (lua_Integer)f->name + 1);
+    pushkey(c, f->name);
     if (!bw_fieldpresent(f, c->version)) {
       if (!f->hasdefault) {
         lua_pop(L, 1);
@@ -1047,7 +1062,7 @@ static int decdeltastruct (Ctx *c, uint32_t t, int bidx) {
       else if (!lua_isnil(L, b) && f->kind == BW_KSTRUCT) {
         if (!decdeltastruct(c, f->ref, b)) return 0;
       }
-      else if (!lua_isnil(L, b) && f->kind == BW_KSPARSE) {
+      else if (lua_istable(L, b) && f->kind == BW_KSPARSE) {
         if (!decsparse(c, f, 0, b)) return 0;
       }
       else if (!decvalue(c, f, 0)) return 0;
@@ -1160,6 +1175,9 @@ static void fillfield (lua_State *L, bw_Schema *S, uint32_t fi, int t) {
       f->dmax = optnum(L, t, "fmax");
       if (bw_qfloatinit(&f->q, f->dmin, f->dmax, optnum(L, t, "res")) != BW_OK)
         luaL_error(L, "bad float range");
+      /* decoded values are float32: let them encode again at the ends */
+      f->dmin = fmin(f->dmin, (double)bw_qfloatdecode(&f->q, 0));
+      f->dmax = fmax(f->dmax, (double)bw_qfloatdecode(&f->q, f->q.miv));
       break;
     case BW_KENUM: {
       lua_Integer i, n;
@@ -1363,8 +1381,16 @@ static void initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version) {
   c->msg[0] = '\0';
   lua_getiuservalue(L, 1, UV_NAMES);
   c->names = lua_gettop(L);
+  c->keys = 0;
   /* nesting is bounded by BW_MAXDEPTH: reserve the stack once */
-  luaL_checkstack(L, 4 * BW_MAXDEPTH + 16, "schema nesting");
+  luaL_checkstack(L, 4 * BW_MAXDEPTH + 16 + STACKKEYS, "schema nesting");
+  if (c->S->nnames <= STACKKEYS) {  /* a few names: copies on the stack are
+                                       the cheapest keys to push */
+    uint32_t i;
+    for (i = 0; i < c->S->nnames; i++)
+      lua_rawgeti(L, c->names, (lua_Integer)i + 1);
+    c->keys = c->names + 1;
+  }
 }
 
 /* Stack index of opts.baseline (a table), or 0. */

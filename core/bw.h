@@ -108,6 +108,13 @@ static inline uint64_t bw_load64 (const uint8_t *p) {
 #endif
 }
 
+/* Branch hints for the hot paths; error paths are the unlikely ones. */
+#if defined(__GNUC__)
+#define BW_UNLIKELY(c)  __builtin_expect(!!(c), 0)
+#else
+#define BW_UNLIKELY(c)  (c)
+#endif
+
 static inline bw_Status bw_writerfail (bw_Writer *w, bw_Status code) {
   if (w->status == BW_OK) {
     w->status = code;
@@ -117,15 +124,22 @@ static inline bw_Status bw_writerfail (bw_Writer *w, bw_Status code) {
 }
 
 /* Write the low 'n' (0..64) bits of 'v'. A 'v' that does not fit in 'n'
-** bits fails with BW_ERANGE and writes nothing. Returns w->status. */
+** bits fails with BW_ERANGE, an 'n' over 64 with BW_EARG; both write
+** nothing. Returns w->status. */
 static inline bw_Status bw_writebits (bw_Writer *w, uint64_t v, unsigned n) {
   unsigned sb;
-  if (w->status != BW_OK) return w->status;
-  if (n < 64 && (v >> n) != 0) return bw_writerfail(w, BW_ERANGE);
-  if (n > (uint64_t)w->cap * 8 - bw_bitswritten(w)
-      && bw_writerreserve(w, n) != BW_OK)
-    return w->status;
-  if (n == 0) return BW_OK;
+  /* 16 bytes of room past 'wordpos' hold any write, so only a failed writer
+  ** or one near the end of its buffer takes the exact checks */
+  if (BW_UNLIKELY(w->status != BW_OK || w->cap - w->wordpos < 16)) {
+    if (w->status != BW_OK) return w->status;
+    if (n >= 64 ? n > 64 : (v >> n) != 0)
+      return bw_writerfail(w, n > 64 ? BW_EARG : BW_ERANGE);
+    if (n > (uint64_t)w->cap * 8 - bw_bitswritten(w)
+        && bw_writerreserve(w, n) != BW_OK)
+      return w->status;
+  }
+  else if (BW_UNLIKELY(n >= 64 ? n > 64 : (v >> n) != 0))
+    return bw_writerfail(w, n > 64 ? BW_EARG : BW_ERANGE);
   sb = w->scratchbits;
   w->scratch |= v << sb;
   sb += n;
@@ -133,7 +147,7 @@ static inline bw_Status bw_writebits (bw_Writer *w, uint64_t v, unsigned n) {
     bw_store64(w->buf + w->wordpos, w->scratch);
     w->wordpos += 8;
     sb -= 64;
-    w->scratch = sb ? v >> (n - sb) : 0;
+    w->scratch = v >> 1 >> (n - 1 - sb);  /* the bits that did not fit */
   }
   w->scratchbits = sb;
   return BW_OK;
@@ -168,27 +182,28 @@ static inline int bw_readerfail (bw_Reader *r, bw_Status code) {
   return 0;
 }
 
-/* Read 'n' (0..64) bits. Past the end: sets BW_ETRUNC and returns 0. */
+/* Read 'n' (0..64) bits. Past the end: sets BW_ETRUNC and returns 0; an
+** 'n' over 64 sets BW_EARG. */
 static inline uint64_t bw_readbits (bw_Reader *r, unsigned n) {
-  size_t byte;
-  unsigned sh;
-  uint64_t word, v;
-  if (r->status != BW_OK) return 0;
-  if (n > r->nbits - r->pos) return bw_readerfail(r, BW_ETRUNC);
-  if (n == 0) return 0;
-  byte = (size_t)(r->pos >> 3);
-  sh = (unsigned)(r->pos & 7);
-  if (r->nbytes - byte >= 8)
-    word = bw_load64(r->data + byte);
-  else {  /* the tail: load only the bytes that exist */
-    size_t i, left = r->nbytes - byte;
+  uint64_t pos = r->pos, word, v;
+  size_t byte = (size_t)(pos >> 3);
+  unsigned sh = (unsigned)(pos & 7);
+  if (BW_UNLIKELY(r->status != BW_OK || r->nbits - pos < 72 || n > 64)) {
+    size_t i, end;  /* near the end: load only the bytes the field spans */
+    if (r->status != BW_OK) return 0;
+    if (n > r->nbits - pos || n > 64)
+      return (uint64_t)bw_readerfail(r, n > 64 ? BW_EARG : BW_ETRUNC);
+    end = (size_t)((pos + n + 7) >> 3);
     word = 0;
-    for (i = 0; i < left; i++) word |= (uint64_t)r->data[byte + i] << (8 * i);
+    for (i = byte; i < end && i < byte + 8; i++)
+      word |= (uint64_t)r->data[i] << (8 * (i - byte));
   }
+  else  /* 72 bits left: bytes 'byte' .. 'byte + 8' exist */
+    word = bw_load64(r->data + byte);
   v = word >> sh;
   if (n + sh > 64)  /* pos + n <= nbits, so byte 'byte + 8' exists */
     v |= (uint64_t)r->data[byte + 8] << (64 - sh);
-  r->pos += n;
+  r->pos = pos + n;
   return n == 64 ? v : v & ((UINT64_C(1) << n) - 1);
 }
 
@@ -248,10 +263,31 @@ typedef struct bw_QFloat {
 /* Prepare the quantizer for [min, max] at resolution 'res'. Fails with
 ** BW_EARG unless min < max, res > 0 and all are finite. */
 bw_Status bw_qfloatinit (bw_QFloat *q, double min, double max, double res);
-/* The integer written for 'x': clamped to [min, max], NaN -> min. */
-uint32_t  bw_qfloatencode (const bw_QFloat *q, double x);
+/* The integer written for 'x': clamped to [min, max], NaN -> min. Inline:
+** it is on every quantized field's path. */
+static inline uint32_t bw_qfloatencode (const bw_QFloat *q, double x) {
+  float v, norm, scaled, rounded;
+  uint32_t i;
+  if (x > 3.4028234663852886e38) x = 3.4028234663852886e38;  /* FLT_MAX: */
+  if (x < -3.4028234663852886e38) x = -3.4028234663852886e38;  /* no UB */
+  v = (float)x;
+  norm = (v - q->min) / q->delta;
+  if (!(norm >= 0.0f)) norm = 0.0f;  /* also NaN */
+  if (norm > 1.0f) norm = 1.0f;
+  scaled = norm * (float)q->miv;  /* separate statements: never fused */
+  rounded = scaled + 0.5f;
+  i = (uint32_t)rounded;  /* floor: 'rounded' is in [0.5, 2^32) */
+  /* ties at miv >= 2^23 can round past miv; keep it readable */
+  return i > q->miv ? q->miv : i;
+}
+
 /* The float32 value an integer 'i' (<= q->miv) stands for. */
-float     bw_qfloatdecode (const bw_QFloat *q, uint32_t i);
+static inline float bw_qfloatdecode (const bw_QFloat *q, uint32_t i) {
+  float norm = (float)i / (float)q->miv;
+  float scaled = norm * q->delta;
+  return scaled + q->min;
+}
+
 bw_Status bw_writecompressedfloat (bw_Writer *w, double x, const bw_QFloat *q);
 float     bw_readcompressedfloat (bw_Reader *r, const bw_QFloat *q);
 

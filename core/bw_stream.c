@@ -64,10 +64,11 @@ void bw_writerinitgrow (bw_Writer *w, bw_Alloc alloc, void *ud,
 }
 
 void bw_writerfree (bw_Writer *w) {
-  if (w->alloc != NULL && w->buf != NULL)
-    w->alloc(w->ud, w->buf, w->cap, 0);
+  if (w->alloc == NULL) return;  /* the caller's buffer */
+  if (w->buf != NULL) w->alloc(w->ud, w->buf, w->cap, 0);
   w->buf = NULL;
   w->cap = 0;
+  bw_writerreset(w);  /* nothing written lives anywhere now */
 }
 
 void bw_writerreset (bw_Writer *w) {
@@ -79,17 +80,22 @@ void bw_writerreset (bw_Writer *w) {
 }
 
 bw_Status bw_writerreserve (bw_Writer *w, uint64_t n) {
-  uint64_t total, need;
-  size_t newcap;
+  uint64_t total;
+  size_t need, newcap;
   void *p;
   if (w->status != BW_OK) return w->status;
-  total = bw_bitswritten(w) + n;  /* n <= MAXCAP * 8: cannot wrap */
+  if (n > (uint64_t)MAXCAP * 8) return bw_writerfail(w, BW_ETRUNC);
+  total = bw_bitswritten(w) + n;  /* both <= MAXCAP * 8: cannot wrap */
   if (total <= (uint64_t)w->cap * 8) return BW_OK;
   if (w->alloc == NULL || (total + 7) / 8 > w->maxbytes)
     return bw_writerfail(w, BW_ETRUNC);
-  need = (total + 63) / 64 * 8;  /* whole words, so every flush has room */
+  /* A flush stores the word that the bits written just filled, so it is
+  ** inside 'cap' whenever the bits are: no slack is needed. 'cap' never
+  ** passes 'maxbytes', because bw_writebits checks only against 'cap'. */
+  need = (size_t)((total + 7) / 8);
   newcap = w->cap < 64 ? 64 : w->cap;
   while (newcap < need) newcap *= 2;
+  if (newcap > w->maxbytes) newcap = w->maxbytes;
   p = w->alloc(w->ud, w->buf, w->cap, newcap);
   if (p == NULL) return bw_writerfail(w, BW_ENOMEM);
   w->buf = (uint8_t *)p;
@@ -158,6 +164,7 @@ int64_t bw_readint (bw_Reader *r, int64_t min, int64_t max) {
   uint64_t u;
   if (min > max) return bw_readerfail(r, BW_EARG);
   u = bw_readbits(r, bw_bitsrequired(min, max));
+  if (r->status != BW_OK) return 0;  /* not 'min': failed reads give 0 */
   if (u > (uint64_t)max - (uint64_t)min) {
     r->pos -= bw_bitsrequired(min, max);  /* report the field's start */
     return bw_readerfail(r, BW_ERANGE);
@@ -330,12 +337,21 @@ bw_Status bw_writeintrelative (bw_Writer *w, uint64_t prev, uint64_t cur) {
 uint64_t bw_readintrelative (bw_Reader *r, uint64_t prev) {
   uint64_t start = r->pos, cur;
   size_t i;
+  if (r->status != BW_OK) return 0;
+  if (prev > UINT32_MAX) return bw_readerfail(r, BW_EARG);
   if (bw_readbits(r, 1)) cur = prev + 1;
   else {
     for (i = 0; i < NTIERS; i++)
       if (bw_readbits(r, 1)) break;
-    if (i < NTIERS)
-      cur = prev + tiers[i].lo + bw_readbits(r, tiers[i].bits);
+    if (i < NTIERS) {
+      /* serialize.h reads the tier as int(lo, hi): its range is checked */
+      uint64_t d = bw_readbits(r, tiers[i].bits);
+      if (d > tiers[i].hi - tiers[i].lo && r->status == BW_OK) {
+        r->pos = start;
+        return bw_readerfail(r, BW_ERANGE);
+      }
+      cur = prev + tiers[i].lo + d;
+    }
     else {
       cur = bw_readbits(r, 32);
       if (cur <= prev && r->status == BW_OK) {
@@ -392,26 +408,6 @@ bw_Status bw_qfloatinit (bw_QFloat *q, double min, double max, double res) {
   return BW_OK;
 }
 
-uint32_t bw_qfloatencode (const bw_QFloat *q, double x) {
-  float v = (float)x;  /* out-of-float-range doubles become +-inf */
-  float norm = (v - q->min) / q->delta;
-  float scaled, rounded;
-  uint32_t i;
-  if (!(norm >= 0.0f)) norm = 0.0f;  /* also NaN */
-  if (norm > 1.0f) norm = 1.0f;
-  scaled = norm * (float)q->miv;
-  rounded = floorf(scaled + 0.5f);
-  i = (uint32_t)rounded;
-  /* ties at miv >= 2^23 can round past miv; keep it readable */
-  return i > q->miv ? q->miv : i;
-}
-
-float bw_qfloatdecode (const bw_QFloat *q, uint32_t i) {
-  float norm = (float)i / (float)q->miv;
-  float scaled = norm * q->delta;
-  return scaled + q->min;
-}
-
 bw_Status bw_writecompressedfloat (bw_Writer *w, double x, const bw_QFloat *q) {
   return bw_writebits(w, bw_qfloatencode(q, x), q->nbits);
 }
@@ -462,15 +458,14 @@ bw_Status bw_frameend (bw_Writer *w, uint64_t protocolid, int endcheck) {
   if (bw_bitswritten(w) < 32) return bw_writerfail(w, BW_EARG);
   data = bw_writerdata(w, &len);
   crc = bw_framecrc(protocolid, data + BW_FRAMEHEADER, len - BW_FRAMEHEADER);
-  /* the CRC is the first 32 bits: patch the flushed bytes and the scratch */
-  if (w->wordpos >= BW_FRAMEHEADER) {
-    w->buf[0] = (uint8_t)crc;
-    w->buf[1] = (uint8_t)(crc >> 8);
-    w->buf[2] = (uint8_t)(crc >> 16);
-    w->buf[3] = (uint8_t)(crc >> 24);
-  }
-  else
-    w->scratch |= crc;
+  /* the CRC is the first 32 bits: patch the bytes already out, and the
+  ** scratch word while it still holds them (the next flush rewrites them) */
+  w->buf[0] = (uint8_t)crc;
+  w->buf[1] = (uint8_t)(crc >> 8);
+  w->buf[2] = (uint8_t)(crc >> 16);
+  w->buf[3] = (uint8_t)(crc >> 24);
+  if (w->wordpos == 0)
+    w->scratch = (w->scratch & ~(uint64_t)UINT32_MAX) | crc;
   return BW_OK;
 }
 
