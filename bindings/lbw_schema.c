@@ -438,8 +438,9 @@ static void encquat (Ctx *c, const bw_Field *f, int idx) {
   for (i = 1; i < 4; i++) bw_writebits(c->w, q[i], f->nbits);
 }
 
-/* Write the value at 'idx' (of Lua type 'tt') as field 'f'. */
-static void encvalue (Ctx *c, const bw_Field *f, int idx, int tt) {
+/* Write a scalar (a kind other than array, struct or sparse). Not
+** recursive, so the compiler can inline it into the loops over fields. */
+static void encleaf (Ctx *c, const bw_Field *f, int idx, int tt) {
   lua_State *L = c->L;
   bw_Writer *w = c->w;
   switch (f->kind) {
@@ -514,6 +515,32 @@ static void encvalue (Ctx *c, const bw_Field *f, int idx, int tt) {
       bw_writebytes(w, s, len);
       break;
     }
+    case BW_KALIGN: bw_writealign(w); break;
+    case BW_KCHECK: bw_writecheck(w, f->magic); break;
+    case BW_KQUAT: encquat(c, f, idx); break;
+    case BW_KTIERED: {
+      lua_Integer v = checkint(c, idx, tt);
+      if (v < f->min || v > f->max)
+        encerror(c, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
+                 (lua_Integer)f->max);
+      bw_writetiered(w, (uint64_t)v - (uint64_t)f->min, 0,
+                     (uint64_t)f->max - (uint64_t)f->min, f->tierbits,
+                     f->ntiers);
+      break;
+    }
+    default:
+      encerror(c, "field kind %d not supported", (int)f->kind);
+  }
+  if (w->status != BW_OK)
+    encerror(c, "%s (packet over %I bytes)", bw_strerror(w->status),
+             (lua_Integer)w->maxbytes);
+}
+
+/* Write the value at 'idx' (of Lua type 'tt') as field 'f'. */
+static void encvalue (Ctx *c, const bw_Field *f, int idx, int tt) {
+  lua_State *L = c->L;
+  bw_Writer *w = c->w;
+  switch (f->kind) {
     case BW_KARRAY: {
       const bw_Field *e = &c->S->fields[f->ref];
       lua_Integer i, n;
@@ -534,22 +561,10 @@ static void encvalue (Ctx *c, const bw_Field *f, int idx, int tt) {
     case BW_KSTRUCT:
       encstruct(c, f->ref, idx);
       break;
-    case BW_KALIGN: bw_writealign(w); break;
-    case BW_KCHECK: bw_writecheck(w, f->magic); break;
     case BW_KSPARSE: encsparse(c, f, idx, 0); break;
-    case BW_KQUAT: encquat(c, f, idx); break;
-    case BW_KTIERED: {
-      lua_Integer v = checkint(c, idx, tt);
-      if (v < f->min || v > f->max)
-        encerror(c, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
-                 (lua_Integer)f->max);
-      bw_writetiered(w, (uint64_t)v - (uint64_t)f->min, 0,
-                     (uint64_t)f->max - (uint64_t)f->min, f->tierbits,
-                     f->ntiers);
-      break;
-    }
     default:
-      encerror(c, "field kind %d not supported", (int)f->kind);
+      encleaf(c, f, idx, tt);
+      return;
   }
   if (w->status != BW_OK)
     encerror(c, "%s (packet over %I bytes)", bw_strerror(w->status),
@@ -586,7 +601,10 @@ static void encstruct (Ctx *c, uint32_t t, int idx) {
     }
     else if (f->optional)
       bw_writebits(c->w, 1, 1);
-    encvalue(c, f, top + 1, tt);
+    if (f->kind == BW_KARRAY || f->kind == BW_KSTRUCT || f->kind == BW_KSPARSE)
+      encvalue(c, f, top + 1, tt);
+    else
+      encleaf(c, f, top + 1, tt);
     lua_settop(L, top);
     popframe(c);
   }
@@ -821,7 +839,9 @@ static int decquat (Ctx *c, const bw_Field *f) {
 
 /* Push the value of field 'f'. 'into' is the stack index of the old value
 ** to reuse (tables only), or 0. Returns 0 on failure. */
-static int decvalue (Ctx *c, const bw_Field *f, int into) {
+/* Push a scalar (a kind below BW_KARRAY). Not recursive, so the compiler
+** can inline it into the loops over fields. Returns 0 on failure. */
+static int decleaf (Ctx *c, const bw_Field *f) {
   lua_State *L = c->L;
   bw_Reader *r = &c->r;
   int64_t v;
@@ -878,6 +898,16 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
       lua_pushlstring(L, (const char *)p, (size_t)v);
       return 1;
     }
+    default:
+      return decfail(c, BW_ESCHEMA, r->pos, "field kind %d not supported",
+                     (int)f->kind);
+  }
+}
+
+static int decvalue (Ctx *c, const bw_Field *f, int into) {
+  lua_State *L = c->L;
+  bw_Reader *r = &c->r;
+  switch (f->kind) {
     case BW_KARRAY: {
       const bw_Field *e = &c->S->fields[f->ref];
       int64_t i, n, oldn = 0;
@@ -937,8 +967,7 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
       return 1;
     }
     default:
-      return decfail(c, BW_ESCHEMA, r->pos, "field kind %d not supported",
-                     (int)f->kind);
+      return decleaf(c, f);
   }
 }
 
@@ -987,7 +1016,8 @@ static int decstruct (Ctx *c, uint32_t t, int into) {
       if (!decvalue(c, f, lua_gettop(L))) return 0;
       lua_replace(L, -2);
     }
-    else if (!decvalue(c, f, 0)) return 0;
+    else if (!(f->kind < BW_KARRAY ? decleaf(c, f) : decvalue(c, f, 0)))
+      return 0;
     lua_rawset(L, tbl);
     popframe(c);
   }

@@ -59,7 +59,12 @@ uint64_t bw_readtiered (bw_Reader *r, uint64_t min, uint64_t max,
   uint64_t lo = min, start = r->pos;
   unsigned i;
   for (i = 0; i < n; i++) {
-    uint64_t hi = tierhi(lo, max, bits, i, n);
+    uint64_t hi;
+    if (lo > max) {  /* a tier past 'max': no writer sends its flags */
+      r->pos = start;
+      return (uint64_t)bw_readerfail(r, BW_ERANGE);
+    }
+    hi = tierhi(lo, max, bits, i, n);
     if (i + 1 == n || bw_readbits(r, 1)) {
       unsigned nb = bw_bitsrequired(0, (int64_t)(hi - lo));
       uint64_t u = bw_readbits(r, nb);

@@ -40,6 +40,13 @@ local function isfinite(v)
   return type(v) == "number" and v == v and v ~= huge and v ~= -huge
 end
 
+-- x rounded to float32, or nil when it is beyond float32's range
+local FLT_MAX = 3.4028234663852886e38
+local function f32(x)
+  if not (x >= -FLT_MAX and x <= FLT_MAX) then return nil end
+  return (string.unpack("<f", string.pack("<f", x)))
+end
+
 local function checkint(where, f, key, lo, hi)
   local v = f[key]
   if not isint(v) then
@@ -83,6 +90,12 @@ local function checkfloat(where, f, out)
   end
   if not (f.min < f.max) then fail(where, "min %s >= max %s", f.min, f.max) end
   if not (f.res > 0) then fail(where, "res must be > 0, got %s", f.res) end
+  -- the wire quantizes in float32 (DESIGN.md): the range must survive it
+  local fmin, fmax, fres = f32(f.min), f32(f.max), f32(f.res)
+  if not (fmin and fmax and fres and fmin < fmax and fres > 0
+          and f32(fmax - fmin)) then
+    fail(where, "min %s, max %s, res %s do not fit float32", f.min, f.max, f.res)
+  end
   if f.clamp ~= nil and type(f.clamp) ~= "boolean" then
     fail(where, "'clamp' must be a boolean")
   end
@@ -112,7 +125,7 @@ local function checkdefault(where, out, d)
   if k == "int" or k == "tiered" then
     ok = isint(d) and d >= out.min and d <= out.max
   elseif k == "uint" then
-    ok = isint(d) and (out.bits == 64 or (d >= 0 and d < 1 << out.bits))
+    ok = isint(d) and (out.bits == 64 or (d >= 0 and d >> out.bits == 0))
   elseif k == "bool" then ok = type(d) == "boolean"
   elseif k == "float" then ok = isfinite(d) and d >= out.fmin and d <= out.fmax
   elseif k == "float32" or k == "float64" then ok = type(d) == "number"

@@ -1,0 +1,327 @@
+-- bitwire.protocol: framed packets (CRC32 over a protocol id that is never
+-- sent, the message, an end check), and what a receiver rejects.
+local bitwire = require "bitwire"
+
+local function tohex (s)
+  return (s:gsub(".", function (c) return string.format("%02x", c:byte()) end))
+end
+
+local function errorof (fn, ...)
+  local ok, err = pcall(fn, ...)
+  if ok then return nil end
+  return tostring(err)
+end
+
+local function contains (needle, haystack)
+  assert(type(haystack) == "string",
+    "expected an error containing '" .. needle .. "', got " .. tostring(haystack))
+  assert(haystack:find(needle, 1, true),
+    "expected '" .. needle .. "' in '" .. haystack .. "'")
+end
+
+local function lcg (seed)
+  local state = seed
+  return function (n)
+    state = state * 6364136223846793005 + 1442695040888963407
+    return (state >> 33) % n
+  end
+end
+
+-- CRC32 (zlib's, reflected 0xEDB88320), to forge packets the way a peer would
+local CRC = {}
+for i = 0, 255 do
+  local c = i
+  for _ = 1, 8 do c = (c & 1 ~= 0) and (0xEDB88320 ~ (c >> 1)) or (c >> 1) end
+  CRC[i] = c
+end
+local function crc32 (s)
+  local c = 0xFFFFFFFF
+  for i = 1, #s do c = CRC[(c ~ s:byte(i)) & 0xFF] ~ (c >> 8) end
+  return c ~ 0xFFFFFFFF
+end
+
+-- a framed packet around 'payload' for protocol id 'id' (no fingerprint)
+local function forge (id, payload)
+  return string.pack("<I4", crc32(string.pack("<i8", id) .. payload)) .. payload
+end
+
+local function flip (s, bit)
+  local i = bit // 8 + 1
+  return s:sub(1, i - 1) .. string.char(s:byte(i) ~ (1 << bit % 8)) .. s:sub(i + 1)
+end
+
+local DESC = {
+  Move = { { "x", "int", min = -1000, max = 1000 }, { "y", "int", min = -1000, max = 1000 },
+           { "run", "bool" } },
+  Chat = { { "text", "string", max = 40 } },
+  Hit = { { "target", "uint", bits = 16 }, { "damage", "float", min = 0, max = 100, res = 0.5 },
+          { "crit", "bool", optional = true } },
+}
+local VALUES = {
+  { "Move", { x = -12, y = 640, run = true } },
+  { "Chat", { text = "gg wp ✓" } },
+  { "Hit", { target = 513, damage = 37.5, crit = true } },
+  { "Hit", { target = 0, damage = 0.0 } },
+}
+
+local function schema () return bitwire.schema(DESC) end
+
+describe("bitwire.protocol", function ()
+  it("makes a protocol from a schema and options", function ()
+    local p = bitwire.protocol(schema(), { id = 7 })
+    assert.is_function(p.encode)
+    assert.is_function(p.decode)
+  end)
+
+  it("defaults to id 0 with no options", function ()
+    local s = schema()
+    local a, b = bitwire.protocol(s), bitwire.protocol(s, { id = 0 })
+    assert.equal(a:encode("Chat", { text = "x" }), b:encode("Chat", { text = "x" }))
+  end)
+
+  local BAD = {
+    { "a first argument that is not a schema", { 5 },
+      "bitwire.protocol: first argument must be a schema" },
+    { "a table that is not a schema", { {} },
+      "bitwire.protocol: first argument must be a schema" },
+    { "options that are not a table", { "schema", 5 },
+      "bitwire.protocol: options must be a table" },
+    { "an id that is not an integer", { "schema", { id = 1.5 } },
+      "bitwire.protocol: 'id' must be an integer" },
+    { "an id that is a string", { "schema", { id = "7" } },
+      "bitwire.protocol: 'id' must be an integer" },
+  }
+  for _, c in ipairs(BAD) do
+    it("raises on " .. c[1], function ()
+      local args = c[2]
+      if args[1] == "schema" then args = { schema(), args[2] } end
+      contains(c[3], errorof(bitwire.protocol, table.unpack(args, 1, 2)))
+    end)
+  end
+end)
+
+describe("protocol:encode", function ()
+  it("round-trips every message type through decode", function ()
+    local p = bitwire.protocol(schema(), { id = 0x5eed })
+    for _, c in ipairs(VALUES) do
+      local name, value = p:decode(p:encode(c[1], c[2]))
+      assert.equal(c[1], name)
+      assert.same(c[2], value)
+    end
+  end)
+
+  it("adds overhead() bytes to the message", function ()
+    local s = schema()
+    for _, opts in ipairs { { id = 1 }, { id = 1, check = false } } do
+      local p = bitwire.protocol(s, opts)
+      for _, c in ipairs(VALUES) do
+        local msg = s:encode_message(c[1], c[2])
+        assert.equal(#msg + p:overhead(), #p:encode(c[1], c[2]))
+      end
+    end
+  end)
+
+  it("writes CRC32(id as 8 little-endian bytes .. payload), then the payload", function ()
+    local s = schema()
+    local p = bitwire.protocol(s, { id = 0x1234, fingerprint = false })
+    local packet = p:encode("Chat", { text = "hi" })
+    local payload = s:encode_message("Chat", { text = "hi" }) .. "\x78\x56\x34\x12"
+    assert.equal(tohex(forge(0x1234, payload)), tohex(packet))
+  end)
+
+  it("writes the same bytes as the stream API's frame_begin/frame_end", function ()
+    local s = schema()
+    local p = bitwire.protocol(s, { id = 99, fingerprint = false })
+    local w = bitwire.writer()
+    if not w.frame_begin then
+      pending("stream API has no frame_begin")
+      return
+    end
+    w:frame_begin()
+    w:bits(2, 2)                          -- Move is type 2 of Chat, Hit, Move
+    w:int(-12, -1000, 1000) w:int(640, -1000, 1000) w:bool(true)
+    w:frame_end(99, true)
+    assert.equal(tohex(w:tostring()), tohex(p:encode("Move", VALUES[1][2])))
+  end)
+
+  it("raises like schema:encode on a value that does not fit", function ()
+    local p = bitwire.protocol(schema())
+    contains("x: 1001 out of range [-1000, 1000]",
+      errorof(p.encode, p, "Move", { x = 1001, y = 0, run = false }))
+    contains("unknown type 'Nope'", errorof(p.encode, p, "Nope", {}))
+  end)
+end)
+
+describe("protocol:decode", function ()
+  local s = schema()
+  local p = bitwire.protocol(s, { id = 0x5eed })
+
+  it("rejects every single-bit flip of a packet", function ()
+    for _, c in ipairs(VALUES) do
+      local packet = p:encode(c[1], c[2])
+      for bit = 0, #packet * 8 - 1 do
+        local ok, name, err, code = pcall(p.decode, p, flip(packet, bit))
+        assert.is_true(ok, name)
+        assert.is_nil(name, "flip of bit " .. bit .. " accepted")
+        assert.is_true(code == "crc" or code == "check", code)
+        assert.matches("%(bit %d+%)$", err)
+      end
+    end
+  end)
+
+  it("rejects a packet shorter than the overhead as truncated", function ()
+    local packet = p:encode("Move", VALUES[1][2])
+    for n = 0, p:overhead() - 1 do
+      local name, err, code = p:decode(packet:sub(1, n))
+      assert.is_nil(name)
+      assert.equal("truncated", code)
+      assert.matches("%(bit %d+%)$", err)
+    end
+  end)
+
+  it("rejects every cut of a packet", function ()
+    for _, c in ipairs(VALUES) do
+      local packet = p:encode(c[1], c[2])
+      for n = 0, #packet - 1 do
+        local name, _, code = p:decode(packet:sub(1, n))
+        assert.is_nil(name)
+        assert.is_true(code == "truncated" or code == "crc", code)
+      end
+    end
+  end)
+
+  it("rejects a packet of a protocol with another id, with code crc", function ()
+    local other = bitwire.protocol(s, { id = 0x5eee })
+    local name, err, code = p:decode(other:encode("Move", VALUES[1][2]))
+    assert.is_nil(name)
+    assert.equal("crc", code)
+    assert.equal("CRC32 mismatch (bit 0)", err)
+  end)
+
+  it("rejects a packet of another schema (another fingerprint), with code crc", function ()
+    local desc2 = { Move = { { "x", "int", min = -1000, max = 1001 },
+                             { "y", "int", min = -1000, max = 1000 }, { "run", "bool" } },
+                    Chat = DESC.Chat, Hit = DESC.Hit }
+    local s2 = bitwire.schema(desc2)
+    assert.are_not.equal(s:fingerprint(), s2:fingerprint())
+    local other = bitwire.protocol(s2, { id = 0x5eed })
+    local name, _, code = p:decode(other:encode("Move", VALUES[1][2]))
+    assert.is_nil(name)
+    assert.equal("crc", code)
+    name, _, code = other:decode(p:encode("Chat", VALUES[2][2]))
+    assert.is_nil(name)
+    assert.equal("crc", code)
+  end)
+
+  it("accepts a packet of the same description compiled again", function ()
+    local again = bitwire.protocol(bitwire.schema(DESC), { id = 0x5eed })
+    local name, value = again:decode(p:encode("Hit", VALUES[3][2]))
+    assert.equal("Hit", name)
+    assert.same(VALUES[3][2], value)
+  end)
+
+  it("with fingerprint = false, lets schemas that differ share packets", function ()
+    local s2 = bitwire.schema { Move = { { "x", "int", min = -1000, max = 1001 },
+                                         { "y", "int", min = -1000, max = 1000 },
+                                         { "run", "bool" } },
+                                Chat = DESC.Chat, Hit = DESC.Hit }
+    local a = bitwire.protocol(s, { id = 3, fingerprint = false })
+    local b = bitwire.protocol(s2, { id = 3, fingerprint = false })
+    local name, value = b:decode(a:encode("Move", VALUES[1][2]))
+    assert.equal("Move", name)
+    assert.same(VALUES[1][2], value)
+  end)
+
+  it("with fingerprint = false, still rejects another id", function ()
+    local a = bitwire.protocol(s, { id = 3, fingerprint = false })
+    local b = bitwire.protocol(s, { id = 4, fingerprint = false })
+    local name, _, code = b:decode(a:encode("Chat", VALUES[2][2]))
+    assert.is_nil(name)
+    assert.equal("crc", code)
+  end)
+
+  it("differs from fingerprint = true on the wire", function ()
+    local a = bitwire.protocol(s, { id = 3, fingerprint = false })
+    local b = bitwire.protocol(s, { id = 3 })
+    assert.are_not.equal(a:encode("Chat", VALUES[2][2]), b:encode("Chat", VALUES[2][2]))
+    local name, _, code = b:decode(a:encode("Chat", VALUES[2][2]))
+    assert.is_nil(name)
+    assert.equal("crc", code)
+  end)
+
+  it("rejects a packet with a valid CRC but a wrong end check, with code check", function ()
+    local a = bitwire.protocol(s, { id = 3, fingerprint = false })
+    local payload = s:encode_message("Chat", { text = "hi" }) .. "\x78\x56\x34\x13"
+    local name, err, code = a:decode(forge(3, payload))
+    assert.is_nil(name)
+    assert.equal("check", code)
+    assert.matches("%(bit %d+%)$", err)
+  end)
+
+  it("rejects a packet with a valid CRC but an unknown message type, with code tag", function ()
+    local a = bitwire.protocol(s, { id = 3, fingerprint = false })
+    local name, err, code = a:decode(forge(3, "\3\x78\x56\x34\x12"))
+    assert.is_nil(name)
+    assert.equal("tag", code)
+    assert.equal("message type 3 out of range [0, 2] (bit 32)", err)
+  end)
+
+  it("rejects a packet with a valid CRC but a bad value, naming the field", function ()
+    local a = bitwire.protocol(s, { id = 3, fingerprint = false })
+    -- Chat (type 0), text length 63 > 40
+    local name, err, code = a:decode(forge(3, "\xfc\x78\x56\x34\x12"))
+    assert.is_nil(name)
+    assert.equal("range", code)
+    contains("text: length 63 out of range [0, 40] (bit 34)", err)
+  end)
+
+  it("with check = false, has no end check and still round-trips", function ()
+    local a = bitwire.protocol(s, { id = 3, check = false })
+    local packet = a:encode("Move", VALUES[1][2])
+    assert.equal(#s:encode_message("Move", VALUES[1][2]) + 4, #packet)
+    local name, value = a:decode(packet)
+    assert.equal("Move", name)
+    assert.same(VALUES[1][2], value)
+    for bit = 0, #packet * 8 - 1 do
+      local n, _, code = a:decode(flip(packet, bit))
+      assert.is_nil(n)
+      assert.equal("crc", code)
+    end
+  end)
+
+  it("never raises on seeded random packets", function ()
+    local rand = lcg(99)
+    for _ = 1, 3000 do
+      local t = {}
+      for i = 1, rand(24) do t[i] = string.char(rand(256)) end
+      local ok, name, err, code = pcall(p.decode, p, table.concat(t))
+      assert.is_true(ok, name)
+      assert.is_nil(name)
+      assert.is_true(code == "crc" or code == "truncated", code)
+      assert.is_string(err)
+    end
+  end)
+
+  it("decodes into a table", function ()
+    local t = {}
+    local name, value = p:decode(p:encode("Move", VALUES[1][2]), { into = t })
+    assert.equal("Move", name)
+    assert.equal(t, value)
+    assert.same(VALUES[1][2], t)
+  end)
+
+  it("raises when the packet is not a string", function ()
+    contains("bitwire.protocol: decode expects a string, got number",
+      errorof(p.decode, p, 5))
+  end)
+end)
+
+describe("protocol:overhead", function ()
+  it("is 8 bytes: CRC32 and the end check", function ()
+    assert.equal(8, bitwire.protocol(schema()):overhead())
+  end)
+
+  it("is 4 bytes without the end check", function ()
+    assert.equal(4, bitwire.protocol(schema(), { check = false }):overhead())
+  end)
+end)
