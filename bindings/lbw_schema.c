@@ -35,6 +35,7 @@
 #define MAXFRAMES  (2 * BW_MAXDEPTH + 8)
 #define MAXMSG     256
 #define STACKKEYS  64   /* schemas with this many names keep them on the stack */
+#define BATCH      32   /* fields a record fetches before encoding them */
 
 /* user values of a schema userdata */
 enum { UV_NAMES = 1, UV_TYPES, NUV = UV_TYPES };
@@ -76,6 +77,20 @@ static void pushframe (Ctx *c, uint32_t name, lua_Integer index) {
 
 #define popframe(c)  ((c)->nframes--)
 
+/* A record's frame: entered once, its field set as the loop goes. */
+static Frame *enterframe (Ctx *c) {
+  Frame *fr = &c->frames[c->nframes < MAXFRAMES ? c->nframes : MAXFRAMES - 1];
+  fr->name = BW_NONE;
+  fr->index = -1;  /* no field yet: left out of paths */
+  c->nframes++;
+  return fr;
+}
+
+static void setframe (Frame *fr, const bw_Field *f) {
+  fr->name = f->name;
+  fr->index = f->name == BW_NONE ? -1 : 0;  /* align, check: no name */
+}
+
 /* Push the interned name 'nm' (a field name, enum value or type name):
 ** from the stack copies initctx made, else from the names array. */
 static void pushkey (Ctx *c, uint32_t nm) {
@@ -91,6 +106,7 @@ static size_t formatpath (const Ctx *c, char *buf, size_t size) {
   for (i = 0; i < c->nframes && i < MAXFRAMES && n < size; i++) {
     const Frame *fr = &c->frames[i];
     int k;
+    if (fr->name == BW_NONE && fr->index < 0) continue;
     if (fr->name == BW_NONE)
       k = snprintf(buf + n, size - n, "[%lld]", (long long)fr->index);
     else
@@ -576,38 +592,51 @@ static void encstruct (Ctx *c, uint32_t t, int idx) {
   const bw_Type *ty = &c->S->types[t];
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
-  int top = lua_gettop(L), tt;  /* each field's value goes at top + 1 */
+  int top = lua_gettop(L);
+  Frame *fr;
   if (!lua_istable(L, idx)) enctype(c, idx, "a table");
-  for (; f < end; f++) {
-    if (!bw_fieldpresent(f, c->version)) continue;
-    if (f->name == BW_NONE) {  /* align or check */
-      encvalue(c, f, 0, LUA_TNONE);
-      continue;
-    }
-    pushframe(c, f->name, 0);
-    pushkey(c, f->name);
-    tt = lua_rawget(L, idx);
-    if (tt == LUA_TNIL) {
-      if (f->optional) {
-        bw_writebits(c->w, 0, 1);
-        lua_settop(L, top);
-        popframe(c);
+  if (!lua_checkstack(L, BATCH + 8)) encerror(c, "stack overflow");
+  fr = enterframe(c);
+  while (f < end) {  /* BATCH fields at a time: fetch all, then encode */
+    const bw_Field *chunk = f, *stop = end - f > BATCH ? f + BATCH : end;
+    int tt[BATCH], k, slot = top;
+    for (k = 0; f < stop; f++, k++)
+      if (f->name != BW_NONE && (!ty->versioned
+                                 || bw_fieldpresent(f, c->version))) {
+        pushkey(c, f->name);
+        tt[k] = lua_rawget(L, idx);
+      }
+    for (f = chunk, k = 0; f < stop; f++, k++) {
+      int v, vt;
+      if (ty->versioned && !bw_fieldpresent(f, c->version)) continue;
+      setframe(fr, f);
+      if (f->name == BW_NONE) {  /* align or check */
+        encleaf(c, f, 0, LUA_TNONE);
         continue;
       }
-      if (!f->hasdefault) encerror(c, "missing");
-      lua_settop(L, top);
-      pushdefault(c, f);
-      tt = lua_type(L, top + 1);
+      v = ++slot;
+      vt = tt[k];
+      if (vt == LUA_TNIL) {
+        if (f->optional) {
+          bw_writebits(c->w, 0, 1);
+          continue;
+        }
+        if (!f->hasdefault) encerror(c, "missing");
+        pushdefault(c, f);
+        lua_replace(L, v);
+        vt = lua_type(L, v);
+      }
+      else if (f->optional)
+        bw_writebits(c->w, 1, 1);
+      if (f->kind == BW_KARRAY || f->kind == BW_KSTRUCT
+          || f->kind == BW_KSPARSE)
+        encvalue(c, f, v, vt);
+      else
+        encleaf(c, f, v, vt);
     }
-    else if (f->optional)
-      bw_writebits(c->w, 1, 1);
-    if (f->kind == BW_KARRAY || f->kind == BW_KSTRUCT || f->kind == BW_KSPARSE)
-      encvalue(c, f, top + 1, tt);
-    else
-      encleaf(c, f, top + 1, tt);
     lua_settop(L, top);
-    popframe(c);
   }
+  c->nframes--;
 }
 
 /* A record against its baseline at 'bidx': per field a changed bit, then
@@ -669,22 +698,27 @@ static int decvalue (Ctx *c, const bw_Field *f, int into);
 
 /* Read an n-bit offset and check it against [min, max]; '*v' gets min +
 ** offset. 'what' names the quantity for the message. */
+/* The offset 'u' read at 'start' is past f's range: say what it was. */
+static int rangefail (Ctx *c, const bw_Field *f, const char *what,
+                      uint64_t u, uint64_t start) {
+  uint64_t val = (uint64_t)f->min + u;
+  if (f->min >= 0 && val < u)
+    return decfail(c, BW_ERANGE, start, "%s out of range [%" PRId64 ", %"
+                   PRId64 "]", what, f->min, f->max);
+  return decfail(c, BW_ERANGE, start, "%s%s%" PRId64 " out of range [%"
+                 PRId64 ", %" PRId64 "]", what, what[0] ? " " : "",
+                 (int64_t)(f->min < 0 && val > (uint64_t)INT64_MAX
+                   ? -(int64_t)(~val) - 1 : (int64_t)(val & INT64_MAX)),
+                 f->min, f->max);
+}
+
 static int readrange (Ctx *c, const bw_Field *f, const char *what,
                       int64_t *v) {
   uint64_t start = c->r.pos;
   uint64_t u = bw_readbits(&c->r, f->nbits);
   if (c->r.status != BW_OK) return readfail(c);
-  if (u > (uint64_t)f->max - (uint64_t)f->min) {
-    uint64_t val = (uint64_t)f->min + u;
-    if (f->min >= 0 && val < u)
-      return decfail(c, BW_ERANGE, start, "%s out of range [%" PRId64 ", %"
-                     PRId64 "]", what, f->min, f->max);
-    return decfail(c, BW_ERANGE, start, "%s%s%" PRId64 " out of range [%"
-                   PRId64 ", %" PRId64 "]", what, what[0] ? " " : "",
-                   (int64_t)(f->min < 0 && val > (uint64_t)INT64_MAX
-                     ? -(int64_t)(~val) - 1 : (int64_t)(val & INT64_MAX)),
-                   f->min, f->max);
-  }
+  if (u > (uint64_t)f->max - (uint64_t)f->min)
+    return rangefail(c, f, what, u, start);
   *v = (int64_t)((uint64_t)f->min + u <= (uint64_t)INT64_MAX
                  ? (int64_t)((uint64_t)f->min + u)
                  : -(int64_t)(~((uint64_t)f->min + u)) - 1);
@@ -717,7 +751,8 @@ static int decslot (Ctx *c, const bw_Field *e, int t, int reuse, int bidx,
     }
   }
   else {
-    if (reuse && (e->kind == BW_KSTRUCT || e->kind == BW_KARRAY)) {
+    if (reuse && (e->kind == BW_KSTRUCT || e->kind == BW_KARRAY
+                  || e->kind == BW_KSPARSE)) {
       lua_rawgeti(c->L, t, i);
       old = lua_gettop(c->L);
     }
@@ -841,37 +876,50 @@ static int decquat (Ctx *c, const bw_Field *f) {
 ** to reuse (tables only), or 0. Returns 0 on failure. */
 /* Push a scalar (a kind below BW_KARRAY). Not recursive, so the compiler
 ** can inline it into the loops over fields. Returns 0 on failure. */
-static int decleaf (Ctx *c, const bw_Field *f) {
+/* Check and push the raw bits 'u' of fixed-width field 'f' (read at bit
+** 'start'). Returns 0 on a value out of range. */
+static int pushfixed (Ctx *c, const bw_Field *f, uint64_t u, uint64_t start) {
   lua_State *L = c->L;
-  bw_Reader *r = &c->r;
-  int64_t v;
   switch (f->kind) {
-    case BW_KINT: case BW_KENUM:
-      if (!readrange(c, f, "", &v)) return 0;
-      if (f->kind == BW_KINT) lua_pushinteger(L, (lua_Integer)v);
-      else pushkey(c, f->ref + (uint32_t)v);
+    case BW_KINT: case BW_KENUM: {
+      uint64_t val = (uint64_t)f->min + u;
+      if (u > (uint64_t)f->max - (uint64_t)f->min)
+        return rangefail(c, f, "", u, start);
+      if (f->kind == BW_KENUM) pushkey(c, f->ref + (uint32_t)u);
+      else lua_pushinteger(L, (lua_Integer)(val <= (uint64_t)INT64_MAX
+                                            ? (int64_t)val
+                                            : -(int64_t)(~val) - 1));
       return 1;
-    case BW_KUINT: {
-      uint64_t u = bw_readbits(r, f->nbits);
-      if (r->status != BW_OK) return readfail(c);
+    }
+    case BW_KUINT:
       lua_pushinteger(L, (lua_Integer)(u <= (uint64_t)INT64_MAX ? (int64_t)u
                                        : -(int64_t)(~u) - 1));
       return 1;
-    }
-    case BW_KBOOL: {
-      uint64_t u = bw_readbits(r, 1);
-      if (r->status != BW_OK) return readfail(c);
+    case BW_KBOOL:
       lua_pushboolean(L, (int)u);
       return 1;
-    }
-    case BW_KFLOAT: {
-      uint64_t start = r->pos, u = bw_readbits(r, f->q.nbits);
-      if (r->status != BW_OK) return readfail(c);
+    default:  /* BW_KFLOAT */
       if (u > f->q.miv)
         return decfail(c, BW_ERANGE, start, "quantized %" PRIu64
                        " out of range [0, %" PRIu32 "]", u, f->q.miv);
       lua_pushnumber(L, (lua_Number)bw_qfloatdecode(&f->q, (uint32_t)u));
       return 1;
+  }
+}
+
+/* Push a scalar (a kind below BW_KARRAY). Not recursive, so the compiler
+** can inline it into the loops over fields. Returns 0 on failure. */
+static int decleaf (Ctx *c, const bw_Field *f) {
+  lua_State *L = c->L;
+  bw_Reader *r = &c->r;
+  int64_t v;
+  switch (f->kind) {
+    case BW_KINT: case BW_KENUM: case BW_KUINT: case BW_KBOOL: case BW_KFLOAT: {
+      uint64_t start = r->pos;
+      uint64_t u = bw_readbits(r, f->kind == BW_KFLOAT ? f->q.nbits
+                                  : f->kind == BW_KBOOL ? 1 : f->nbits);
+      if (r->status != BW_OK) return readfail(c);
+      return pushfixed(c, f, u, start);
     }
     case BW_KFLOAT32: {
       float x = bw_readfloat(r);
@@ -898,6 +946,12 @@ static int decleaf (Ctx *c, const bw_Field *f) {
       lua_pushlstring(L, (const char *)p, (size_t)v);
       return 1;
     }
+    case BW_KALIGN:
+      bw_readalign(r);
+      return r->status == BW_OK ? 1 : readfail(c);
+    case BW_KCHECK:
+      bw_readcheck(r, f->magic);
+      return r->status == BW_OK ? 1 : readfail(c);
     default:
       return decfail(c, BW_ESCHEMA, r->pos, "field kind %d not supported",
                      (int)f->kind);
@@ -930,13 +984,17 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
         int old = 0;
         pushframe(c, BW_NONE, (lua_Integer)i);
         if (reuse && i <= oldn && (e->kind == BW_KSTRUCT
-                                   || e->kind == BW_KARRAY)) {
+                                   || e->kind == BW_KARRAY
+                                   || e->kind == BW_KSPARSE)) {
           lua_rawgeti(L, t, (lua_Integer)i);
           old = lua_gettop(L);
         }
         if (!decvalue(c, e, old)) return 0;
-        lua_rawseti(L, t, (lua_Integer)i);
-        if (old) lua_pop(L, 1);
+        if (old && lua_rawequal(L, old, -1)) lua_pop(L, 2);  /* refilled */
+        else {
+          lua_rawseti(L, t, (lua_Integer)i);
+          if (old) lua_pop(L, 1);
+        }
         popframe(c);
       }
       for (i = oldn; i > n; i--) {  /* trim an array that got shorter */
@@ -947,12 +1005,6 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
     }
     case BW_KSTRUCT:
       return decstruct(c, f->ref, into);
-    case BW_KALIGN:
-      bw_readalign(r);
-      return r->status == BW_OK ? 1 : readfail(c);
-    case BW_KCHECK:
-      bw_readcheck(r, f->magic);
-      return r->status == BW_OK ? 1 : readfail(c);
     case BW_KSPARSE:
       return decsparse(c, f, into, 0);
     case BW_KQUAT:
@@ -976,17 +1028,42 @@ static int decstruct (Ctx *c, uint32_t t, int into) {
   const bw_Type *ty = &c->S->types[t];
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
+  const bw_Field *slow = f;  /* fields before it are read one by one */
   int tbl, reuse = into != 0 && lua_istable(L, into);
+  Frame *fr = enterframe(c);
   if (reuse) lua_pushvalue(L, into);
   else lua_createtable(L, 0, (int)ty->count);
   tbl = lua_gettop(L);
   for (; f < end; f++) {
-    if (f->name == BW_NONE) {  /* align or check */
-      if (bw_fieldpresent(f, c->version) && !decvalue(c, f, 0)) return 0;
-      continue;
+    if (f->fuse > 1 && f >= slow) {  /* a run of fixed fields: one read */
+      const bw_Field *g = f, *gend = f + f->fuse;
+      uint64_t start = c->r.pos, u = bw_readbits(&c->r, f->fusebits);
+      if (c->r.status != BW_OK) {  /* find the field that ran out */
+        c->r.status = BW_OK;
+        c->r.pos = start;
+        slow = gend;
+      }
+      else {
+        for (; g < gend; g++) {
+          unsigned w = g->kind == BW_KFLOAT ? g->q.nbits
+                     : g->kind == BW_KBOOL ? 1 : g->nbits;
+          setframe(fr, g);
+          pushkey(c, g->name);
+          if (!pushfixed(c, g, w < 64 ? u & ((UINT64_C(1) << w) - 1) : u,
+                         start))
+            return 0;
+          lua_rawset(L, tbl);
+          u >>= w;  /* w <= BW_FUSEBITS < 64 */
+          start += w;
+        }
+        f = gend - 1;
+        continue;
+      }
     }
-    pushkey(c, f->name);
-    if (!bw_fieldpresent(f, c->version)) {
+    setframe(fr, f);
+    if (ty->versioned && !bw_fieldpresent(f, c->version)) {
+      if (f->name == BW_NONE) continue;
+      pushkey(c, f->name);
       if (f->hasdefault) pushdefault(c, f);
       else if (reuse) lua_pushnil(L);
       else {
@@ -996,12 +1073,15 @@ static int decstruct (Ctx *c, uint32_t t, int into) {
       lua_rawset(L, tbl);
       continue;
     }
-    pushframe(c, f->name, 0);
+    if (f->name == BW_NONE) {  /* align or check */
+      if (!decleaf(c, f)) return 0;
+      continue;
+    }
+    pushkey(c, f->name);
     if (f->optional) {
       uint64_t present = bw_readbits(&c->r, 1);
       if (c->r.status != BW_OK) return readfail(c);
       if (!present) {
-        popframe(c);
         if (reuse) {
           lua_pushnil(L);
           lua_rawset(L, tbl);
@@ -1010,17 +1090,20 @@ static int decstruct (Ctx *c, uint32_t t, int into) {
         continue;
       }
     }
-    if (reuse && (f->kind == BW_KSTRUCT || f->kind == BW_KARRAY)) {
+    if (f->kind < BW_KARRAY) {
+      if (!decleaf(c, f)) return 0;
+    }
+    else if (reuse && (f->kind == BW_KSTRUCT || f->kind == BW_KARRAY
+                       || f->kind == BW_KSPARSE)) {
       lua_pushvalue(L, -1);
       lua_rawget(L, tbl);
       if (!decvalue(c, f, lua_gettop(L))) return 0;
       lua_replace(L, -2);
     }
-    else if (!(f->kind < BW_KARRAY ? decleaf(c, f) : decvalue(c, f, 0)))
-      return 0;
+    else if (!decvalue(c, f, 0)) return 0;
     lua_rawset(L, tbl);
-    popframe(c);
   }
+  c->nframes--;
   return 1;
 }
 
@@ -1673,9 +1756,9 @@ static int schema_frameencode (lua_State *L) {
   if (b) {
     luaL_argcheck(L, fo.deltas, 7, "a baseline needs a protocol with deltas");
     lua_getfield(L, 7, "baseline_id");
-    bid = luaL_checkinteger(L, -1);
+    bid = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
     luaL_argcheck(L, bid >= 0 && bid < (1 << BASELINEBITS), 7,
-                  "'baseline_id' must be in [0, 65535]");
+                  "'baseline_id' must be an integer in [0, 65535]");
     lua_pop(L, 1);
   }
   initctx(L, &c, ls, optversion(L, 7, ls->S));

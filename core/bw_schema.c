@@ -249,6 +249,7 @@ static int sealtype (Seal *z, uint32_t t) {
       return 0;
     }
     if (d > depth) depth = d;
+    if (f->since != 0 || f->removed != UINT32_MAX) S->types[t].versioned = 1;
     if (f->since == 0 && f->removed == UINT32_MAX)
       lo = addsat(lo, f->optional ? 1 : f->minbits);
     hi = addsat(hi, addsat(f->maxbits, f->optional ? 1 : 0));
@@ -263,6 +264,39 @@ static int sealtype (Seal *z, uint32_t t) {
   }
   z->state[t] = 2;
   return 1;
+}
+
+/* Width of 'f' if it is a fixed-width scalar always on the wire, else -1. */
+static int fixedwidth (const bw_Field *f) {
+  if (f->optional || f->name == BW_NONE || f->since != 0
+      || f->removed != UINT32_MAX)
+    return -1;
+  switch (f->kind) {
+    case BW_KINT: case BW_KUINT: case BW_KENUM: return (int)f->nbits;
+    case BW_KBOOL: return 1;
+    case BW_KFLOAT: return (int)f->q.nbits;
+    default: return -1;
+  }
+}
+
+/* Mark runs of fixed-width fields so a decoder reads each run at once. */
+static void fuseruns (bw_Schema *S, const bw_Type *ty) {
+  uint32_t i = ty->first, end = ty->first + ty->count;
+  while (i < end) {
+    uint32_t j = i;
+    int bits = 0, w;
+    while (j < end && j - i < 255 && (w = fixedwidth(&S->fields[j])) >= 0
+           && bits + w <= BW_FUSEBITS) {
+      bits += w;
+      j++;
+    }
+    if (j - i > 1) {
+      S->fields[i].fuse = (uint8_t)(j - i);
+      S->fields[i].fusebits = (uint8_t)bits;
+      i = j;
+    }
+    else i++;
+  }
 }
 
 /* }========================================================== */
@@ -334,6 +368,7 @@ bw_Status bw_schemaseal (bw_Schema *S, char *msg, size_t msgsize) {
     }
   }
   free(z.state);
+  for (t = 0; t < S->ntypes; t++) fuseruns(S, &S->types[t]);
   h = fnv(h, S->ntypes);
   for (t = 0; t < S->ntypes; t++) {
     const bw_Type *ty = &S->types[t];

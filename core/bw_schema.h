@@ -21,6 +21,7 @@ typedef enum bw_Kind {
 enum { BW_SPMASK, BW_SPINDEX, BW_SPRELATIVE, BW_SPAUTO };
 
 #define BW_MAXTIERS 16
+#define BW_FUSEBITS 56   /* widest run of fields a decoder reads at once */
 
 typedef struct bw_Field {
   uint8_t  kind;          /* bw_Kind */
@@ -30,6 +31,8 @@ typedef struct bw_Field {
   uint8_t  clamp;         /* FLOAT: clamp out-of-range values, not raise */
   uint8_t  encoding;      /* SPARSE: BW_SP* */
   uint8_t  ntiers;        /* TIERED: number of tiers */
+  uint8_t  fuse;          /* fixed-width fields read as one from here */
+  uint8_t  fusebits;      /* and their total width (<= BW_FUSEBITS) */
   uint32_t name;          /* index in names; BW_NONE for an element */
   uint32_t ref;           /* STRUCT: type; ARRAY/SPARSE: element field;
                              ENUM: first value name */
@@ -50,6 +53,7 @@ typedef struct bw_Type {
   uint32_t first, count;  /* its fields: fields[first .. first + count) */
   uint64_t minbits, maxbits;
   unsigned depth;         /* nesting levels below it */
+  int      versioned;     /* some field has since/removed */
 } bw_Type;
 
 typedef struct bw_Schema {
