@@ -216,7 +216,9 @@ static unsigned sealfield (Seal *z, bw_Field *f) {
         uint64_t rel = mulsat(n + 1, f->ntiers ? f->ntiers + 64u : 38u);
         uint64_t worst = mask > index ? mask : index;
         worst = worst > rel ? worst : rel;
-        lo = 2;
+        /* least: nothing present; relative ends in a sentinel of 1 bit */
+        lo = f->encoding == BW_SPMASK ? n : f->encoding == BW_SPINDEX ? idx
+           : f->encoding == BW_SPRELATIVE ? 1 : 3;
         hi = addsat(addsat(2, worst), mulsat(n, e->maxbits));
       }
       break;

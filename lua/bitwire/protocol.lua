@@ -16,7 +16,9 @@ local function fold(id, fingerprint)
   return h
 end
 
--- bitwire.protocol(schema, {id = n, check = true, fingerprint = true})
+-- bitwire.protocol(schema, {id = n, check = true, fingerprint = true,
+-- deltas = false}): with deltas, every frame carries one bit saying whether it
+-- is a delta, and a delta the 16-bit id of its baseline (both peers must agree)
 function M.new(schema, opts)
   if getmetatable(schema) == nil or type(schema.frame_encode) ~= "function" then
     error("bitwire.protocol: first argument must be a schema", 2)
@@ -27,26 +29,49 @@ function M.new(schema, opts)
   if math.type(id) ~= "integer" then
     error("bitwire.protocol: 'id' must be an integer", 2)
   end
+  if opts.deltas ~= nil and type(opts.deltas) ~= "boolean" then
+    error("bitwire.protocol: 'deltas' must be a boolean", 2)
+  end
   local self = setmetatable({
     schema = schema,
     id = id,
     endcheck = opts.check ~= false,
+    deltas = opts.deltas or nil,
   }, Protocol)
   self.wire_id = opts.fingerprint == false and id or fold(id, schema:fingerprint())
   return self
 end
 
--- p:encode(name, value [, opts]) -> packet
-function Protocol:encode(name, value, opts)
-  return self.schema:frame_encode(self.wire_id, self.endcheck, name, value, true, opts)
+-- The frame options of a call: the caller's, plus deltas = true for a
+-- protocol with deltas.
+local function frameopts(self, opts)
+  if not self.deltas or (opts ~= nil and type(opts) ~= "table") then return opts end
+  local o = { deltas = true }
+  for k, v in pairs(opts or {}) do
+    if k ~= "deltas" then o[k] = v end
+  end
+  return o
 end
 
--- p:decode(packet [, opts]) -> name, value | nil, message, code
+-- p:encode(name, value [, opts]) -> packet; with deltas, opts.baseline (the
+-- value the peer acked) and opts.baseline_id (its id, 0..65535) send a delta
+function Protocol:encode(name, value, opts)
+  if not self.deltas and type(opts) == "table" and opts.baseline ~= nil then
+    error("bitwire.protocol: a baseline needs a protocol with deltas = true", 2)
+  end
+  return self.schema:frame_encode(self.wire_id, self.endcheck, name, value, true,
+    frameopts(self, opts))
+end
+
+-- p:decode(packet [, opts]) -> name, value | nil, message, code; with
+-- deltas, opts.baselines = {[id] = value decoded earlier} resolves a delta
+-- (an id not there gives nil, message, "baseline")
 function Protocol:decode(packet, opts)
   if type(packet) ~= "string" then
     error("bitwire.protocol: decode expects a string, got " .. type(packet), 2)
   end
-  return self.schema:frame_decode(packet, self.wire_id, self.endcheck, nil, true, opts)
+  return self.schema:frame_decode(packet, self.wire_id, self.endcheck, nil, true,
+    frameopts(self, opts))
 end
 
 -- Bytes a packet adds around the message: CRC32 plus the end check.
