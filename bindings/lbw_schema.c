@@ -980,20 +980,25 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
       else
         lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
       t = lua_gettop(L);
+      reuse = reuse && (e->kind == BW_KSTRUCT || e->kind == BW_KARRAY
+                        || e->kind == BW_KSPARSE);
       for (i = 1; i <= n; i++) {
-        int old = 0;
         pushframe(c, BW_NONE, (lua_Integer)i);
-        if (reuse && i <= oldn && (e->kind == BW_KSTRUCT
-                                   || e->kind == BW_KARRAY
-                                   || e->kind == BW_KSPARSE)) {
-          lua_rawgeti(L, t, (lua_Integer)i);
-          old = lua_gettop(L);
+        /* an old element table is refilled in place: nothing to store */
+        if (reuse && i <= oldn
+            && lua_rawgeti(L, t, (lua_Integer)i) == LUA_TTABLE) {
+          int ok = e->kind == BW_KSTRUCT ? decstruct(c, e->ref, t + 1)
+                                         : decvalue(c, e, t + 1);
+          if (!ok) return 0;
+          lua_settop(L, t);
         }
-        if (!decvalue(c, e, old)) return 0;
-        if (old && lua_rawequal(L, old, -1)) lua_pop(L, 2);  /* refilled */
         else {
+          if (reuse && i <= oldn) lua_pop(L, 1);
+          if (!(e->kind < BW_KARRAY ? decleaf(c, e)
+                : e->kind == BW_KSTRUCT ? decstruct(c, e->ref, 0)
+                : decvalue(c, e, 0)))
+            return 0;
           lua_rawseti(L, t, (lua_Integer)i);
-          if (old) lua_pop(L, 1);
         }
         popframe(c);
       }
