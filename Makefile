@@ -31,7 +31,7 @@ LIBS = -lz -lm
 BUSTED_ENV = LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./build/?.so;;"
 
 .PHONY: all deps check spec test demo bench sanitize fuzz valgrind lint \
-        install uninstall clean help
+        install uninstall clean help bandwidth
 
 all: deps build/bitwire/core.so
 
@@ -40,8 +40,10 @@ help:
 	@echo "make test     install missing packages, build, run C tests and specs"
 	@echo "make demo     run the end-to-end example"
 	@echo "make bench    C stream and Lua schema benchmarks"
+	@echo "make bandwidth  sizes of the game-state encodings (docs/BANDWIDTH.md)"
 	@echo "make sanitize C tests and specs under ASan+UBSan"
 	@echo "make fuzz     libFuzzer targets, FUZZ_SECONDS each"
+	@echo "make fuzz-short  the same for FUZZ_SHORT_SECONDS each (for make test)"
 	@echo "make valgrind busted suite under memcheck"
 	@echo "make install  PREFIX=... DESTDIR=..."
 
@@ -86,6 +88,10 @@ test: deps all $(C_TESTS)
 demo: all
 	@$(BUSTED_ENV) $(LUA) examples/demo.lua
 
+# prints the tables of docs/BANDWIDTH.md; BANDWIDTH_ARGS="--write docs/BANDWIDTH.md"
+bandwidth: all
+	@$(BUSTED_ENV) $(LUA) tools/bandwidth.lua $(BANDWIDTH_ARGS)
+
 bench: all build/bench_stream build/bench/handc.so
 	./build/bench_stream
 	@LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" \
@@ -106,6 +112,33 @@ sanitize: deps
 	  $(CC) $(ALL_CFLAGS) $(SANFLAGS) -o build/san/test_$$t core/test/test_$$t.c $(CORE_SRC) $(LIBS) \
 	  && ./build/san/test_$$t || exit 1; done
 	@echo "C tests clean under ASan+UBSan"
+
+# libFuzzer targets of the C core (core/test/fuzz_*.c); each has a seed
+# generator (the same file built with -DFUZZ_SEEDGEN) that fills
+# build/corpus/<target> with valid encodes. tools/fuzz.sh runs them and
+# prints exec/s; a crash or a failed check exits non-zero.
+FUZZ_CC            ?= clang
+FUZZ_SHORT_SECONDS ?= 5
+FUZZ_TARGETS        = fuzz_stream fuzz_frame
+FUZZ_CFLAGS         = $(WARN) -g -O1 -fno-omit-frame-pointer $(FPFLAGS) -Icore
+FUZZ_BINS           = $(FUZZ_TARGETS:%=build/fuzz/%) $(FUZZ_TARGETS:%=build/fuzz/%_seed)
+
+$(FUZZ_TARGETS:%=build/fuzz/%): build/fuzz/%: core/test/%.c core/test/fuzz.h $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  -o $@ $< $(CORE_SRC) $(LIBS)
+
+$(FUZZ_TARGETS:%=build/fuzz/%_seed): build/fuzz/%_seed: core/test/%.c core/test/fuzz.h $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDGEN -fsanitize=address,undefined -fno-sanitize-recover=all \
+	  -o $@ $< $(CORE_SRC) $(LIBS)
+
+.PHONY: fuzz-short
+fuzz: deps $(FUZZ_BINS)
+	@sh tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-short: deps $(FUZZ_BINS)
+	@sh tools/fuzz.sh $(FUZZ_SHORT_SECONDS) $(FUZZ_TARGETS)
 
 install: all
 	install -d $(DESTDIR)$(INST_LIBDIR)/bitwire $(DESTDIR)$(INST_LUADIR)/bitwire

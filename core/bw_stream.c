@@ -108,7 +108,7 @@ const uint8_t *bw_writerdata (bw_Writer *w, size_t *len) {
   for (i = 0; i < tail; i++)  /* room: bits written never pass cap * 8 */
     w->buf[w->wordpos + i] = (uint8_t)(w->scratch >> (8 * i));
   *len = w->wordpos + tail;
-  return w->buf;
+  return w->buf != NULL ? w->buf : (const uint8_t *)"";  /* never NULL */
 }
 
 /* }========================================================== */
@@ -118,8 +118,13 @@ const uint8_t *bw_writerdata (bw_Writer *w, size_t *len) {
 
 void bw_readerinit (bw_Reader *r, const void *data, size_t n) {
   memset(r, 0, sizeof(*r));
-  r->data = (const uint8_t *)data;
-  if (n > MAXCAP) {  /* cannot count its bits: refuse, do not guess */
+  /* no NULL base: bw_readbytes(r, 0) must return a real pointer */
+  r->data = data != NULL ? (const uint8_t *)data : (const uint8_t *)"";
+  if (data == NULL && n != 0) {  /* no bytes behind the count */
+    r->status = BW_EARG;
+    n = 0;
+  }
+  else if (n > MAXCAP) {  /* cannot count its bits: refuse, do not guess */
     r->status = BW_ENOMEM;
     n = 0;
   }
