@@ -1544,38 +1544,32 @@ static int pushencoded (lua_State *L, bw_Writer *w) {
   return 1;
 }
 
-/* s:encode(name, value [, opts]) -> bytes */
-static int schema_encode (lua_State *L) {
+/* The common part of encode, bits and encode_message: arguments (self,
+** name, value [, opts]); returns the writer holding the packet. */
+static bw_Writer *encodeargs (lua_State *L, int msg) {
   LSchema *ls = checkschema(L, 1);
   uint32_t t = checktype(L, 2);
   Ctx c;
   lua_settop(L, 4);  /* an omitted value is nil, not the names array */
   initctx(L, &c, ls, optversion(L, 4, ls->S));
-  encodeinto(&c, t, 3, 0, 4);
-  return pushencoded(L, c.w);
+  encodeinto(&c, t, 3, msg, 4);
+  return c.w;
+}
+
+/* s:encode(name, value [, opts]) -> bytes */
+static int schema_encode (lua_State *L) {
+  return pushencoded(L, encodeargs(L, 0));
 }
 
 /* s:bits(name, value [, opts]) -> exact size in bits */
 static int schema_bits (lua_State *L) {
-  LSchema *ls = checkschema(L, 1);
-  uint32_t t = checktype(L, 2);
-  Ctx c;
-  lua_settop(L, 4);  /* an omitted value is nil, not the names array */
-  initctx(L, &c, ls, optversion(L, 4, ls->S));
-  encodeinto(&c, t, 3, 0, 4);
-  lua_pushinteger(L, (lua_Integer)bw_bitswritten(c.w));
+  lua_pushinteger(L, (lua_Integer)bw_bitswritten(encodeargs(L, 0)));
   return 1;
 }
 
 /* s:encode_message(name, value [, opts]) -> bytes, with the type id */
 static int schema_encodemessage (lua_State *L) {
-  LSchema *ls = checkschema(L, 1);
-  uint32_t t = checktype(L, 2);
-  Ctx c;
-  lua_settop(L, 4);  /* an omitted value is nil, not the names array */
-  initctx(L, &c, ls, optversion(L, 4, ls->S));
-  encodeinto(&c, t, 3, 1, 4);
-  return pushencoded(L, c.w);
+  return pushencoded(L, encodeargs(L, 1));
 }
 
 static int pushdecodeerror (lua_State *L, Ctx *c) {

@@ -1,31 +1,9 @@
 -- bitwire.protocol: framed packets (CRC32 over a protocol id that is never
 -- sent, the message, an end check), and what a receiver rejects.
 local bitwire = require "bitwire"
-
-local function tohex (s)
-  return (s:gsub(".", function (c) return string.format("%02x", c:byte()) end))
-end
-
-local function errorof (fn, ...)
-  local ok, err = pcall(fn, ...)
-  if ok then return nil end
-  return tostring(err)
-end
-
-local function contains (needle, haystack)
-  assert(type(haystack) == "string",
-    "expected an error containing '" .. needle .. "', got " .. tostring(haystack))
-  assert(haystack:find(needle, 1, true),
-    "expected '" .. needle .. "' in '" .. haystack .. "'")
-end
-
-local function lcg (seed)
-  local state = seed
-  return function (n)
-    state = state * 6364136223846793005 + 1442695040888963407
-    return (state >> 33) % n
-  end
-end
+local H = require "spec.helpers"
+local tohex, errorof, contains, lcg =
+  H.tohex, H.errorof, H.contains, H.lcg
 
 -- CRC32 (zlib's, reflected 0xEDB88320), to forge packets the way a peer would
 local CRC = {}

@@ -3,41 +3,9 @@
 -- sparse bytes; tiered integers; smallest-three quaternions; vectors; delta
 -- encoding against a baseline, bare, framed and through bitwire.protocol.
 local bitwire = require "bitwire"
-
--- "\1\255" -> "01ff"
-local function tohex (s)
-  return (s:gsub(".", function (c) return string.format("%02x", c:byte()) end))
-end
-
--- the message of the error 'fn' raises (nil if it does not raise)
-local function errorof (fn, ...)
-  local ok, err = pcall(fn, ...)
-  if ok then return nil end
-  return tostring(err)
-end
-
--- asserts that 'haystack' contains 'needle' literally
-local function contains (needle, haystack)
-  assert(type(haystack) == "string",
-    "expected an error containing '" .. needle .. "', got " .. tostring(haystack))
-  assert(haystack:find(needle, 1, true),
-    "expected '" .. needle .. "' in '" .. haystack .. "'")
-end
-
--- deterministic 64-bit LCG (Knuth's MMIX constants); next(n) -> 0..n-1
-local function lcg (seed)
-  local state = seed
-  return function (n)
-    state = state * 6364136223846793005 + 1442695040888963407
-    return (state >> 33) % n
-  end
-end
-
-local function randbytes (rand, n)
-  local t = {}
-  for i = 1, n do t[i] = string.char(rand(256)) end
-  return table.concat(t)
-end
+local H = require "spec.helpers"
+local tohex, errorof, contains, lcg, randbytes =
+  H.tohex, H.errorof, H.contains, H.lcg, H.randbytes
 
 local KNOWN_CODES = { truncated = true, range = true, align = true,
   check = true, utf8 = true, tag = true, schema = true, crc = true,

@@ -88,4 +88,35 @@ function M.globals ()
   return t
 end
 
+-- the message of the error 'fn' raises (nil if it does not raise)
+function M.errorof (fn, ...)
+  local ok, err = pcall(fn, ...)
+  if ok then return nil end
+  return tostring(err)
+end
+
+-- asserts that 'haystack' contains 'needle' literally
+function M.contains (needle, haystack)
+  assert(type(haystack) == "string",
+    "expected an error containing '" .. needle .. "', got " .. tostring(haystack))
+  assert(haystack:find(needle, 1, true),
+    "expected '" .. needle .. "' in '" .. haystack .. "'")
+end
+
+-- deterministic 64-bit LCG (Knuth's MMIX constants); next(n) -> 0..n-1
+function M.lcg (seed)
+  local state = seed
+  return function (n)
+    state = state * 6364136223846793005 + 1442695040888963407
+    return (state >> 33) % n
+  end
+end
+
+-- 'n' bytes from the generator 'rand' of M.lcg
+function M.randbytes (rand, n)
+  local t = {}
+  for i = 1, n do t[i] = string.char(rand(256)) end
+  return table.concat(t)
+end
+
 return M
