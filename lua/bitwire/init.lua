@@ -46,4 +46,11 @@ M.unshare = core.unshare
 
 M.protocol = protocol.new
 
+-- Definitions files and hot reload (bitwire/loader.lua), and what a reload
+-- changes on the wire (bitwire/diff.lua).
+local loader = require "bitwire.loader"
+M.load = loader.load
+M.watch = loader.watch
+M.diff = require("bitwire.diff").diff
+
 return M

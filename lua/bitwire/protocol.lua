@@ -19,7 +19,12 @@ end
 -- bitwire.protocol(schema, {id = n, check = true, fingerprint = true,
 -- deltas = false}): with deltas, every frame carries one bit saying whether it
 -- is a delta, and a delta the 16-bit id of its baseline (both peers must agree)
+-- bitwire.protocol(registry, {id = n, check = true, versioned = false,
+-- version_bits = 16}): over a bitwire.watch registry (see bitwire/loader.lua)
 function M.new(schema, opts)
+  if getmetatable(schema) == require("bitwire.loader").Registry then
+    return schema:protocol(opts)
+  end
   if getmetatable(schema) == nil or type(schema.frame_encode) ~= "function" then
     error("bitwire.protocol: first argument must be a schema", 2)
   end
