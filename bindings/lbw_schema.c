@@ -1407,8 +1407,9 @@ static void pushschema (lua_State *L, bw_Schema *S) {
   lua_setiuservalue(L, -2, UV_TYPES);
 }
 
-/* core.compile(normalized) -> schema. The argument comes from
-** bitwire/schema.lua's normalize, which has validated it. */
+/* core.compile(normalized [, text]) -> schema. The argument comes from
+** bitwire/schema.lua's normalize, which has validated it; 'text' is the
+** same description as a Lua constructor, kept for states that adopt it. */
 static int schema_compile (lua_State *L) {
   LSchema *holder;
   bw_Schema *S;
@@ -1450,6 +1451,11 @@ static int schema_compile (lua_State *L) {
       lua_pop(L, 1);
     }
     lua_pop(L, 2);
+  }
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    size_t len;
+    const char *d = lua_tolstring(L, 2, &len);
+    if (!bw_schemasetdesc(S, d, len)) return luaL_error(L, "not enough memory");
   }
   if (bw_schemaseal(S, msg, sizeof(msg)) != BW_OK)
     return luaL_error(L, "bitwire.schema: %s", msg);
@@ -1579,9 +1585,50 @@ static int pushdecodeerror (lua_State *L, Ctx *c) {
   return 3;
 }
 
+/* Protected call (schema, type, baseline, version): encode the baseline
+** into the schema's writer, raising where it does not fit. */
+static int encodebaseline (lua_State *L) {
+  LSchema *ls = checkschema(L, 1);
+  Ctx c;
+  initctx(L, &c, ls, (uint32_t)lua_tointeger(L, 4));
+  bw_writerreset(c.w);
+  encstruct(&c, (uint32_t)lua_tointeger(L, 2), 3);
+  return 0;
+}
+
+/* A delta takes what did not change from the baseline, and the packet
+** picks the type and the version; so the baseline at 'b' must be a value
+** of type 't' at c->version, or the result would not be one. Checked by
+** encoding it (the schema is at stack index 1). */
+static int fitsbaseline (Ctx *c, uint32_t t, int b) {
+  lua_State *L = c->L;
+  const char *msg, *p;
+  size_t len;
+  int st;
+  lua_pushcfunction(L, encodebaseline);
+  lua_pushvalue(L, 1);
+  lua_pushinteger(L, (lua_Integer)t);
+  lua_pushvalue(L, b);
+  lua_pushinteger(L, (lua_Integer)c->version);
+  st = lua_pcall(L, 4, 0, 0);
+  if (st == LUA_OK) return 1;
+  if (st == LUA_ERRMEM) lua_error(L);
+  msg = lua_tostring(L, -1);
+  if (msg == NULL) msg = "?";
+  len = strlen(msg);
+  for (p = msg; (p = strstr(p, " (bit ")) != NULL; p++)
+    len = (size_t)(p - msg);  /* cut the encoder's bit position */
+  decfail(c, BW_EBASELINE, c->r.pos, "baseline is not a %s at version %"
+          PRIu32 ": %.*s", c->S->names[c->S->types[t].name], c->version,
+          (int)len, msg);
+  lua_pop(L, 1);
+  return 0;
+}
+
 /* Decode type 't' from c->r, against the baseline at 'b' if set; pushes
 ** the value or returns 0. */
 static int decodefrom (Ctx *c, uint32_t t, int into, int b) {
+  if (b && !fitsbaseline(c, t, b)) return 0;
   if (b ? decdeltastruct(c, t, b) : decstruct(c, t, into)) return 1;
   if (c->code == BW_OK) readfail(c);
   return 0;
@@ -1817,9 +1864,15 @@ static int schema_framedecode (lua_State *L) {
     }
   }
   if (fo.versionbits) {
+    uint64_t start = c.r.pos;
     c.version = (uint32_t)bw_readbits(&c.r, fo.versionbits);
     if (c.r.status != BW_OK) {
       readfail(&c);
+      return pushdecodeerror(L, &c);
+    }
+    if (c.version == UINT32_MAX) {  /* no encode writes it (optversion) */
+      decfail(&c, BW_ERANGE, start, "version %" PRIu32 " out of range [0, %"
+              PRIu32 "]", c.version, UINT32_MAX - 1);
       return pushdecodeerror(L, &c);
     }
   }
@@ -1864,7 +1917,7 @@ static int schema_framedecode (lua_State *L) {
 ** core.adopt in another lua_State of this process. */
 static int schema_share (lua_State *L) {
   LSchema *ls = checkschema(L, 1);
-  bw_schemaretain(ls->S);
+  bw_schemashare(ls->S);
   lua_pushlightuserdata(L, ls->S);
   return 1;
 }
@@ -1875,15 +1928,32 @@ static int schema_adopt (lua_State *L) {
   bw_Schema *S;
   luaL_checktype(L, 1, LUA_TLIGHTUSERDATA);
   S = (bw_Schema *)lua_touserdata(L, 1);
-  luaL_argcheck(L, S != NULL && S->sealed, 1, "not a schema handle");
+  /* catches foreign and released handles; a handle must still be live */
+  luaL_argcheck(L, S != NULL && S->magic == BW_SCHEMAMAGIC && S->sealed, 1,
+                "not a live schema handle");
+  luaL_argcheck(L, bw_schematake(S), 1, "schema handle already adopted");
   pushschema(L, S);
+  return 1;
+}
+
+/* s:_desc() -> the description's text kept by compile (nil if none), for
+** states that adopted the schema. */
+static int schema_desc (lua_State *L) {
+  LSchema *ls = checkschema(L, 1);
+  if (ls->S->desc == NULL) lua_pushnil(L);
+  else lua_pushlstring(L, ls->S->desc, ls->S->desclen);
   return 1;
 }
 
 /* core.unshare(handle): drop a handle's reference without adopting it. */
 static int schema_unshare (lua_State *L) {
+  bw_Schema *S;
   luaL_checktype(L, 1, LUA_TLIGHTUSERDATA);
-  bw_schemarelease((bw_Schema *)lua_touserdata(L, 1));
+  S = (bw_Schema *)lua_touserdata(L, 1);
+  luaL_argcheck(L, S != NULL && S->magic == BW_SCHEMAMAGIC && S->sealed, 1,
+                "not a live schema handle");
+  luaL_argcheck(L, bw_schematake(S), 1, "schema handle already adopted");
+  bw_schemarelease(S);
   return 0;
 }
 
@@ -1903,6 +1973,7 @@ static const luaL_Reg schema_methods[] = {
   {"frame_encode", schema_frameencode},
   {"frame_decode", schema_framedecode},
   {"share", schema_share},
+  {"_desc", schema_desc},
   {NULL, NULL}
 };
 

@@ -22,7 +22,10 @@
 
 bw_Schema *bw_schemanew (void) {
   bw_Schema *S = (bw_Schema *)calloc(1, sizeof(bw_Schema));
-  if (S != NULL) S->refs = 1;
+  if (S != NULL) {
+    S->refs = 1;
+    S->magic = BW_SCHEMAMAGIC;
+  }
   return S;
 }
 
@@ -33,7 +36,20 @@ static void schemafree (bw_Schema *S) {
   free(S->namelens);
   free(S->types);
   free(S->fields);
+  free(S->desc);
+  S->magic = 0;
   free(S);
+}
+
+int bw_schemasetdesc (bw_Schema *S, const char *desc, size_t len) {
+  char *copy = (char *)malloc(len + 1);
+  if (copy == NULL) return 0;
+  memcpy(copy, desc, len);
+  copy[len] = '\0';
+  free(S->desc);
+  S->desc = copy;
+  S->desclen = len;
+  return 1;
 }
 
 void bw_schemaretain (bw_Schema *S) {
@@ -53,6 +69,30 @@ void bw_schemarelease (bw_Schema *S) {
   left = --S->refs;
 #endif
   if (left == 0) schemafree(S);
+}
+
+void bw_schemashare (bw_Schema *S) {
+  bw_schemaretain(S);
+#if defined(__GNUC__) || defined(__clang__)
+  __atomic_add_fetch(&S->shares, 1, __ATOMIC_RELAXED);
+#else
+  S->shares++;
+#endif
+}
+
+int bw_schematake (bw_Schema *S) {
+#if defined(__GNUC__) || defined(__clang__)
+  long n = __atomic_load_n(&S->shares, __ATOMIC_RELAXED);
+  while (n > 0)
+    if (__atomic_compare_exchange_n(&S->shares, &n, n - 1, 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+      return 1;
+  return 0;
+#else
+  if (S->shares <= 0) return 0;
+  S->shares--;
+  return 1;
+#endif
 }
 
 /* Grow '*p' (of '*cap' elements of 'size') to hold 'need'. */

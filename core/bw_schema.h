@@ -56,8 +56,12 @@ typedef struct bw_Type {
   int      versioned;     /* some field has since/removed */
 } bw_Type;
 
+#define BW_SCHEMAMAGIC UINT32_C(0x62777363)  /* "bwsc": a live schema */
+
 typedef struct bw_Schema {
+  uint32_t  magic;        /* BW_SCHEMAMAGIC until freed */
   long      refs;
+  long      shares;       /* handles given out and not yet taken */
   uint32_t  ntypes, nfields, nnames;
   uint32_t  captypes, capfields, capnames;
   bw_Type  *types;
@@ -68,6 +72,8 @@ typedef struct bw_Schema {
   unsigned  typebits;     /* bits of a message type id */
   uint32_t  version;      /* current version: the highest since/removed */
   int       sealed;
+  char     *desc;         /* the description as text, for other states */
+  size_t    desclen;
 } bw_Schema;
 
 #define BW_UNBOUNDED UINT64_MAX  /* maxbits too large to count */
@@ -77,6 +83,11 @@ bw_Schema *bw_schemanew (void);
 /* Take and drop references; the last release frees. Thread-safe. */
 void bw_schemaretain (bw_Schema *S);
 void bw_schemarelease (bw_Schema *S);
+/* A handle for another owner: one more reference and one more share.
+** bw_schematake takes a share back (1), or finds none left (0): the handle
+** was already taken. Thread-safe. */
+void bw_schemashare (bw_Schema *S);
+int  bw_schematake (bw_Schema *S);
 
 /* Builders, before bw_schemaseal. Each returns an index, or BW_NONE when
 ** out of memory. Pointers into S->fields may move on the next append. */
@@ -89,6 +100,9 @@ uint32_t bw_schemaaddfields (bw_Schema *S, uint32_t n);
 /* Check references and nesting, compute sizes, the fingerprint and
 ** the message id width. On failure writes a reason into 'msg'. */
 bw_Status bw_schemaseal (bw_Schema *S, char *msg, size_t msgsize);
+
+/* Keep a copy of 'desc' (the description as text); 0 without memory. */
+int bw_schemasetdesc (bw_Schema *S, const char *desc, size_t len);
 
 /* Index of the type called 's', or BW_NONE. */
 uint32_t bw_schemafind (const bw_Schema *S, const char *s, size_t len);

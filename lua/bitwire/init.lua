@@ -23,7 +23,7 @@ function M.schema(description)
   local ok, norm = pcall(schema.normalize, description)
   if not ok then error(norm, 2) end
   local compiled
-  ok, compiled = pcall(core.compile, norm)
+  ok, compiled = pcall(core.compile, norm, schema.totext(norm))
   if not ok then error(compiled, 2) end
   descriptions[compiled] = norm
   return compiled
@@ -33,10 +33,17 @@ end
 local methods = getmetatable(core.compile(schema.normalize {
   T = { { "x", "bool" } } })).__index
 
--- s:description() -> the normalized description (types sorted by name), or
--- nil for a schema adopted from another Lua state.
+-- s:description() -> the normalized description (types sorted by name); a
+-- schema adopted from another Lua state rebuilds it from the kept text.
 function methods:description()
-  return descriptions[self]
+  local d = descriptions[self]
+  if d == nil then   -- adopted from another state: rebuild from the text
+    local text = self:_desc()
+    if text == nil then return nil end
+    d = schema.fromtext(text)
+    descriptions[self] = d
+  end
+  return d
 end
 
 -- Schemas across lua_States: s:share() gives a handle, bitwire.adopt(handle)

@@ -118,6 +118,20 @@ end
 
 local normfield
 
+M.MAXDEPTH = 32   -- the C core's BW_MAXDEPTH
+
+-- An element description ('of'): a type name or an inline field; its
+-- nesting is bounded here so a hostile file cannot overflow the stack.
+local function normelement(of, where, named, ctx)
+  ctx.depth = (ctx.depth or 0) + 1
+  if ctx.depth > M.MAXDEPTH then
+    fail(where, "nesting deeper than %d levels", M.MAXDEPTH)
+  end
+  local out = normfield(type(of) == "string" and { of } or of, where, named, ctx)
+  ctx.depth = ctx.depth - 1
+  return out
+end
+
 -- The value a default must be for field 'out'; returns the normalized one.
 local function checkdefault(where, out, d)
   local k = out.kind
@@ -230,7 +244,7 @@ function normfield(f, where, named, ctx)
     else
       checkcount(where, f, out)
       if f.of == nil then fail(where, "array needs 'of'") end
-      out.of = normfield(type(f.of) == "string" and { f.of } or f.of,
+      out.of = normelement(f.of,
         where .. "[]", false, ctx)
     end
   elseif kind == "check" then
@@ -249,7 +263,7 @@ function normfield(f, where, named, ctx)
       if f.tiers == "article" then out.tiers = M.ARTICLE_TIERS
       else out.tiers = checktiers(where, f.tiers) end
     end
-    out.of = normfield(type(f.of) == "string" and { f.of } or f.of,
+    out.of = normelement(f.of,
       where .. "[]", false, ctx)
   elseif kind == "quat" then
     out.bits = checkint(where, f, "bits", 2, 31)
@@ -334,5 +348,41 @@ end
 
 
 
+
+-- The normalized description as a Lua constructor (keys sorted, floats in
+-- hex so they load back exactly), and back: a compiled schema keeps the text
+-- so a Lua state that adopts it can still describe and diff it.
+local function totext(v, out)
+  local tv = type(v)
+  if tv == "table" then
+    local keys = {}
+    for k in pairs(v) do keys[#keys + 1] = k end
+    table.sort(keys, function (a, b)
+      if type(a) == type(b) then return a < b end
+      return type(a) == "number"
+    end)
+    out[#out + 1] = "{"
+    for _, k in ipairs(keys) do
+      out[#out + 1] = type(k) == "string" and string.format("[%q]=", k)
+        or string.format("[%d]=", k)
+      totext(v[k], out)
+      out[#out + 1] = ","
+    end
+    out[#out + 1] = "}"
+  elseif tv == "string" then out[#out + 1] = string.format("%q", v)
+  elseif mtype(v) == "integer" then out[#out + 1] = string.format("%d", v)
+  elseif tv == "number" then out[#out + 1] = string.format("%a", v)
+  else out[#out + 1] = tostring(v) end
+end
+
+function M.totext(norm)
+  local out = {}
+  totext(norm, out)
+  return table.concat(out)
+end
+
+function M.fromtext(text)
+  return assert(load("return " .. text, "=description", "t", {}))()
+end
 
 return M
