@@ -37,14 +37,15 @@ all: deps build/bitwire/core.so
 
 help:
 	@echo "make [all]    build build/bitwire/core.so"
-	@echo "make test     install missing packages, build, run C tests and specs"
+	@echo "make test     install missing packages, build, run C tests and specs,"
+	@echo "              then sanitize, fuzz-short and valgrind (about 5 minutes)"
 	@echo "make demo     run the end-to-end example"
 	@echo "make bench    C stream and Lua schema benchmarks"
 	@echo "make bandwidth  sizes of the game-state encodings (docs/BANDWIDTH.md)"
 	@echo "make sanitize C tests and specs under ASan+UBSan"
 	@echo "make fuzz     libFuzzer targets, FUZZ_SECONDS each"
 	@echo "make fuzz-short  the same for FUZZ_SHORT_SECONDS each (for make test)"
-	@echo "make valgrind busted suite under memcheck"
+	@echo "make valgrind test_share and the busted suite under memcheck"
 	@echo "make install  PREFIX=... DESTDIR=..."
 
 # Installs only what is missing; sudo when not root.
@@ -81,9 +82,14 @@ check: deps $(C_TESTS)
 spec: all
 	@$(BUSTED_ENV) $(BUSTED) -o utfTerminal spec
 
-# Counts every C check and busted case into one closing line.
+# Counts every C check and busted case into one closing line; the C tests
+# and specs under ASan+UBSan (sanitize), a short fuzz run (fuzz-short, about
+# 30 s) and the specs under valgrind (about 3 minutes) count as one each.
+TEST_STEPS = "$(MAKE) --no-print-directory sanitize" \
+             "$(MAKE) --no-print-directory fuzz-short" \
+             "$(MAKE) --no-print-directory valgrind"
 test: deps all $(C_TESTS)
-	@$(LUA) tools/runtests.lua "$(BUSTED)" $(C_TESTS)
+	@$(LUA) tools/runtests.lua "$(BUSTED)" $(C_TESTS) -- $(TEST_STEPS)
 
 demo: all
 	@$(BUSTED_ENV) $(LUA) examples/demo.lua
@@ -106,37 +112,85 @@ build/bench_stream: bench/bench_stream.c $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p build
 	$(CC) $(WARN) $(FPFLAGS) -Icore -O2 -o $@ $< $(CORE_SRC) $(LIBS)
 
+# ASan+UBSan: the C tests, then the specs against an instrumented core.so.
+# lua5.4 is not instrumented, so the sanitizer runtime is preloaded (when
+# $(CC) has a shared one: gcc's libasan.so); leaks are valgrind's job.
+SAN_RT ?= $(shell $(CC) -print-file-name=libasan.so 2>/dev/null)
 sanitize: deps
-	@mkdir -p build/san
+	@mkdir -p build/san/bitwire
 	@for t in $(patsubst core/test/test_%.c,%,$(wildcard core/test/test_*.c)); do \
 	  $(CC) $(ALL_CFLAGS) $(SANFLAGS) -o build/san/test_$$t core/test/test_$$t.c $(CORE_SRC) $(LIBS) \
 	  && ./build/san/test_$$t || exit 1; done
 	@echo "C tests clean under ASan+UBSan"
+	@$(CC) $(ALL_CFLAGS) $(SANFLAGS) -fPIC $(LUA_CFLAGS) $(LIBFLAG) \
+	  -o build/san/bitwire/core.so $(CORE_SRC) $(BIND_SRC) $(LIBS)
+	@if [ -f "$(SAN_RT)" ]; then \
+	  ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$(SAN_RT)" \
+	    LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./build/san/?.so;;" \
+	    $(BUSTED) -o TAP spec >build/san/spec.tap 2>&1 \
+	    || { grep -v '^ok ' build/san/spec.tap | head -n 60; exit 1; }; \
+	  echo "specs clean under ASan+UBSan: $$(grep -c '^ok ' build/san/spec.tap) passed"; \
+	else echo "specs under ASan+UBSan skipped: $(CC) has no shared libasan"; fi
 
-# libFuzzer targets of the C core (core/test/fuzz_*.c); each has a seed
+# test_share and the busted suite under memcheck: any memory error, or any
+# definite or indirect leak, fails. lua5.4 and busted close their state on
+# exit, so nothing is left to suppress. About 3 minutes; logs in build/.
+VALGRIND ?= valgrind --tool=memcheck --error-exitcode=99 --leak-check=full \
+            --errors-for-leak-kinds=definite,indirect \
+            --show-leak-kinds=definite,indirect
+valgrind: deps all build/test_share
+	@$(VALGRIND) --log-file=build/valgrind-share.log ./build/test_share >/dev/null \
+	  || { cat build/valgrind-share.log; exit 1; }
+	@$(BUSTED_ENV) $(VALGRIND) --log-file=build/valgrind-spec.log $(BUSTED) -o TAP spec \
+	  >build/valgrind-spec.tap 2>&1 \
+	  || { grep -v '^ok ' build/valgrind-spec.tap | head -n 40; \
+	       grep -v '^==[0-9]*== *$$' build/valgrind-spec.log | head -n 80; exit 1; }
+	@echo "valgrind: test_share and $$(grep -c '^ok ' build/valgrind-spec.tap) specs," \
+	  "$$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' build/valgrind-spec.log) errors," \
+	  "$$(grep -q 'All heap blocks were freed' build/valgrind-spec.log && echo 'all heap blocks freed' || echo 'no definite or indirect leaks')"
+
+# libFuzzer targets: the C core's (core/test/fuzz_*.c) and the schema
+# driver's (bindings/test/fuzz_decode.c, which embeds a lua_State and loads
+# bindings/test/fuzz_decode.lua from the checkout root). Each has a seed
 # generator (the same file built with -DFUZZ_SEEDGEN) that fills
 # build/corpus/<target> with valid encodes. tools/fuzz.sh runs them and
 # prints exec/s; a crash or a failed check exits non-zero.
 FUZZ_CC            ?= clang
-FUZZ_SHORT_SECONDS ?= 5
-FUZZ_TARGETS        = fuzz_stream fuzz_frame
+FUZZ_SHORT_SECONDS ?= 8
+CORE_FUZZ           = fuzz_stream fuzz_frame
+FUZZ_TARGETS        = $(CORE_FUZZ) fuzz_decode
 FUZZ_CFLAGS         = $(WARN) -g -O1 -fno-omit-frame-pointer $(FPFLAGS) -Icore
+FUZZ_SAN            = -fno-sanitize-recover=all
 FUZZ_BINS           = $(FUZZ_TARGETS:%=build/fuzz/%) $(FUZZ_TARGETS:%=build/fuzz/%_seed)
+FUZZ_DEC_SRC        = bindings/test/fuzz_decode.c $(CORE_SRC) $(BIND_SRC)
+FUZZ_DEC_DEPS       = $(FUZZ_DEC_SRC) core/test/fuzz.h $(CORE_HDR) bindings/lbw.h
 
-$(FUZZ_TARGETS:%=build/fuzz/%): build/fuzz/%: core/test/%.c core/test/fuzz.h $(CORE_SRC) $(CORE_HDR)
+$(CORE_FUZZ:%=build/fuzz/%): build/fuzz/%: core/test/%.c core/test/fuzz.h $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p build/fuzz
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined $(FUZZ_SAN) \
 	  -o $@ $< $(CORE_SRC) $(LIBS)
 
-$(FUZZ_TARGETS:%=build/fuzz/%_seed): build/fuzz/%_seed: core/test/%.c core/test/fuzz.h $(CORE_SRC) $(CORE_HDR)
+$(CORE_FUZZ:%=build/fuzz/%_seed): build/fuzz/%_seed: core/test/%.c core/test/fuzz.h $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p build/fuzz
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDGEN -fsanitize=address,undefined -fno-sanitize-recover=all \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDGEN -fsanitize=address,undefined $(FUZZ_SAN) \
 	  -o $@ $< $(CORE_SRC) $(LIBS)
+
+# the driver is compiled in, instrumented; liblua is linked (a test program)
+build/fuzz/fuzz_decode: $(FUZZ_DEC_DEPS)
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibindings -Icore/test $(LUA_CFLAGS) \
+	  -fsanitize=fuzzer,address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
+
+build/fuzz/fuzz_decode_seed: $(FUZZ_DEC_DEPS)
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibindings -Icore/test $(LUA_CFLAGS) -DFUZZ_SEEDGEN \
+	  -fsanitize=address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
 
 .PHONY: fuzz-short
 fuzz: deps $(FUZZ_BINS)
 	@sh tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
+# for make test: FUZZ_SHORT_SECONDS each, about 30 s for the three
 fuzz-short: deps $(FUZZ_BINS)
 	@sh tools/fuzz.sh $(FUZZ_SHORT_SECONDS) $(FUZZ_TARGETS)
 

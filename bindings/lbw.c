@@ -235,7 +235,7 @@ static int writer_float (lua_State *L) {
   lua_Number x = luaL_checknumber(L, 2);
   Mark m;
   beginwrite(L, lw, "float", &m);
-  bw_writefloat(&lw->w, (float)x);
+  bw_writefloat(&lw->w, bw_tofloat32((double)x));
   return endwrite(L, lw, "float", &m);
 }
 

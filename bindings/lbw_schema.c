@@ -19,7 +19,6 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <float.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -487,15 +486,9 @@ static void encleaf (Ctx *c, const bw_Field *f, int idx, int tt) {
       bw_writebits(w, bw_qfloatencode(&f->q, x), f->q.nbits);
       break;
     }
-    case BW_KFLOAT32: {
-      double x = checknum(c, idx, tt);
-      if (x > FLT_MAX && x < HUGE_VAL) x = HUGE_VAL;    /* no UB cast */
-      if (x < -FLT_MAX && x > -HUGE_VAL) x = -HUGE_VAL;
-      if (isfinite(x) && fabs(x) > FLT_MAX)
-        encerror(c, "%s out of float32 range", lua_tostring(L, idx));
-      bw_writefloat(w, (float)x);
+    case BW_KFLOAT32:  /* as w:float: beyond float32's range, infinity */
+      bw_writefloat(w, bw_tofloat32(checknum(c, idx, tt)));
       break;
-    }
     case BW_KFLOAT64:
       bw_writedouble(w, checknum(c, idx, tt));
       break;
@@ -727,6 +720,52 @@ static int readrange (Ctx *c, const bw_Field *f, const char *what,
 
 static int decdeltastruct (Ctx *c, uint32_t t, int bidx);
 static void pushcopy (lua_State *L, int idx, int depth);
+static LSchema *checkschema (lua_State *L, int arg);
+static void initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version);
+
+/* Protected call (schema, field index, value, version): encode the value
+** as that field into the schema's writer, raising where it does not fit. */
+static int encodefield (lua_State *L) {
+  LSchema *ls = checkschema(L, 1);
+  Ctx c;
+  initctx(L, &c, ls, (uint32_t)lua_tointeger(L, 4));
+  bw_writerreset(c.w);
+  encvalue(&c, &ls->S->fields[lua_tointeger(L, 2)], 3, lua_type(L, 3));
+  return 0;
+}
+
+/* A delta keeps from its baseline what it does not send, and the packet
+** picks the message type and the version: what it keeps (the value at 'v',
+** for field 'f') must be a value of that field, or the result would not be
+** a value of its type. Checked by encoding it; the schema is at index 1. */
+static int keepbaseline (Ctx *c, const bw_Field *f, int v) {
+  lua_State *L = c->L;
+  const char *msg, *p;
+  size_t len;
+  int st;
+  if (lua_isnil(L, v)) {
+    if (f->optional) return 1;
+    return decfail(c, BW_EBASELINE, c->r.pos, "unchanged, but the baseline "
+                   "has no value");
+  }
+  lua_pushcfunction(L, encodefield);
+  lua_pushvalue(L, 1);
+  lua_pushinteger(L, (lua_Integer)(f - c->S->fields));
+  lua_pushvalue(L, v);
+  lua_pushinteger(L, (lua_Integer)c->version);
+  st = lua_pcall(L, 4, 0, 0);
+  if (st == LUA_OK) return 1;
+  if (st == LUA_ERRMEM) lua_error(L);
+  msg = lua_tostring(L, -1);
+  if (msg == NULL) msg = "?";
+  len = strlen(msg);
+  for (p = msg; (p = strstr(p, " (bit ")) != NULL; p++)
+    len = (size_t)(p - msg);  /* cut the encoder's bit position */
+  decfail(c, BW_EBASELINE, c->r.pos, "baseline value does not fit: %.*s",
+          (int)len, msg);
+  lua_pop(L, 1);
+  return 0;
+}
 
 /* Decode slot 'i' of a sparse array into the table at 't'. Against a
 ** baseline 'bidx': a presence bit, then a delta when the baseline has a
@@ -790,6 +829,7 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   }
   if (bidx != 0) {
     reuse = 0;
+    if (!keepbaseline(c, f, bidx)) return 0;
     pushcopy(L, bidx, BW_MAXDEPTH);
   }
   else if (reuse) lua_pushvalue(L, into);
@@ -1169,7 +1209,10 @@ static int decdeltastruct (Ctx *c, uint32_t t, int bidx) {
     b = lua_gettop(L);  /* stack: key, baseline value */
     changed = bw_readbits(&c->r, 1);
     if (c->r.status != BW_OK) return readfail(c);
-    if (!changed) pushcopy(L, b, BW_MAXDEPTH);
+    if (!changed) {
+      if (!keepbaseline(c, f, b)) return 0;
+      pushcopy(L, b, BW_MAXDEPTH);
+    }
     else {
       uint64_t present = 1;
       if (f->optional) {
@@ -1483,14 +1526,25 @@ static uint32_t checktype (lua_State *L, int arg) {
   return t;
 }
 
-/* Options table at 'arg': version, into. */
+/* Integer field 'k' of the options table at 'arg', or 'def' when nil; an
+** error names the option (luaL_optinteger would name stack index -1). */
+static lua_Integer optfield (lua_State *L, int arg, const char *k,
+                             lua_Integer def) {
+  lua_Integer v = def;
+  int isnum = 1;
+  if (lua_getfield(L, arg, k) != LUA_TNIL) v = lua_tointegerx(L, -1, &isnum);
+  lua_pop(L, 1);
+  if (!isnum)
+    luaL_argerror(L, arg, lua_pushfstring(L, "'%s' must be an integer", k));
+  return v;
+}
+
+/* Options table at 'arg': version. */
 static uint32_t optversion (lua_State *L, int arg, const bw_Schema *S) {
   lua_Integer v;
   if (lua_isnoneornil(L, arg)) return S->version;
   luaL_checktype(L, arg, LUA_TTABLE);
-  lua_getfield(L, arg, "version");
-  v = luaL_optinteger(L, -1, (lua_Integer)S->version);
-  lua_pop(L, 1);
+  v = optfield(L, arg, "version", (lua_Integer)S->version);
   luaL_argcheck(L, v >= 0 && v < UINT32_MAX, arg, "version out of range");
   return (uint32_t)v;
 }
@@ -1585,50 +1639,9 @@ static int pushdecodeerror (lua_State *L, Ctx *c) {
   return 3;
 }
 
-/* Protected call (schema, type, baseline, version): encode the baseline
-** into the schema's writer, raising where it does not fit. */
-static int encodebaseline (lua_State *L) {
-  LSchema *ls = checkschema(L, 1);
-  Ctx c;
-  initctx(L, &c, ls, (uint32_t)lua_tointeger(L, 4));
-  bw_writerreset(c.w);
-  encstruct(&c, (uint32_t)lua_tointeger(L, 2), 3);
-  return 0;
-}
-
-/* A delta takes what did not change from the baseline, and the packet
-** picks the type and the version; so the baseline at 'b' must be a value
-** of type 't' at c->version, or the result would not be one. Checked by
-** encoding it (the schema is at stack index 1). */
-static int fitsbaseline (Ctx *c, uint32_t t, int b) {
-  lua_State *L = c->L;
-  const char *msg, *p;
-  size_t len;
-  int st;
-  lua_pushcfunction(L, encodebaseline);
-  lua_pushvalue(L, 1);
-  lua_pushinteger(L, (lua_Integer)t);
-  lua_pushvalue(L, b);
-  lua_pushinteger(L, (lua_Integer)c->version);
-  st = lua_pcall(L, 4, 0, 0);
-  if (st == LUA_OK) return 1;
-  if (st == LUA_ERRMEM) lua_error(L);
-  msg = lua_tostring(L, -1);
-  if (msg == NULL) msg = "?";
-  len = strlen(msg);
-  for (p = msg; (p = strstr(p, " (bit ")) != NULL; p++)
-    len = (size_t)(p - msg);  /* cut the encoder's bit position */
-  decfail(c, BW_EBASELINE, c->r.pos, "baseline is not a %s at version %"
-          PRIu32 ": %.*s", c->S->names[c->S->types[t].name], c->version,
-          (int)len, msg);
-  lua_pop(L, 1);
-  return 0;
-}
-
 /* Decode type 't' from c->r, against the baseline at 'b' if set; pushes
 ** the value or returns 0. */
 static int decodefrom (Ctx *c, uint32_t t, int into, int b) {
-  if (b && !fitsbaseline(c, t, b)) return 0;
   if (b ? decdeltastruct(c, t, b) : decstruct(c, t, into)) return 1;
   if (c->code == BW_OK) readfail(c);
   return 0;
@@ -1771,18 +1784,18 @@ static void optframe (lua_State *L, int arg, FrameOpts *fo) {
   if (!lua_istable(L, arg)) return;
   lua_getfield(L, arg, "tag");
   if (!lua_isnil(L, -1)) {
-    v = luaL_checkinteger(L, -1);
+    v = optfield(L, arg, "tag", 0);
     luaL_argcheck(L, v >= 0 && v <= 0xFFFFFFFF, arg, "'tag' must fit 32 bits");
     fo->hastag = 1;
     fo->tag = (uint32_t)v;
   }
-  lua_getfield(L, arg, "version_bits");
-  v = luaL_optinteger(L, -1, 0);
+  lua_pop(L, 1);
+  v = optfield(L, arg, "version_bits", 0);
   luaL_argcheck(L, v >= 0 && v <= 32, arg, "'version_bits' must be 0..32");
   fo->versionbits = (unsigned)v;
   lua_getfield(L, arg, "deltas");
   fo->deltas = lua_toboolean(L, -1);
-  lua_pop(L, 3);
+  lua_pop(L, 1);
 }
 
 /* s:frame_encode(id, endcheck, name, value, message [, opts]) -> packet.

@@ -223,6 +223,20 @@ bw_Status bw_writebool (bw_Writer *w, int b);
 ** Out of range (or min > max): BW_ERANGE. */
 bw_Status bw_writeint (bw_Writer *w, int64_t v, int64_t min, int64_t max);
 bw_Status bw_writefloat (bw_Writer *w, float x);
+/* 'x' rounded to float32 as IEEE-754 does: to nearest, so from half an ulp
+** past FLT_MAX on it is infinity; NaN, infinities and -0.0 stay. C leaves
+** the conversion of a double beyond float's range undefined: use this. */
+static inline float bw_tofloat32 (double x) {
+  if (x > 3.4028234663852886e38 || x < -3.4028234663852886e38) {
+    uint32_t u = x < 0x1.ffffffp127 && x > -0x1.ffffffp127
+                 ? UINT32_C(0x7f7fffff) : UINT32_C(0x7f800000);
+    float f;
+    if (x < 0) u |= UINT32_C(0x80000000);
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  return (float)x;
+}
 bw_Status bw_writedouble (bw_Writer *w, double x);
 /* Zero bits up to the next byte boundary. */
 bw_Status bw_writealign (bw_Writer *w);

@@ -188,7 +188,13 @@ typedef struct Seal {
   uint8_t *state;       /* per type: 0 new, 1 in progress, 2 done */
   char *msg;
   size_t msgsize;
+  unsigned level;       /* types being sealed, one inside the other */
+  uint32_t root;        /* the outermost of them */
 } Seal;
+
+#define STR_(x)   #x
+#define STR(x)    STR_(x)
+#define DEEPMSG   ": nesting deeper than " STR(BW_MAXDEPTH) " levels"
 
 static int sealtype (Seal *z, uint32_t t);
 
@@ -282,7 +288,14 @@ static int sealtype (Seal *z, uint32_t t) {
     setmsg(z, ": type refers to itself", ty->name);
     return 0;
   }
+  /* each type inside another is a level more: stop before a long chain of
+  ** them overflows the C stack */
+  if (z->level >= BW_MAXDEPTH) {
+    setmsg(z, DEEPMSG, S->types[z->root].name);
+    return 0;
+  }
   z->state[t] = 1;
+  z->level++;
   for (i = ty->first; i < ty->first + ty->count; i++) {
     bw_Field *f = &S->fields[i];
     unsigned d = sealfield(z, f);
@@ -296,12 +309,13 @@ static int sealtype (Seal *z, uint32_t t) {
       lo = addsat(lo, f->optional ? 1 : f->minbits);
     hi = addsat(hi, addsat(f->maxbits, f->optional ? 1 : 0));
   }
+  z->level--;
   ty = &S->types[t];
   ty->minbits = lo;
   ty->maxbits = hi;
   ty->depth = depth;
   if (depth > BW_MAXDEPTH) {
-    setmsg(z, ": nesting deeper than the limit", ty->name);
+    setmsg(z, DEEPMSG, ty->name);
     return 0;
   }
   z->state[t] = 2;
@@ -404,6 +418,8 @@ bw_Status bw_schemaseal (bw_Schema *S, char *msg, size_t msgsize) {
   z.state = (uint8_t *)calloc(S->ntypes + 1, 1);
   if (z.state == NULL) return BW_ENOMEM;
   for (t = 0; t < S->ntypes; t++) {
+    z.level = 0;
+    z.root = t;
     if (!sealtype(&z, t)) {
       free(z.state);
       return BW_ESCHEMA;

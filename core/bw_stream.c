@@ -396,7 +396,8 @@ void bw_readcheck (bw_Reader *r, uint32_t magic) {
 ** -ffp-contract=off so no step is fused. */
 
 bw_Status bw_qfloatinit (bw_QFloat *q, double min, double max, double res) {
-  float fmin = (float)min, fmax = (float)max, fres = (float)res;
+  float fmin = bw_tofloat32(min), fmax = bw_tofloat32(max);
+  float fres = bw_tofloat32(res);
   float delta, values;
   if (!(isfinite(min) && isfinite(max) && isfinite(res)))
     return BW_EARG;

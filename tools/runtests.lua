@@ -1,8 +1,19 @@
--- Runs the C unit tests and the busted specs; prints one closing line
--- "N passed, N failed" and exits non-zero on any failure.
+-- Runs the C unit tests, the busted specs and extra steps; prints one
+-- closing line "N passed, N failed" and exits non-zero on any failure.
 -- usage: lua5.4 tools/runtests.lua "<busted command>" <c test binaries...>
+--          [-- "<step command>"...]
+-- A step (make sanitize, make fuzz-short) counts as one test: passed when
+-- it exits 0.
 local busted_cmd = arg[1]
 local passed, failed = 0, 0
+local tests, steps = {}, {}
+do
+  local list = tests
+  for i = 2, #arg do
+    if arg[i] == "--" and list == tests then list = steps
+    else list[#list + 1] = arg[i] end
+  end
+end
 
 local function run(cmd)
   local p = assert(io.popen(cmd .. " 2>&1", "r"))
@@ -11,12 +22,12 @@ local function run(cmd)
   return out, ok and 0 or code
 end
 
-for i = 2, #arg do
-  local out, code = run("./" .. arg[i])
+for _, t in ipairs(tests) do
+  local out, code = run("./" .. t)
   io.write(out)
   local p, f = out:match("(%d+) passed, (%d+) failed%s*$")
   if not p then
-    print(arg[i] .. ": no summary line (exit " .. tostring(code) .. ")")
+    print(t .. ": no summary line (exit " .. tostring(code) .. ")")
     failed = failed + 1
   else
     passed, failed = passed + tonumber(p), failed + tonumber(f)
@@ -40,5 +51,15 @@ if bp + bf == 0 or (code ~= 0 and bf == 0) then
 end
 print(string.format("busted: %d passed, %d failed", bp, bf))
 passed, failed = passed + bp, failed + bf
+
+for _, cmd in ipairs(steps) do
+  local t0 = os.time()
+  local out, code = run(cmd)
+  io.write(out)
+  local ok = code == 0
+  print(string.format("%s: %s (%d s)", cmd, ok and "passed" or "FAILED",
+    os.time() - t0))
+  if ok then passed = passed + 1 else failed = failed + 1 end
+end
 print(string.format("%d passed, %d failed", passed, failed))
 os.exit(failed == 0 and 0 or 1)
