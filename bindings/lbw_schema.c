@@ -33,6 +33,13 @@
 #define MAXENCODE  ((size_t)64 << 20)  /* largest packet encode will make */
 #define MAXFRAMES  (2 * BW_MAXDEPTH + 8)
 #define MAXMSG     256
+
+/* the per-field helpers of the hot loops, inlined into them */
+#if defined(__GNUC__) || defined(__clang__)
+#define INLINE  inline __attribute__((always_inline))
+#else
+#define INLINE  inline
+#endif
 #define STACKKEYS  64   /* schemas with this many names keep them on the stack */
 #define BATCH      32   /* fields a record fetches before encoding them */
 
@@ -918,7 +925,8 @@ static int decquat (Ctx *c, const bw_Field *f) {
 ** can inline it into the loops over fields. Returns 0 on failure. */
 /* Check and push the raw bits 'u' of fixed-width field 'f' (read at bit
 ** 'start'). Returns 0 on a value out of range. */
-static int pushfixed (Ctx *c, const bw_Field *f, uint64_t u, uint64_t start) {
+static INLINE int pushfixed (Ctx *c, const bw_Field *f, uint64_t u,
+                             uint64_t start) {
   lua_State *L = c->L;
   switch (f->kind) {
     case BW_KINT: case BW_KENUM: {
