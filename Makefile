@@ -20,7 +20,8 @@ FUZZ_SECONDS ?= 6
 
 # Debian packages the build, the tests and the benchmarks need
 DEB_PKGS = liblua5.4-dev lua5.4 lua-busted lua-cjson lua-messagepack \
-           zlib1g-dev pkg-config clang libclang-rt-14-dev valgrind
+           zlib1g-dev pkg-config clang libclang-rt-14-dev valgrind \
+           lua-check cppcheck
 
 CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_game.c
 BIND_SRC = bindings/lbw.c bindings/lbw_schema.c
@@ -85,7 +86,8 @@ spec: all
 # Counts every C check and busted case into one closing line; the C tests
 # and specs under ASan+UBSan (sanitize), a short fuzz run (fuzz-short, about
 # 30 s) and the specs under valgrind (about 3 minutes) count as one each.
-TEST_STEPS = "$(MAKE) --no-print-directory sanitize" \
+TEST_STEPS = "$(MAKE) --no-print-directory lint" \
+             "$(MAKE) --no-print-directory sanitize" \
              "$(MAKE) --no-print-directory fuzz-short" \
              "$(MAKE) --no-print-directory valgrind"
 test: deps all $(C_TESTS)
@@ -93,6 +95,13 @@ test: deps all $(C_TESTS)
 
 demo: all
 	@$(BUSTED_ENV) $(LUA) examples/demo.lua
+
+# luacheck (settings in .luacheckrc) and cppcheck; either's finding fails
+lint: deps
+	@luacheck --no-color -q lua spec examples tools bench
+	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
+	  --std=c99 --inline-suppr -Icore core bindings bench
+	@echo "lint: luacheck and cppcheck clean"
 
 # prints the tables of docs/BANDWIDTH.md; BANDWIDTH_ARGS="--write docs/BANDWIDTH.md"
 bandwidth: all

@@ -264,11 +264,11 @@ end
 
 -- iterations per run: about SECONDS each
 for _, op in ipairs(ops) do
-  local n, dt = 1, 0
-  while true do
-    dt = timed(op, n)
-    if dt >= SECONDS / 10 then break end
+  local n = 1
+  local dt = timed(op, n)
+  while dt < SECONDS / 10 do
     n = n * 4
+    dt = timed(op, n)
   end
   op.n = math.max(1, math.floor(n * SECONDS / dt + 0.5))
   op.rates = {}

@@ -149,7 +149,8 @@ function M.compare (want, got, exact)
       end
     end
     for k, kind in pairs(ENTITY_KEYS) do
-      local wv, gv, ok = w[k], g[k], nil
+      local wv, gv = w[k], g[k]
+      local ok
       if type(kind) == "table" then
         ok = exact and gv == wv or not exact and near(gv, wv, kind)
       elseif kind == "int" then

@@ -227,9 +227,12 @@ bw_Status bw_writefloat (bw_Writer *w, float x);
 ** past FLT_MAX on it is infinity; NaN, infinities and -0.0 stay. C leaves
 ** the conversion of a double beyond float's range undefined: use this. */
 static inline float bw_tofloat32 (double x) {
-  if (x > 3.4028234663852886e38 || x < -3.4028234663852886e38) {
-    uint32_t u = x < 0x1.ffffffp127 && x > -0x1.ffffffp127
-                 ? UINT32_C(0x7f7fffff) : UINT32_C(0x7f800000);
+  double a = x < 0 ? -x : x;
+  if (a > 3.4028234663852886e38) {  /* past FLT_MAX */
+    /* below FLT_MAX + half an ulp it rounds down to FLT_MAX (the tie goes
+    ** to infinity, whose mantissa is even) */
+    uint32_t u = a < 0x1.ffffffp127 ? UINT32_C(0x7f7fffff)
+                                    : UINT32_C(0x7f800000);
     float f;
     if (x < 0) u |= UINT32_C(0x80000000);
     memcpy(&f, &u, 4);

@@ -270,8 +270,8 @@ describe("nesting depth", function ()
 
   it("compiles and decodes 32 levels of records (BW_MAXDEPTH)", function ()
     local s = bitwire.schema(chain(32))
-    local v, leaf = { v = 1 }, nil
-    leaf = v
+    local v = { v = 1 }
+    local leaf = v
     for _ = 2, 32 do leaf.next = { v = 7 }; leaf = leaf.next end
     local got = assert(s:decode("D1", s:encode("D1", v)))
     assert.same(v, got)

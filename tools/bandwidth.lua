@@ -175,10 +175,10 @@ local function emit (fmt, ...) out[#out + 1] = string.format(fmt, ...) end
 local function kbps (bits) return bits * HZ / 1000 end
 
 local function fmtint (n)   -- 1234567 -> "1,234,567"
-  local s = string.format("%d", math.floor(n + 0.5))
+  local str = string.format("%d", math.floor(n + 0.5))
   local k
-  repeat s, k = s:gsub("^(%d+)(%d%d%d)", "%1,%2") until k == 0
-  return s
+  repeat str, k = str:gsub("^(%d+)(%d%d%d)", "%1,%2") until k == 0
+  return str
 end
 
 local function fmtrate (bits)
@@ -305,9 +305,9 @@ local function part2 ()
     for _, i in ipairs(list) do t[i] = 0 end
     return { objects = t }
   end
-  local function range (a, b, step)
+  local function range (a, b, stride)
     local t = {}
-    for i = a, b, step or 1 do t[#t + 1] = i end
+    for i = a, b, stride or 1 do t[#t + 1] = i end
     return t
   end
   local function randomset (k)   -- k distinct slots, chosen by the LCG

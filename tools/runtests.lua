@@ -54,9 +54,9 @@ passed, failed = passed + bp, failed + bf
 
 for _, cmd in ipairs(steps) do
   local t0 = os.time()
-  local out, code = run(cmd)
-  io.write(out)
-  local ok = code == 0
+  local sout, scode = run(cmd)
+  io.write(sout)
+  local ok = scode == 0
   print(string.format("%s: %s (%d s)", cmd, ok and "passed" or "FAILED",
     os.time() - t0))
   if ok then passed = passed + 1 else failed = failed + 1 end

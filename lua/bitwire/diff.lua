@@ -47,7 +47,7 @@ end
 
 -- Readable text of a normalized field (without its name).
 local function fieldtext(f)
-  local k, s = f.kind, nil
+  local k, s = f.kind
   if k == "struct" then s = f.typename
   elseif k == "int" then s = string.format("int [%s, %s]", num(f.min), num(f.max))
   elseif k == "uint" or k == "quat" then s = string.format("%s %d bits", k, f.bits)

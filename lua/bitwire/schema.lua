@@ -163,7 +163,7 @@ end
 -- 'named' is false for array elements, which carry only a type.
 function normfield(f, where, named, ctx)
   if type(f) ~= "table" then fail(where, "field must be a table, got %s", type(f)) end
-  local out, kind = {}, nil
+  local out, kind = {}
   if named then
     local name = f[1]
     if KEYED[name] and f[2] == nil then
