@@ -1943,9 +1943,8 @@ static int schema_share (lua_State *L) {
   return 1;
 }
 
-/* core.adopt(handle) -> schema: takes over the reference a share() made.
-** Each handle must be adopted exactly once (or dropped with core.unshare). */
-static int schema_adopt (lua_State *L) {
+/* The schema of the handle at argument 1, taking the handle's share. */
+static bw_Schema *takehandle (lua_State *L) {
   bw_Schema *S;
   luaL_checktype(L, 1, LUA_TLIGHTUSERDATA);
   S = (bw_Schema *)lua_touserdata(L, 1);
@@ -1953,7 +1952,13 @@ static int schema_adopt (lua_State *L) {
   luaL_argcheck(L, S != NULL && S->magic == BW_SCHEMAMAGIC && S->sealed, 1,
                 "not a live schema handle");
   luaL_argcheck(L, bw_schematake(S), 1, "schema handle already adopted");
-  pushschema(L, S);
+  return S;
+}
+
+/* core.adopt(handle) -> schema: takes over the reference a share() made.
+** Each handle must be adopted exactly once (or dropped with core.unshare). */
+static int schema_adopt (lua_State *L) {
+  pushschema(L, takehandle(L));
   return 1;
 }
 
@@ -1968,13 +1973,7 @@ static int schema_desc (lua_State *L) {
 
 /* core.unshare(handle): drop a handle's reference without adopting it. */
 static int schema_unshare (lua_State *L) {
-  bw_Schema *S;
-  luaL_checktype(L, 1, LUA_TLIGHTUSERDATA);
-  S = (bw_Schema *)lua_touserdata(L, 1);
-  luaL_argcheck(L, S != NULL && S->magic == BW_SCHEMAMAGIC && S->sealed, 1,
-                "not a live schema handle");
-  luaL_argcheck(L, bw_schematake(S), 1, "schema handle already adopted");
-  bw_schemarelease(S);
+  bw_schemarelease(takehandle(L));
   return 0;
 }
 

@@ -188,7 +188,7 @@ function Write:array (p, key, max, fn)
   local t = self:table(p, key)
   fn = fnof(fn)
   push(self, key)
-  local n = self:int(#t, 0, max)
+  local n = self:int(self.writing and #t or nil, 0, max)
   for i = 1, n do fn(self, t, i) end
   pop(self)
   return t
@@ -263,23 +263,9 @@ function Read:table (p, key)
   return t
 end
 
-function Read:object (p, key, fn)
-  local t = self:table(p, key)
-  push(self, key)
-  fnof(fn)(self, t)
-  pop(self)
-  return t
-end
-
-function Read:array (p, key, max, fn)
-  local t = self:table(p, key)
-  fn = fnof(fn)
-  push(self, key)
-  local n = self:int(nil, 0, max)
-  for i = 1, n do fn(self, t, i) end
-  pop(self)
-  return t
-end
+-- the same walk as writing: self:table makes the fresh table
+Read.object = Write.object
+Read.array = Write.array
 
 -- }============================================================
 
