@@ -20,7 +20,15 @@
 ** straight into them.
 */
 
+#if defined(__unix__) || defined(__APPLE__)
+#define _POSIX_C_SOURCE 200809L  /* stat's st_mtim, for core.filestamp */
+#include <sys/stat.h>
+#define HAVESTAT 1
+#endif
+
+#include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lua.h"
 #include "lauxlib.h"
@@ -567,7 +575,29 @@ static int core_bits_required (lua_State *L) {
   return 1;
 }
 
+/* core.filestamp(path) -> "mtime.ns:size" | nil, message. What a watch
+** registry compares before it reads a definitions file again; false where
+** the platform has no stat (the registry then reads on every poll). */
+static int core_filestamp (lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+#ifdef HAVESTAT
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: %s", path, strerror(errno));
+    return 2;
+  }
+  lua_pushfstring(L, "%I.%I:%I", (lua_Integer)st.st_mtim.tv_sec,
+                  (lua_Integer)st.st_mtim.tv_nsec, (lua_Integer)st.st_size);
+#else
+  (void)path;
+  lua_pushboolean(L, 0);
+#endif
+  return 1;
+}
+
 static const luaL_Reg core_funcs[] = {
+  {"filestamp", core_filestamp},
   {"writer", core_writer},
   {"reader", core_reader},
   {"frame_open", core_frame_open},

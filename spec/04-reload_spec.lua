@@ -293,6 +293,28 @@ describe("bitwire.watch", function()
     assert.equal(s, reg:current())
   end)
 
+  it("poll reads the file only when its modification time or size moved", function()
+    local path = tempdefs(entity_defs(100))
+    local reg = assert(bitwire.watch(path))
+    reg:poll()  -- the first poll takes the file's stamp
+    local opens, real = 0, io.open
+    -- luacheck: push ignore 122 (counting opens means replacing io.open)
+    io.open = function (...) opens = opens + 1; return real(...) end
+    local ok, a, b = pcall(function ()
+      local r1 = { reg:poll() }
+      local r2 = { reg:poll() }
+      return r1, r2
+    end)
+    io.open = real
+    -- luacheck: pop
+    assert.is_true(ok, a)
+    assert.same({ false, nil }, a)
+    assert.same({ false, nil }, b)
+    assert.equal(0, opens)
+    write(path, entity_defs(200))   -- another size: read and swapped in
+    assert.is_true((reg:poll()))
+  end)
+
   it("poll swaps in a good edit and returns true", function()
     local path = tempdefs(entity_defs(100))
     local reg = assert(bitwire.watch(path))

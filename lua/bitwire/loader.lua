@@ -381,15 +381,18 @@ local function try(self, source)
   return true
 end
 
--- reg:poll() reads the file and compares its content with what it last
--- looked at (no modification times: that needs no library and catches
--- same-second edits).
+-- reg:poll() checks the file's modification time (nanoseconds) and size,
+-- and only when they moved reads it and compares its content with what it
+-- last looked at, so a touch without an edit swaps nothing.
 --   true            changed, loaded, compiled and swapped in
 --   false, nil      unchanged since the last poll (a refused file that is
 --                   still the same is not reported again)
 --   false, message  changed (or unreadable) and refused; the old schema
 --                   keeps serving. reg.last_error keeps the message.
 function Registry:poll()
+  local stamp = core.filestamp(self.path)
+  if stamp and stamp == self.stamp then return false, nil end
+  self.stamp = stamp
   local source, err = readfile(self.path)
   if not source then
     if self.seen_err == err then return false, nil end
@@ -404,6 +407,7 @@ end
 
 -- reg:reload() -> true | false, message: like poll, even when unchanged.
 function Registry:reload()
+  self.stamp = core.filestamp(self.path)
   local source, err = readfile(self.path)
   if not source then
     self.last_error = err
