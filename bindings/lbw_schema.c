@@ -63,6 +63,7 @@ typedef struct Ctx {
   bw_Reader        r;
   int              names;    /* stack index of the names array */
   int              keys;     /* stack index of the first name, or 0 */
+  int              checked;  /* > 0 inside a baseline keepbaseline checked */
   uint32_t         version;
   int              nframes;
   Frame            frames[MAXFRAMES];
@@ -726,16 +727,17 @@ static int readrange (Ctx *c, const bw_Field *f, const char *what,
 }
 
 static int decdeltastruct (Ctx *c, uint32_t t, int bidx);
-static void pushcopy (lua_State *L, int idx, int depth);
+static void pushkept (Ctx *c, const bw_Field *f, int idx);
 static LSchema *checkschema (lua_State *L, int arg);
-static void initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version);
+static void initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
+                     int stackkeys);
 
 /* Protected call (schema, field index, value, version): encode the value
 ** as that field into the schema's writer, raising where it does not fit. */
 static int encodefield (lua_State *L) {
   LSchema *ls = checkschema(L, 1);
   Ctx c;
-  initctx(L, &c, ls, (uint32_t)lua_tointeger(L, 4));
+  initctx(L, &c, ls, (uint32_t)lua_tointeger(L, 4), 0);  /* one field */
   bw_writerreset(c.w);
   encvalue(&c, &ls->S->fields[lua_tointeger(L, 2)], 3, lua_type(L, 3));
   return 0;
@@ -750,6 +752,7 @@ static int keepbaseline (Ctx *c, const bw_Field *f, int v) {
   const char *msg, *p;
   size_t len;
   int st;
+  if (c->checked > 0) return 1;  /* part of a baseline checked whole */
   if (lua_isnil(L, v)) {
     if (f->optional) return 1;
     return decfail(c, BW_EBASELINE, c->r.pos, "unchanged, but the baseline "
@@ -837,7 +840,8 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   if (bidx != 0) {
     reuse = 0;
     if (!keepbaseline(c, f, bidx)) return 0;
-    pushcopy(L, bidx, BW_MAXDEPTH);
+    pushkept(c, f, bidx);
+    c->checked++;  /* the slots' records are checked with the whole */
   }
   else if (reuse) lua_pushvalue(L, into);
   else lua_createtable(L, 0, 0);
@@ -851,6 +855,7 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
       }
       else if (reuse) clearslots(L, t, i, i);
     }
+    c->checked -= bidx != 0;
     return 1;
   }
   if (enc == BW_SPINDEX) {
@@ -900,6 +905,7 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
     }
   }
   if (reuse) clearslots(L, t, prev + 1, n);
+  c->checked -= bidx != 0;
   return 1;
 }
 
@@ -1160,24 +1166,67 @@ static int decstruct (Ctx *c, uint32_t t, int into) {
   return 1;
 }
 
-/* Push a copy of the value at 'idx': tables are copied (to 'depth'), so a
-** decoded value never shares tables with its baseline. */
-static void pushcopy (lua_State *L, int idx, int depth) {
+/* Push a copy of the value at 'idx' of field 'f', which keepbaseline has
+** checked: tables are copied along the schema (sized as decode sizes them),
+** so a decoded value never shares a table with its baseline. */
+static void pushkept (Ctx *c, const bw_Field *f, int idx) {
+  lua_State *L = c->L;
   int t;
-  luaL_checkstack(L, 6, "baseline nesting");
-  if (!lua_istable(L, idx) || depth <= 0) {
+  if (lua_type(L, idx) != LUA_TTABLE) {  /* scalars, absent optionals */
     lua_pushvalue(L, idx);
     return;
   }
-  lua_createtable(L, (int)lua_rawlen(L, idx), 0);
-  t = lua_gettop(L);
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    pushcopy(L, lua_gettop(L), depth - 1);
-    lua_remove(L, -2);
-    lua_pushvalue(L, -2);
-    lua_insert(L, -2);
-    lua_rawset(L, t);
+  switch (f->kind) {
+    case BW_KSTRUCT: {
+      const bw_Type *ty = &c->S->types[f->ref];
+      const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
+      lua_createtable(L, 0, (int)ty->count);
+      t = lua_gettop(L);
+      for (; g < end; g++) {
+        if (g->name == BW_NONE) continue;
+        pushkey(c, g->name);
+        lua_pushvalue(L, -1);
+        if (lua_rawget(L, idx) == LUA_TNIL) {
+          lua_pop(L, 2);
+          continue;
+        }
+        pushkept(c, g, lua_gettop(L));
+        lua_remove(L, -2);
+        lua_rawset(L, t);
+      }
+      return;
+    }
+    case BW_KARRAY: case BW_KQUAT: {  /* a quat is {x, y, z, w} */
+      const bw_Field *e = f->kind == BW_KARRAY ? &c->S->fields[f->ref] : f;
+      lua_Integer i, n = (lua_Integer)lua_rawlen(L, idx);
+      lua_createtable(L, (int)n, 0);
+      t = lua_gettop(L);
+      for (i = 1; i <= n; i++) {
+        int et = lua_rawgeti(L, idx, i);
+        if (et == LUA_TTABLE && e != f) {
+          pushkept(c, e, lua_gettop(L));
+          lua_remove(L, -2);
+        }
+        lua_rawseti(L, t, i);
+      }
+      return;
+    }
+    case BW_KSPARSE: {  /* keys are integers in [1, max]: checked */
+      const bw_Field *e = &c->S->fields[f->ref];
+      lua_createtable(L, (int)lua_rawlen(L, idx), 0);
+      t = lua_gettop(L);
+      lua_pushnil(L);
+      while (lua_next(L, idx)) {
+        lua_pushvalue(L, -2);
+        if (lua_type(L, -2) == LUA_TTABLE) pushkept(c, e, lua_gettop(L) - 1);
+        else lua_pushvalue(L, -2);
+        lua_rawset(L, t);
+        lua_pop(L, 1);
+      }
+      return;
+    }
+    default:
+      lua_pushvalue(L, idx);
   }
 }
 
@@ -1219,7 +1268,7 @@ static int decdeltastruct (Ctx *c, uint32_t t, int bidx) {
     if (c->r.status != BW_OK) return readfail(c);
     if (!changed) {
       if (!keepbaseline(c, f, b)) return 0;
-      pushcopy(L, b, BW_MAXDEPTH);
+      pushkept(c, f, b);
     }
     else {
       uint64_t present = 1;
@@ -1557,7 +1606,8 @@ static uint32_t optversion (lua_State *L, int arg, const bw_Schema *S) {
   return (uint32_t)v;
 }
 
-static void initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version) {
+static void initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
+                     int stackkeys) {
   c->L = L;
   c->S = ls->S;
   c->w = &ls->w;
@@ -1568,9 +1618,10 @@ static void initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version) {
   lua_getiuservalue(L, 1, UV_NAMES);
   c->names = lua_gettop(L);
   c->keys = 0;
+  c->checked = 0;
   /* nesting is bounded by BW_MAXDEPTH: reserve the stack once */
   luaL_checkstack(L, 4 * BW_MAXDEPTH + 16 + STACKKEYS, "schema nesting");
-  if (c->S->nnames <= STACKKEYS) {  /* a few names: copies on the stack are
+  if (stackkeys && c->S->nnames <= STACKKEYS) {  /* a few names: copies on the stack are
                                        the cheapest keys to push */
     uint32_t i;
     for (i = 0; i < c->S->nnames; i++)
@@ -1619,7 +1670,7 @@ static bw_Writer *encodeargs (lua_State *L, int msg) {
   uint32_t t = checktype(L, 2);
   Ctx c;
   lua_settop(L, 4);  /* an omitted value is nil, not the names array */
-  initctx(L, &c, ls, optversion(L, 4, ls->S));
+  initctx(L, &c, ls, optversion(L, 4, ls->S), 1);
   encodeinto(&c, t, 3, msg, 4);
   return c.w;
 }
@@ -1686,7 +1737,7 @@ static int schema_decode (lua_State *L) {
   int into, b;
   Ctx c;
   optdecode(L, 4, &into, &b);
-  initctx(L, &c, ls, version);
+  initctx(L, &c, ls, version, 1);
   bw_readerinit(&c.r, s, len);
   if (!decodefrom(&c, t, into, b)) return pushdecodeerror(L, &c);
   return 1;
@@ -1702,7 +1753,7 @@ static int schema_decodemessage (lua_State *L) {
   uint64_t t;
   Ctx c;
   optdecode(L, 3, &into, &b);
-  initctx(L, &c, ls, version);
+  initctx(L, &c, ls, version, 1);
   bw_readerinit(&c.r, s, len);
   t = bw_readbits(&c.r, ls->S->typebits);
   if (c.r.status != BW_OK) {
@@ -1828,7 +1879,7 @@ static int schema_frameencode (lua_State *L) {
                   "'baseline_id' must be an integer in [0, 65535]");
     lua_pop(L, 1);
   }
-  initctx(L, &c, ls, optversion(L, 7, ls->S));
+  initctx(L, &c, ls, optversion(L, 7, ls->S), 1);
   if (fo.versionbits < 32 && (uint64_t)c.version >> fo.versionbits != 0
       && fo.versionbits > 0)
     return luaL_error(L, "version %d does not fit in %d bits",
@@ -1867,7 +1918,7 @@ static int schema_framedecode (lua_State *L) {
     lua_getfield(L, 7, "baselines");
     baselines = lua_istable(L, -1) ? lua_gettop(L) : 0;
   }
-  initctx(L, &c, ls, version);
+  initctx(L, &c, ls, version, 1);
   if (bw_frameopen(&c.r, s, len, id, endcheck) != BW_OK) {
     readfail(&c);
     return pushdecodeerror(L, &c);

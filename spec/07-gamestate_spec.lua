@@ -892,6 +892,27 @@ describe("schema:encode with a baseline", function ()
   end)
 end)
 
+describe("schema:decode with a baseline", function ()
+  local s = bitwire.schema {
+    Pt = { { "x", "int", min = 0, max = 9 }, { "v", "vector", count = 2, min = 0, max = 1, res = 0.5 } },
+    Rec = { { "p", "Pt", optional = true }, { "q", "quat", bits = 9 }, { "n", "int", min = 0, max = 9 } },
+    Top = { { "r", "Rec" }, { "s", "sparse", of = "Rec", max = 4 } },
+  }
+  local function rec(n, p) return { p = p, q = { 0, 0, 0, 1 }, n = n } end
+
+  it("keeps absent optional records and nested tables, sharing none with the baseline", function ()
+    local base = s:decode("Top", s:encode("Top", { r = rec(1), s = { rec(2), nil, rec(3, { x = 4, v = { 0, 1 } }) } }))
+    -- r changes (n) while its optional p stays absent: p is kept as nil
+    local cur = { r = rec(7), s = { rec(2), nil, rec(3, { x = 4, v = { 0, 1 } }), rec(5) } }
+    local got = assert(s:decode("Top", s:encode("Top", cur, { baseline = base }), { baseline = base }))
+    assert.same(s:decode("Top", s:encode("Top", cur)), got)
+    assert.is_nil(got.r.p)
+    assert.are_not.equal(base.s[3], got.s[3])
+    assert.are_not.equal(base.s[3].p.v, got.s[3].p.v)
+    assert.are_not.equal(base.r.q, got.r.q)
+  end)
+end)
+
 describe("framed deltas", function ()
   local s = game_schema()
   local ID = 0x1234
