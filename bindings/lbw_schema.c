@@ -320,16 +320,10 @@ static void checklen (Ctx *c, const bw_Field *f, size_t n, const char *what) {
 
 /* Bits the relative encoding spends to go from 'prev' to 'cur'. */
 static uint64_t relcost (const bw_Field *f, uint64_t prev, uint64_t cur) {
-  static const struct { uint64_t hi; unsigned bits; } tiers[] = {
-    {1, 1}, {6, 5}, {23, 8}, {280, 13}, {4377, 18}, {69914, 23}
-  };
-  uint64_t d = cur - prev;
-  size_t i;
   if (f->ntiers > 0)
-    return bw_tieredbits(d, 1, (uint64_t)f->max + 1, f->tierbits, f->ntiers);
-  for (i = 0; i < sizeof(tiers) / sizeof(tiers[0]); i++)
-    if (d <= tiers[i].hi) return tiers[i].bits;
-  return 38;
+    return bw_tieredbits(cur - prev, 1, (uint64_t)f->max + 1, f->tierbits,
+                         f->ntiers);
+  return bw_intrelativebits(prev, cur);
 }
 
 static void writerel (Ctx *c, const bw_Field *f, uint64_t prev, uint64_t cur) {

@@ -249,6 +249,8 @@ bw_Status bw_writebytes (bw_Writer *w, const void *p, size_t n);
 ** BW_EUTF8 on NUL or malformed UTF-8, writing nothing. */
 bw_Status bw_writestring (bw_Writer *w, const char *s, size_t n,
                           size_t maxlen);
+/* Bits bw_writeintrelative spends on 'cur' after 'prev' (prev < cur). */
+unsigned bw_intrelativebits (uint64_t prev, uint64_t cur);
 /* Rising-index encoding of 'cur' after 'prev' (both 0..2^32-1, prev < cur). */
 bw_Status bw_writeintrelative (bw_Writer *w, uint64_t prev, uint64_t cur);
 /* Align, then the 32-bit 'magic'. */

@@ -322,6 +322,15 @@ static const struct { uint32_t lo, hi; unsigned bits; } tiers[] = {
 };
 #define NTIERS (sizeof(tiers) / sizeof(tiers[0]))
 
+unsigned bw_intrelativebits (uint64_t prev, uint64_t cur) {
+  uint64_t d = cur - prev;
+  size_t i;
+  if (d == 1) return 1;
+  for (i = 0; i < NTIERS; i++)  /* i + 1 zero flags, a one, the payload */
+    if (d <= tiers[i].hi) return (unsigned)i + 2 + tiers[i].bits;
+  return (unsigned)NTIERS + 1 + 32;  /* all flags zero, then cur */
+}
+
 bw_Status bw_writeintrelative (bw_Writer *w, uint64_t prev, uint64_t cur) {
   uint64_t d;
   size_t i;

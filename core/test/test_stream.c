@@ -2034,6 +2034,20 @@ static void test_frame_misuse (void) {
 /* }========================================================== */
 
 
+/* bw_intrelativebits is what bw_writeintrelative spends, at every tier edge */
+static void test_intrelativebits (void) {
+  static const uint64_t diffs[] = {1, 2, 6, 7, 23, 24, 280, 281, 4377, 4378,
+                                   69914, 69915, 1000000};
+  size_t i;
+  for (i = 0; i < sizeof(diffs) / sizeof(diffs[0]); i++) {
+    uint8_t buf[16];
+    bw_Writer w;
+    bw_writerinit(&w, buf, sizeof(buf));
+    CHECK(bw_writeintrelative(&w, 100, 100 + diffs[i]) == BW_OK);
+    CHECK(bw_bitswritten(&w) == bw_intrelativebits(100, 100 + diffs[i]));
+  }
+}
+
 int main (void) {
   test_vectors_transcribed();
   test_vectors_write();
@@ -2084,5 +2098,6 @@ int main (void) {
   test_frame_truncated();
   test_frame_endcheck();
   test_frame_misuse();
+  test_intrelativebits();
   return check_summary("test_stream");
 }
