@@ -478,16 +478,19 @@ function RProtocol:decode(packet, opts)
   if type(packet) ~= "string" then
     error("bitwire.protocol: decode expects a string, got " .. type(packet), 2)
   end
-  local r, err, code = core.frame_open(packet, self.id, self.endcheck)
-  if not r then return nil, err, code end
-  local tag
-  tag, err, code = r:bits(32)
-  if not tag then return nil, err, code end
-  local s = self.registry.bytag[tag]
+  -- the tag follows the 4-byte CRC; frame_decode checks both, so the CRC
+  -- is computed once: frame_open runs only to say why a tag is unknown
+  local tag = #packet >= 8 and string.unpack("<I4", packet, 5) or nil
+  local s = tag and self.registry.bytag[tag]
   if not s then
+    local r, err, code = core.frame_open(packet, self.id, self.endcheck)
+    if not r then return nil, err, code end
+    tag, err, code = r:bits(32)
+    if not tag then return nil, err, code end
     return nil, string.format("packet for schema %08x, which this registry does "
       .. "not keep (current %s)", tag, self.registry.schema:fingerprint()), "schema"
   end
+  local code
   local fo = { tag = tag, version_bits = self.version_bits }
   if opts ~= nil then
     if type(opts) ~= "table" then error("bitwire.protocol: options must be a table", 2) end
