@@ -26,6 +26,15 @@ DEB_PKGS = liblua5.4-dev lua5.4 lua-busted lua-cjson lua-messagepack \
 CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_game.c
 BIND_SRC = bindings/lbw.c bindings/lbw_schema.c
 CORE_HDR = core/bw.h core/bw_schema.h
+# the C library (see "bitwire as a C library" below)
+LIB_VERSION  = 0.1.0
+LIB_SONAME   = libbitwire.so.0
+PUBLIC_HDR   = $(wildcard core/bw*.h)
+INST_CLIBDIR ?= $(PREFIX)/lib
+INST_INCDIR  ?= $(PREFIX)/include/bitwire
+INST_PCDIR   ?= $(INST_CLIBDIR)/pkgconfig
+CLIB         = build/libbitwire.a build/libbitwire.so.$(LIB_VERSION)
+CLIB_OBJ     = $(patsubst core/%.c,build/lib/%.o,$(CORE_SRC))
 ALL_CFLAGS = $(WARN) $(FPFLAGS) -Icore $(CFLAGS)
 LIBS = -lz -lm
 
@@ -34,7 +43,7 @@ BUSTED_ENV = LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./buil
 .PHONY: all deps check spec test demo bench sanitize fuzz valgrind lint \
         install uninstall clean help bandwidth
 
-all: deps build/bitwire/core.so
+all: deps build/bitwire/core.so $(CLIB)
 
 help:
 	@echo "make [all]    build build/bitwire/core.so"
@@ -87,6 +96,7 @@ spec: all
 # and specs under ASan+UBSan (sanitize), a short fuzz run (fuzz-short, about
 # 30 s) and the specs under valgrind (about 3 minutes) count as one each.
 TEST_STEPS = "$(MAKE) --no-print-directory lint" \
+             "$(MAKE) --no-print-directory test-clib" \
              "$(MAKE) --no-print-directory sanitize" \
              "$(MAKE) --no-print-directory fuzz-short" \
              "$(MAKE) --no-print-directory valgrind"
@@ -203,12 +213,55 @@ fuzz: deps $(FUZZ_BINS)
 fuzz-short: deps $(FUZZ_BINS)
 	@sh tools/fuzz.sh $(FUZZ_SHORT_SECONDS) $(FUZZ_TARGETS)
 
-install: all
+# {===== bitwire as a C library: libbitwire.a, libbitwire.so.$(LIB_VERSION),
+# the public core headers under include/bitwire/ and bitwire.pc =====
+
+build/lib/%.o: core/%.c $(CORE_HDR)
+	@mkdir -p build/lib
+	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+
+build/libbitwire.a: $(CLIB_OBJ)
+	rm -f $@
+	ar rcs $@ $(CLIB_OBJ)
+
+build/libbitwire.so.$(LIB_VERSION): $(CLIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(LIB_SONAME) -o $@ $(CLIB_OBJ) $(LIBS)
+
+# bitwire.pc from its template, for the PREFIX being installed to
+build/bitwire.pc: bitwire.pc.in Makefile
+	@mkdir -p build
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(INST_CLIBDIR)|g' \
+	  -e 's|@INCDIR@|$(INST_INCDIR)|g' -e 's|@VERSION@|$(LIB_VERSION)|g' $< >$@
+
+install-clib: $(CLIB) build/bitwire.pc
+	install -d $(DESTDIR)$(INST_CLIBDIR) $(DESTDIR)$(INST_INCDIR) $(DESTDIR)$(INST_PCDIR)
+	install -m 644 build/libbitwire.a $(DESTDIR)$(INST_CLIBDIR)/
+	install -m 755 build/libbitwire.so.$(LIB_VERSION) $(DESTDIR)$(INST_CLIBDIR)/
+	ln -sf libbitwire.so.$(LIB_VERSION) $(DESTDIR)$(INST_CLIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(INST_CLIBDIR)/libbitwire.so
+	install -m 644 $(PUBLIC_HDR) $(DESTDIR)$(INST_INCDIR)/
+	install -m 644 build/bitwire.pc $(DESTDIR)$(INST_PCDIR)/
+
+uninstall-clib:
+	rm -f $(addprefix $(DESTDIR)$(INST_CLIBDIR)/,libbitwire.a libbitwire.so \
+	  $(LIB_SONAME) libbitwire.so.$(LIB_VERSION))
+	rm -f $(addprefix $(DESTDIR)$(INST_INCDIR)/,$(notdir $(PUBLIC_HDR)))
+	rm -f $(DESTDIR)$(INST_PCDIR)/bitwire.pc
+
+# installs into a temporary PREFIX, builds a C and a C++ program against it
+# with pkg-config and runs them (tools/test_clib.sh)
+test-clib: $(CLIB)
+	@sh tools/test_clib.sh "$(MAKE)" "$(CC)" "$(CXX)"
+
+.PHONY: install-clib uninstall-clib test-clib
+# }=====
+
+install: all install-clib
 	install -d $(DESTDIR)$(INST_LIBDIR)/bitwire $(DESTDIR)$(INST_LUADIR)/bitwire
 	install -m 755 build/bitwire/core.so $(DESTDIR)$(INST_LIBDIR)/bitwire/core.so
 	install -m 644 lua/bitwire/*.lua $(DESTDIR)$(INST_LUADIR)/bitwire/
 
-uninstall:
+uninstall: uninstall-clib
 	rm -f $(DESTDIR)$(INST_LIBDIR)/bitwire/core.so
 	rm -f $(addprefix $(DESTDIR)$(INST_LUADIR)/bitwire/,$(notdir $(wildcard lua/bitwire/*.lua)))
 

@@ -7,6 +7,10 @@
 
 #include "bw.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define BW_NONE  UINT32_MAX    /* no name / no reference */
 
 /* Field kinds. The wire form of each is in WIRE.md, "Schemas". */
@@ -134,5 +138,9 @@ int  bw_quatencode (const bw_QFloat *q, const double in[4], uint32_t out[4]);
 void bw_quatdecode (const bw_QFloat *q, const uint32_t in[4], double out[4]);
 
 /* }========================================================== */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
