@@ -17,6 +17,9 @@ typedef enum bw_Kind {
   BW_NKINDS
 } bw_Kind;
 
+/* The kinds' names as descriptions spell them, NULL-terminated. */
+extern const char *const bw_kindnames[BW_NKINDS + 1];
+
 /* Sparse array encodings; AUTO spends 2 bits naming the one it picked. */
 enum { BW_SPMASK, BW_SPINDEX, BW_SPRELATIVE, BW_SPAUTO };
 
