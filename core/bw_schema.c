@@ -23,7 +23,7 @@
 const char *const bw_kindnames[BW_NKINDS + 1] = {
   "int", "uint", "bool", "float", "float32", "float64", "enum", "string",
   "bytes", "array", "struct", "align", "check", "sparse", "quat", "tiered",
-  NULL
+  "angle", NULL
 };
 
 bw_Schema *bw_schemanew (void) {
