@@ -23,12 +23,12 @@ DEB_PKGS = liblua5.4-dev lua5.4 lua-busted lua-cjson lua-messagepack \
            zlib1g-dev pkg-config clang libclang-rt-14-dev valgrind \
            lua-check cppcheck
 
-CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_game.c
+CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_game.c core/bw_gen.c
 BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
            bindings/lbw_encode.c bindings/lbw_decode.c bindings/lbw_compile.c \
            bindings/lbw_methods.c bindings/lbw_frame.c bindings/lbw_share.c \
            bindings/lbw_program.c
-CORE_HDR = core/bw.h core/bw_schema.h
+CORE_HDR = core/bw.h core/bw_schema.h core/bw_gen.h
 # the C library (see "bitwire as a C library" below)
 LIB_VERSION  = 0.1.0
 LIB_SONAME   = libbitwire.so.0
@@ -101,6 +101,7 @@ spec: all
 # 30 s) and the specs under valgrind (about 3 minutes) count as one each.
 TEST_STEPS = "$(MAKE) --no-print-directory lint" \
              "$(MAKE) --no-print-directory test-clib" \
+             "$(MAKE) --no-print-directory test-gen" \
              "$(MAKE) --no-print-directory sanitize" \
              "$(MAKE) --no-print-directory fuzz-short" \
              "$(MAKE) --no-print-directory valgrind"
@@ -260,10 +261,23 @@ test-clib: $(CLIB)
 .PHONY: install-clib uninstall-clib test-clib
 # }=====
 
+# {===== generated code (bitwire gen c, gen serialize-h): the cross test
+# generates, compiles and runs both sides for every description below
+GEN_FIXTURES = $(wildcard spec/fixtures/gen/*.lua) spec/fixtures/defs/game_v3.lua \
+               bench/message.lua
+GEN_CASES   ?= 1500
+test-gen: all
+	@$(BUSTED_ENV) $(LUA) tools/gen_cross.lua build/gen "$(CC)" "$(CXX)" \
+	  $(GEN_CASES) $(GEN_FIXTURES)
+.PHONY: test-gen
+# }=====
+
 install: all install-clib
 	install -d $(DESTDIR)$(INST_LIBDIR)/bitwire $(DESTDIR)$(INST_LUADIR)/bitwire
 	install -m 755 build/bitwire/core.so $(DESTDIR)$(INST_LIBDIR)/bitwire/core.so
 	install -m 644 lua/bitwire/*.lua $(DESTDIR)$(INST_LUADIR)/bitwire/
+	install -d $(DESTDIR)$(INST_LUADIR)/bitwire/gen
+	install -m 644 lua/bitwire/gen/*.lua $(DESTDIR)$(INST_LUADIR)/bitwire/gen/
 
 uninstall: uninstall-clib
 	rm -f $(DESTDIR)$(INST_LIBDIR)/bitwire/core.so
