@@ -122,8 +122,9 @@ lint: deps
 bandwidth: all
 	@$(BUSTED_ENV) $(LUA) tools/bandwidth.lua $(BANDWIDTH_ARGS)
 
-bench: all build/bench_stream build/bench/handc.so
+bench: all build/bench_stream build/bench/handc.so build/bench_gen
 	./build/bench_stream
+	./build/bench_gen
 	@LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" \
 	  LUA_CPATH="./build/?.so;./build/bench/?.so;;" $(LUA) bench/bench_schema.lua
 
@@ -270,6 +271,15 @@ test-gen: all
 	@$(BUSTED_ENV) $(LUA) tools/gen_cross.lua build/gen "$(CC)" "$(CXX)" \
 	  $(GEN_CASES) $(GEN_FIXTURES)
 .PHONY: test-gen
+
+# the snapshot of bench/message.lua through generated C (make bench)
+build/bench/gen/snapshot.c: bench/message.lua $(wildcard lua/bitwire/gen/*.lua) build/bitwire/core.so
+	@mkdir -p build/bench/gen
+	@$(BUSTED_ENV) $(LUA) -e 'local b = require "bitwire"; local o = b.gen.c(b.schema(dofile("bench/message.lua").description), {name = "snapshot"}); io.open("build/bench/gen/snapshot.h", "w"):write(o.header); io.open("build/bench/gen/snapshot.c", "w"):write(o.source)'
+
+build/bench_gen: bench/bench_gen.c build/bench/gen/snapshot.c $(CLIB)
+	$(CC) $(WARN) $(FPFLAGS) -Icore -Ibuild/bench/gen -O2 -o $@ bench/bench_gen.c \
+	  build/bench/gen/snapshot.c build/libbitwire.a $(LIBS)
 # }=====
 
 install: all install-clib
