@@ -136,6 +136,10 @@ bw_Status bw_writetiered (bw_Writer *w, uint64_t v, uint64_t min, uint64_t max,
                           const uint8_t *bits, unsigned n);
 uint64_t  bw_readtiered (bw_Reader *r, uint64_t min, uint64_t max,
                          const uint8_t *bits, unsigned n);
+/* Upper end of tier 'i' (of 'n') when it starts at 'lo' (for code that
+** walks the tiers itself, as generated serialize.h functions do). */
+uint64_t  bw_tierhi (uint64_t lo, uint64_t max, const uint8_t *bits,
+                     unsigned i, unsigned n);
 /* Bits bw_writetiered spends on 'v'. */
 unsigned  bw_tieredbits (uint64_t v, uint64_t min, uint64_t max,
                          const uint8_t *bits, unsigned n);

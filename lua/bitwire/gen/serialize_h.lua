@@ -35,6 +35,9 @@ local function resolution(f)
     f.qmax), 0)
 end
 
+local ENC = { mask = "BW_SPMASK", index = "BW_SPINDEX",
+              relative = "BW_SPRELATIVE", auto = "BW_SPAUTO" }
+
 local function int32ok(lo, hi)
   return lo < hi and lo >= -0x80000000 and hi <= 0x7fffffff
 end
@@ -97,6 +100,32 @@ function serval(G, out, ind, f, x, base, name, depth, owner)
     serval(G, out, ind .. "  ", e, ex, eb, en, depth + 1,
       ctypes.compound(e) and owner .. "_item" or owner)
     add("}")
+  elseif k == "quat" then
+    add("if (!bitwire_serialize_quat(stream, %s, %d)) return false;", x, f.bits)
+  elseif k == "tiered" then
+    local t = G.consts(f, owner)
+    add("{")
+    add("  uint64_t t = (uint64_t)%s - (uint64_t)%s;", x, ctypes.int(f.min))
+    add("  if (!bitwire_serialize_tiered(stream, t, 0, %s, %s, %d)) return false;",
+      ctypes.uint(f.max - f.min), t, #f.tiers)
+    add("  %s = (%s)(int64_t)(t + (uint64_t)%s);", x, G.N:scalartype(f, owner), ctypes.int(f.min))
+    add("}")
+  elseif k == "sparse" then
+    local sp = G.sparse(f, owner)
+    local e = f.of
+    local slot = "slot" .. depth
+    local ex = fmt("%s[%s]", x, slot)
+    local eb, en = nil, nil
+    if ctypes.compound(e) then eb, en, ex = ex .. ".", "v", ex .. ".v" end
+    add("if (!bitwire_serialize_sparse(stream, %s%s_present, %s,", base, name, sp)
+    add("    [&](Stream &stream, size_t %s) -> bool {", slot)
+    local inner = {}
+    serval(G, inner, ind .. "      ", e, ex, eb, en, depth + 1,
+      ctypes.compound(e) and owner .. "_item" or owner)
+    for _, l in ipairs(inner) do out[#out + 1] = l end
+    add("      return true;")
+    add("    }))")
+    add("  return false;")
   elseif k == "align" then add("serialize_align(stream);")
   elseif k == "check" then
     if f.magic == 0x12345678 then add("serialize_check(stream);")
@@ -129,6 +158,135 @@ bool bitwire_serialize_wide (Stream &stream, T &value, int64_t min, int64_t max)
   return true;
 }
 
+// Bits needed for values 0..v.
+inline int bitwire_bits (uint64_t v) {
+  int n = 0;
+  while (n < 64 && (v >> n) != 0) n++;
+  return n;
+}
+
+// A tiered integer in [min, max] (WIRE.md, tiered): tier i is announced by
+// i zero bits and a one (the last by its zeros alone), then the offset in
+// the tier. The tiers' ranges come from the core (bw_tierhi).
+template <typename Stream>
+bool bitwire_serialize_tiered (Stream &stream, uint64_t &v, uint64_t min,
+                               uint64_t max, const uint8_t *tiers, unsigned n) {
+  uint64_t lo = min;
+  for (unsigned i = 0; i < n; i++) {
+    if (lo > max) return false;
+    uint64_t hi = bw_tierhi(lo, max, tiers, i, n);
+    bool here = Stream::IsWriting && v <= hi;
+    if (i + 1 < n) serialize_bool(stream, here);
+    if (here || i + 1 == n) {
+      uint64_t u = Stream::IsWriting ? v - lo : 0;
+      if (!bitwire_serialize_wide(stream, u, 0, (int64_t)(hi - lo))) return false;
+      if (Stream::IsReading) v = lo + u;
+      return true;
+    }
+    lo = hi + 1;
+  }
+  return false;
+}
+
+// A quaternion (x, y, z, w) by smallest three (WIRE.md, quat): the largest
+// component's index in 2 bits, then the other three in 'bits' bits each.
+template <typename Stream>
+bool bitwire_serialize_quat (Stream &stream, float v[4], unsigned bits) {
+  bw_QFloat q;
+  uint32_t c[4] = { 0, 0, 0, 0 };
+  bw_quatinit(&q, bits);
+  if (Stream::IsWriting) {
+    double in[4] = { v[0], v[1], v[2], v[3] };
+    if (!bw_quatencode(&q, in, c)) return false;
+  }
+  serialize_bits(stream, c[0], 2);
+  for (int i = 1; i < 4; i++) serialize_bits(stream, c[i], (int)bits);
+  if (Stream::IsReading) {
+    double out[4];
+    for (int i = 1; i < 4; i++) if (c[i] > q.miv) return false;
+    bw_quatdecode(&q, c, out);
+    for (int i = 0; i < 4; i++) v[i] = (float)out[i];
+  }
+  return true;
+}
+
+// A sparse array's slots (WIRE.md, sparse); 'element(stream, i)' does slot
+// i + 1's value. Writing picks the encoding as the core does
+// (bw_genslotsbegin).
+template <typename Stream, typename F>
+bool bitwire_serialize_sparse (Stream &stream, uint8_t *mask,
+                               const bw_GenSparse &sp, F element) {
+  bw_GenSlots st;
+  uint32_t enc = (uint32_t)sp.encoding;
+  uint64_t count = 0, prev = 0;
+  if (Stream::IsWriting) {
+    bw_genslotsbegin(NULL, &sp, mask, &st);
+    enc = (uint32_t)st.encoding;
+    count = st.left;
+  }
+  else memset(mask, 0, (size_t)((sp.n + 7) / 8));
+  if (sp.encoding == BW_SPAUTO) {
+    serialize_bits(stream, enc, 2);
+    if (enc == BW_SPAUTO) return false;
+  }
+  if (enc == BW_SPMASK) {
+    for (uint64_t i = 0; i < sp.n; i++) {
+      bool present = Stream::IsWriting && bw_genhas(mask, i);
+      serialize_bool(stream, present);
+      if (!present) continue;
+      mask[i >> 3] |= (uint8_t)(1u << (i & 7));
+      if (!element(stream, (size_t)i)) return false;
+    }
+    return true;
+  }
+  if (enc == BW_SPINDEX) {
+    if (!bitwire_serialize_wide(stream, count, 0, (int64_t)sp.n)) return false;
+    for (uint64_t k = 0, i = 0; k < count; k++, i++) {
+      if (Stream::IsWriting) while (!bw_genhas(mask, i)) i++;
+      uint64_t at = i;
+      if (!bitwire_serialize_wide(stream, at, 0, (int64_t)sp.n - 1)) return false;
+      if (Stream::IsReading) {
+        if (k > 0 && at < i) return false;   // indices must rise
+        i = at;
+      }
+      mask[i >> 3] |= (uint8_t)(1u << (i & 7));
+      if (!element(stream, (size_t)i)) return false;
+    }
+    return true;
+  }
+  for (uint64_t i = 0;; i++) {   // relative: rising slots, then n + 1
+    uint64_t cur = sp.n + 1;
+    if (Stream::IsWriting) {
+      while (i < sp.n && !bw_genhas(mask, i)) i++;
+      if (i < sp.n) cur = i + 1;
+    }
+    if (sp.ntiers > 0) {
+      uint64_t d = cur - prev;
+      if (!bitwire_serialize_tiered(stream, d, 1, sp.n + 1, sp.tiers, sp.ntiers))
+        return false;
+      cur = prev + d;
+    }
+    else {
+      uint32_t c = (uint32_t)cur;
+      serialize_int_relative(stream, (uint32_t)prev, c);
+      cur = c;
+    }
+    if (cur == sp.n + 1) return true;
+    if (cur > sp.n || cur <= prev) return false;
+    i = cur - 1;
+    prev = cur;
+    mask[i >> 3] |= (uint8_t)(1u << (i & 7));
+    if (!element(stream, (size_t)i)) return false;
+  }
+}
+
+// A message's type id (the T_ID of its type) in %s_TYPEBITS bits.
+template <typename Stream>
+bool serialize_message_id (Stream &stream, uint32_t &id) {
+  if (!bitwire_serialize_wide(stream, id, 0, %s_NTYPES - 1)) return false;
+  return true;
+}
+
 // check(magic) with a magic other than serialize_check's.
 template <typename Stream>
 bool bitwire_serialize_check (Stream &stream, uint32_t magic) {
@@ -145,7 +303,30 @@ function M.generate(schema, opts)
   local program = schema:program()
   local name = opts.name or "messages"
   local G = { program = program, N = ctypes.new(program, opts.prefix) }
-  local guard = ident(name):upper() .. "_HPP"
+  local consts, seen = {}, {}
+  function G.consts(f, owner)
+    local n = "tiers_" .. owner
+    if not seen[n] then
+      seen[n] = true
+      consts[#consts + 1] = fmt("static const uint8_t %s[] = { %s };", n,
+        concat(f.tiers, ", "))
+    end
+    return n
+  end
+  function G.sparse(f, owner)
+    local n = "sp_" .. owner
+    if not seen[n] then
+      seen[n] = true
+      local tiers = f.tiers and #f.tiers > 0 and G.consts(f, owner)
+      consts[#consts + 1] = fmt(
+        "static const bw_GenSparse %s = { %s, %d, %s, %s, %d, %s };", n,
+        ctypes.uint(f.max), f.bits, ENC[f.encoding], tiers or "NULL",
+        tiers and #f.tiers or 0, ctypes.uint(f.of.minbits))
+    end
+    return n
+  end
+  local NAME = ident(name):upper()
+  local guard = NAME .. "_HPP"
   local out = {}
   out[#out + 1] = fmt([[
 // %s.hpp - generated by `bitwire gen serialize-h` from a bitwire schema;
@@ -159,11 +340,16 @@ function M.generate(schema, opts)
 #include <stdint.h>
 #include <string.h>
 
+#include "bw_gen.h"
+
 namespace %s {
 
-]], name, program.fingerprint, program.version, guard, guard, ident(name))
+enum { %s_TYPEBITS = %d, %s_NTYPES = %d };
+
+]], name, program.fingerprint, program.version, guard, guard, ident(name),
+    NAME, program.typebits, NAME, #program.types)
   out[#out + 1] = G.N:declarations()
-  out[#out + 1] = HELPERS
+  out[#out + 1] = fmt(HELPERS, NAME, NAME)
   local protos, bodies = {}, {}
   for _, t in ipairs(ctypes.order(program)) do
     local T = G.N:typename(t.name)
@@ -185,6 +371,7 @@ namespace %s {
     bodies[#bodies + 1] = fmt("template <typename Stream> bool serialize (Stream &stream, %s &value) {\n"
       .. "  (void)stream; (void)value;\n%s\n  return true;\n}\n", T, concat(b, "\n"))
   end
+  out[#out + 1] = concat(consts, "\n") .. "\n\n"
   out[#out + 1] = concat(protos, "\n") .. "\n"
   out[#out + 1] = concat(bodies, "\n")
   out[#out + 1] = fmt("\n} // namespace %s\n\n#endif\n", ident(name))
