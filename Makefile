@@ -21,7 +21,7 @@ FUZZ_SECONDS ?= 6
 # Debian packages the build, the tests and the benchmarks need
 DEB_PKGS = liblua5.4-dev lua5.4 lua-busted lua-cjson lua-messagepack \
            zlib1g-dev pkg-config clang libclang-rt-14-dev valgrind \
-           lua-check cppcheck
+           lua-check cppcheck lua-socket
 
 CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_game.c core/bw_gen.c
 BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
@@ -102,6 +102,7 @@ spec: all
 TEST_STEPS = "$(MAKE) --no-print-directory lint" \
              "$(MAKE) --no-print-directory test-clib" \
              "$(MAKE) --no-print-directory test-gen" \
+             "$(MAKE) --no-print-directory example-c-server" \
              "$(MAKE) --no-print-directory sanitize" \
              "$(MAKE) --no-print-directory fuzz-short" \
              "$(MAKE) --no-print-directory valgrind"
@@ -271,6 +272,20 @@ test-gen: all
 	@$(BUSTED_ENV) $(LUA) tools/gen_cross.lua build/gen "$(CC)" "$(CXX)" \
 	  $(GEN_CASES) $(GEN_FIXTURES)
 .PHONY: test-gen
+
+# examples/c_server: a C server from code generated from the definitions a
+# Lua client prototyped with; the client starts it and talks to it over UDP
+build/examples/c_server/game.c: examples/c_server/defs.lua $(wildcard lua/bitwire/gen/*.lua) build/bitwire/core.so
+	@mkdir -p build/examples/c_server
+	@$(BUSTED_ENV) $(LUA) -e 'os.exit(require("bitwire.cli.gen").run({"c", "examples/c_server/defs.lua", "-o", "build/examples/c_server", "--name", "game"}))' >/dev/null
+
+build/examples/c_server/server: examples/c_server/server.c build/examples/c_server/game.c $(CLIB)
+	$(CC) $(WARN) $(FPFLAGS) -Icore -Ibuild/examples/c_server -O2 -o $@ \
+	  examples/c_server/server.c build/examples/c_server/game.c build/libbitwire.a $(LIBS)
+
+example-c-server: all build/examples/c_server/server
+	@$(BUSTED_ENV) $(LUA) examples/c_server/client.lua build/examples/c_server/server
+.PHONY: example-c-server
 
 # the snapshot of bench/message.lua through generated C (make bench)
 build/bench/gen/snapshot.c: bench/message.lua $(wildcard lua/bitwire/gen/*.lua) build/bitwire/core.so
