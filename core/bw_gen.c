@@ -110,6 +110,23 @@ int bw_genreadquat (bw_Reader *r, const bw_QFloat *q, float v[4]) {
   return 1;
 }
 
+int bw_genstreq (const char *a, const char *b, size_t maxlen) {
+  size_t n = bw_genstrlen(a, maxlen);
+  return n == bw_genstrlen(b, maxlen) && memcmp(a, b, n) == 0;
+}
+
+int bw_genquateq (const bw_QFloat *q, const float a[4], const float b[4]) {
+  double x[4], y[4];
+  uint32_t qa[4], qb[4];
+  int i;
+  for (i = 0; i < 4; i++) {
+    x[i] = (double)a[i];
+    y[i] = (double)b[i];
+  }
+  return bw_quatencode(q, x, qa) && bw_quatencode(q, y, qb)
+         && memcmp(qa, qb, sizeof(qa)) == 0;
+}
+
 
 /* {===================== sparse arrays ===================== */
 

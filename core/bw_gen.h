@@ -77,6 +77,11 @@ int bw_genreadbytes (bw_Reader *r, uint8_t *dst, size_t n);
 int bw_genwritequat (bw_Writer *w, const bw_QFloat *q, const float v[4]);
 int bw_genreadquat (bw_Reader *r, const bw_QFloat *q, float v[4]);
 
+/* Equality on the wire, for delta encoding: strings by their bytes,
+** quaternions by the integers they send. */
+int bw_genstreq (const char *a, const char *b, size_t maxlen);
+int bw_genquateq (const bw_QFloat *q, const float a[4], const float b[4]);
+
 /* {===================== sparse arrays ===================== */
 /* The slots 1..n of a sparse array and their encoding (WIRE.md, sparse). */
 typedef struct bw_GenSparse {

@@ -63,14 +63,14 @@ local function fail(what, ...)
 end
 
 -- The line each side must print for 'bytes' of type 't': decode with the
--- driver, then encode the value again.
-local function expect(s, t, bytes)
-  local v, msg, code = s:decode(t.name, bytes)
+-- driver (against 'opts.baseline' for a delta), then encode it again.
+local function expect(s, t, bytes, opts)
+  local v, msg, code = s:decode(t.name, bytes, opts)
   if v == nil then
     return fmt("E %s %s %s", code, msg:match("%(bit (%d+)%)$"), pathof(msg)), false
   end
-  local e = s:encode(t.name, v)
-  return fmt("O %s %d", tohex(e), s:bits(t.name, v)), true
+  local e = s:encode(t.name, v, opts)
+  return fmt("O %s %d", tohex(e), s:bits(t.name, v, opts)), true
 end
 
 local function run(file)
@@ -137,9 +137,34 @@ local function run(file)
       expects[#expects + 1], valid[#valid + 1] = hw, ok
     end
   end
+  -- deltas (C only: serialize.h has none): a value near a baseline, and
+  -- one unrelated to it, then the same bytes corrupted
+  local dlines, dexpects = {}, {}
+  for _, t in ipairs(program.types) do
+    for k = 1, N // 2 do
+      local bb = s:encode(t.name, rand.value(program, t))
+      local base = s:decode(t.name, bb)
+      local v = k % 4 == 0 and rand.value(program, t) or rand.near(program, t, base)
+      local opts = { baseline = base }
+      local d = s:encode(t.name, v, opts)
+      for _, bytes in ipairs { d, mutate(d) } do
+        dlines[#dlines + 1] = fmt("D%d %s %s", t.id, tohex(bb), tohex(bytes))
+        dexpects[#dexpects + 1] = expect(s, t, bytes, opts)
+      end
+    end
+  end
+  for i = 1, #dlines do
+    lines[#lines + 1], expects[#expects + 1] = dlines[i], dexpects[i]
+    valid[#valid + 1] = "delta"
+  end
   write(dir .. "/cases.txt", table.concat(lines, "\n") .. "\n")
+  -- the C++ side gets the cases up to the first delta
+  local ncxx = 0
+  while valid[ncxx + 1] ~= nil and valid[ncxx + 1] ~= "delta" do ncxx = ncxx + 1 end
+  write(dir .. "/cases_cxx.txt", table.concat(lines, "\n", 1, ncxx) .. "\n")
   for _, side in ipairs(sides) do
-    sh(fmt("%s/harness_%s < %s/cases.txt > %s/out_%s.txt", dir, side, dir, dir, side))
+    sh(fmt("%s/harness_%s < %s/%s > %s/out_%s.txt", dir, side, dir,
+      side == "c" and "cases.txt" or "cases_cxx.txt", dir, side))
     local i = 0
     for got in io.lines(fmt("%s/out_%s.txt", dir, side)) do
       i = i + 1
@@ -151,9 +176,15 @@ local function run(file)
         -- a value Lua cannot hold exactly (a signaling NaN's payload): the
         -- driver must read the other side's bytes as it read the input
         local hex, bits = got:match("^O (%x*) (%d+)$")
-        local t = program.types[tonumber(lines[i]:match("^%d+")) + 1]
+        local t = program.types[tonumber(lines[i]:match("^D?(%d+)")) + 1]
+        local opts
+        if valid[i] == "delta" then
+          local bb = lines[i]:match("^D%d+ (%x*) ")
+          opts = { baseline = s:decode(t.name, (bb:gsub("%x%x", function(x)
+            return string.char(tonumber(x, 16)) end))) }
+        end
         local norm = expect(s, t, (hex:gsub("%x%x", function(x)
-          return string.char(tonumber(x, 16)) end)))
+          return string.char(tonumber(x, 16)) end)), opts)
         if norm == want and want:match(" (%d+)$") == bits then got = want end
       end
       if got ~= want then
@@ -162,7 +193,8 @@ local function run(file)
       end
       checked = checked + 1
     end
-    if i ~= #expects then fail("%s %s: %d lines for %d cases", base, side, i, #expects) end
+    local want = side == "c" and #expects or ncxx
+    if i ~= want then fail("%s %s: %d lines for %d cases", base, side, i, want) end
   end
   io.write(fmt("gen cross %s: %d types, %d cases each side\n", base,
     #program.types, #expects))

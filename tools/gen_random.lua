@@ -93,4 +93,47 @@ function value(program, t)
 end
 M.value = value
 
+local function copy(x)
+  if type(x) ~= "table" then return x end
+  local t = {}
+  for k, v in pairs(x) do t[k] = copy(v) end
+  return t
+end
+
+local near
+
+-- A value of field 'f' near 'b' (a baseline's): mostly kept, some changed.
+local function nearfield(program, f, b)
+  if b == nil or random(4) == 1 then return field(program, f) end
+  if f.kind == "struct" then return near(program, program.byname[f.type], b) end
+  if f.kind == "sparse" then
+    local t = {}
+    for i = 1, f.max do
+      local r = random(10)
+      if r <= 7 then t[i] = copy(b[i])
+      elseif r <= 9 and b[i] ~= nil then t[i] = nearfield(program, f.of, b[i])
+      elseif random(2) == 1 then t[i] = field(program, f.of) end
+    end
+    return t
+  end
+  if random(3) == 1 then return field(program, f) end
+  return copy(b)
+end
+
+-- A value of type 't' near the value 'b': what a delta usually carries.
+function near(program, t, b)
+  local v = {}
+  for _, f in ipairs(t.fields) do
+    local on = f.since <= program.version
+      and (f.removed == nil or program.version < f.removed)
+    if on and f.name then
+      if f.optional and random(8) == 1 then v[f.name] = nil
+      elseif f.optional and b[f.name] == nil and random(2) == 1 then v[f.name] = nil
+      else v[f.name] = nearfield(program, f, b[f.name]) end
+    end
+  end
+  return v
+end
+M.near = near
+
 return M

@@ -4,6 +4,8 @@
 ** "typeid hex" lines, decodes each with the generated reader and prints
 ** "O hex bits" (the value written again and T_bits of it) or
 ** "E code bitpos path" (the read failure), one line per input line.
+** "D typeid basehex hex" lines read a delta against the baseline that
+** basehex decodes to and print the delta written again the same way.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +17,7 @@
 #define MAXBYTES (MAXLINE / 2)
 
 static char line[MAXLINE];
-static uint8_t in[MAXBYTES], out[MAXBYTES];
+static uint8_t in[MAXBYTES], basein[MAXBYTES], out[MAXBYTES];
 
 static int hexval (int c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -23,43 +25,68 @@ static int hexval (int c) {
   return -1;
 }
 
+/* Parse hex at 'p' into 'dst'; returns the byte count, '*end' after it. */
+static size_t unhex (const char *p, uint8_t *dst, const char **end) {
+  size_t n = 0;
+  while (hexval(p[0]) >= 0 && hexval(p[1]) >= 0 && n < MAXBYTES) {
+    dst[n++] = (uint8_t)(hexval(p[0]) << 4 | hexval(p[1]));
+    p += 2;
+  }
+  *end = p;
+  return n;
+}
+
 int main (void) {
-  void *values[MESSAGES_NTYPES];
+  void *values[MESSAGES_NTYPES], *bases[MESSAGES_NTYPES];
   size_t t;
   for (t = 0; t < MESSAGES_NTYPES; t++) {
     values[t] = malloc(messages_types[t].size);
-    if (values[t] == NULL) return 1;
+    bases[t] = malloc(messages_types[t].size);
+    if (values[t] == NULL || bases[t] == NULL) return 1;
   }
   while (fgets(line, sizeof(line), stdin) != NULL) {
     char *p = line, *end;
-    unsigned long id = strtoul(p, &end, 10);
+    const char *q;
+    int delta = line[0] == 'D';
+    unsigned long id = strtoul(p + delta, &end, 10);
     size_t n = 0, len, i;
     bw_Reader r;
     bw_Writer w;
     bw_Error err;
     const uint8_t *data;
+    int ok;
     if (end == p || id >= MESSAGES_NTYPES) return 1;
-    p = end + 1;
-    while (hexval(p[0]) >= 0 && hexval(p[1]) >= 0 && n < MAXBYTES) {
-      in[n++] = (uint8_t)(hexval(p[0]) << 4 | hexval(p[1]));
-      p += 2;
+    if (delta) {  /* the baseline: valid bytes of the type */
+      n = unhex(end + 1, basein, &q);
+      bw_readerinit(&r, basein, n);
+      if (!messages_types[id].read(&r, bases[id], &err)) return 1;
+      end = (char *)q;
     }
+    n = unhex(end + 1, in, &q);
     bw_readerinit(&r, in, n);
-    if (!messages_types[id].read(&r, values[id], &err)) {
+    ok = delta ? messages_types[id].read_delta(&r, values[id], bases[id], &err)
+               : messages_types[id].read(&r, values[id], &err);
+    if (!ok) {
       printf("E %s %llu %s\n", bw_codename(err.code),
              (unsigned long long)err.bitpos, err.path);
       continue;
     }
     bw_writerinit(&w, out, sizeof(out));
-    if (!messages_types[id].write(&w, values[id])) {
+    ok = delta ? messages_types[id].write_delta(&w, values[id], bases[id])
+               : messages_types[id].write(&w, values[id]);
+    if (!ok) {
       printf("W %s\n", bw_codename(w.status));
       continue;
     }
     data = bw_writerdata(&w, &len);
     printf("O ");
     for (i = 0; i < len; i++) printf("%02x", data[i]);
-    printf(" %zu\n", messages_types[id].bits(values[id]));
+    printf(" %zu\n", delta ? (size_t)bw_bitswritten(&w)
+                            : messages_types[id].bits(values[id]));
   }
-  for (t = 0; t < MESSAGES_NTYPES; t++) free(values[t]);
+  for (t = 0; t < MESSAGES_NTYPES; t++) {
+    free(values[t]);
+    free(bases[t]);
+  }
   return 0;
 }

@@ -541,6 +541,8 @@ typedef struct %s_Type {
   bool (*write) (bw_Writer *w, const void *v);
   bool (*read) (bw_Reader *r, void *v, bw_Error *err);
   size_t (*bits) (const void *v);
+  bool (*write_delta) (bw_Writer *w, const void *v, const void *base);
+  bool (*read_delta) (bw_Reader *r, void *v, const void *base, bw_Error *err);
 } %s_Type;
 extern const %s_Type %s_types[%s_NTYPES];
 
@@ -560,7 +562,9 @@ extern const %s_Type %s_types[%s_NTYPES];
   end
   body[#body + 1] = ""
   for _, t in ipairs(ctypes.order(program)) do typefuncs(G, t, body) end
-  for _, t in ipairs(ctypes.order(program)) do delta.funcs(G, t, body) end
+  G.emitter, G.fieldloc, G.elem, G.c = emitter, fieldloc, elemloc, M
+  G.writevalue, G.readvalue, G.failstmt = writevalue, readvalue, failstmt
+  delta.all(G, body)
   for _, t in ipairs(program.types) do publicfuncs(G, t, body) end
   local tab, wrap = {}, {}
   for _, t in ipairs(program.types) do
@@ -575,9 +579,16 @@ static bool any_read_%s (bw_Reader *r, void *v, bw_Error *err) {
 static size_t any_bits_%s (const void *v) {
   return %s_bits((const %s *)v);
 }
-]], T, T, T, T, T, T, T, T, T)
-    tab[#tab + 1] = fmt("  { %q, sizeof(%s), any_write_%s, any_read_%s, any_bits_%s }",
-      t.name, T, T, T, T)
+static bool any_write_delta_%s (bw_Writer *w, const void *v, const void *base) {
+  return %s_write_delta(w, (const %s *)v, (const %s *)base);
+}
+static bool any_read_delta_%s (bw_Reader *r, void *v, const void *base,
+                               bw_Error *err) {
+  return %s_read_delta_err(r, (%s *)v, (const %s *)base, err);
+}
+]], T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, T)
+    tab[#tab + 1] = fmt("  { %q, sizeof(%s), any_write_%s, any_read_%s, any_bits_%s,\n"
+      .. "    any_write_delta_%s, any_read_delta_%s }", t.name, T, T, T, T, T, T)
   end
   body[#body + 1] = concat(wrap, "\n")
   body[#body + 1] = fmt([[
