@@ -267,7 +267,7 @@ test-clib: $(CLIB)
 # generates, compiles and runs both sides for every description below
 GEN_FIXTURES = $(wildcard spec/fixtures/gen/*.lua) spec/fixtures/defs/game_v3.lua \
                bench/message.lua
-GEN_CASES   ?= 1500
+GEN_CASES   ?= 1000
 test-gen: all
 	@$(BUSTED_ENV) $(LUA) tools/gen_cross.lua build/gen "$(CC)" "$(CXX)" \
 	  $(GEN_CASES) $(GEN_FIXTURES)

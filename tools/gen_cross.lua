@@ -143,9 +143,9 @@ local function run(file)
   for _, t in ipairs(program.types) do
     for k = 1, N // 2 do
       local bb = s:encode(t.name, rand.value(program, t))
-      local base = s:decode(t.name, bb)
-      local v = k % 4 == 0 and rand.value(program, t) or rand.near(program, t, base)
-      local opts = { baseline = base }
+      local bv = s:decode(t.name, bb)
+      local v = k % 4 == 0 and rand.value(program, t) or rand.near(program, t, bv)
+      local opts = { baseline = bv }
       local d = s:encode(t.name, v, opts)
       for _, bytes in ipairs { d, mutate(d) } do
         dlines[#dlines + 1] = fmt("D%d %s %s", t.id, tohex(bb), tohex(bytes))

@@ -83,7 +83,7 @@ local function typebodies(G, t)
   local T = G.N:typename(t.name)
   G.curT = T
   local fields = ctypes.fields(G.program, t)
-  local eq, wr, rd = {}, {}, {}
+  local eq = {}
   local wE, rE = G.emitter(G), G.emitter(G)
   for _, f in ipairs(fields) do
     local name = ident(f.name or "")
@@ -317,7 +317,8 @@ bool %s_read_delta_err (bw_Reader *r, %s *v, const %s *base, bw_Error *err) {
     local a, b = G.fieldloc("a->", q.v.name), G.fieldloc("b->", q.v.name)
     eqstmts(G, lines, "  ", e, G.elem(a, e, "i"), G.elem(b, e, "i"), elemowner(e, q.owner), 1)
     local T = q.T
-    helpers[#helpers + 1] = fmt("static bool slotsame_%s (const %s *a, const %s *b, size_t i) {\n%s\n  return true;\n}\n",
+    helpers[#helpers + 1] = fmt("static bool slotsame_%s (const %s *a, const %s *b,\n"
+      .. "                              size_t i) {\n%s\n  return true;\n}\n",
       q.owner, T, T, concat(lines, "\n"))
   end
   out[#out + 1] = concat(decls, "\n") .. "\n"
