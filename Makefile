@@ -269,7 +269,8 @@ GEN_FIXTURES = $(wildcard spec/fixtures/gen/*.lua) spec/fixtures/defs/game_v3.lu
                bench/message.lua
 GEN_CASES   ?= 1000
 test-gen: all
-	@$(BUSTED_ENV) $(LUA) tools/gen_cross.lua build/gen "$(CC)" "$(CXX)" \
+	@$(BUSTED_ENV) CORE_SRC="$(CORE_SRC)" GEN_SAN="$(SANFLAGS)" \
+	  $(LUA) tools/gen_cross.lua build/gen "$(CC)" "$(CXX)" \
 	  $(GEN_CASES) $(GEN_FIXTURES)
 .PHONY: test-gen
 

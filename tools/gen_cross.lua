@@ -12,6 +12,8 @@ local rand = require "tools.gen_random"
 local outdir, CC, CXX, N = arg[1], arg[2], arg[3], tonumber(arg[4])
 local files = { table.unpack(arg, 5) }
 local fmt = string.format
+local CORE = os.getenv("CORE_SRC") or "build/libbitwire.a"
+local SAN = os.getenv("CORE_SRC") and os.getenv("GEN_SAN") or ""
 
 local function tohex(s)
   return (s:gsub(".", function(c) return fmt("%02x", c:byte()) end))
@@ -85,8 +87,10 @@ local function run(file)
   write(dir .. "/messages.h", c.header)
   write(dir .. "/messages.c", c.source)
   local flags = "-O1 -Wall -Wextra -Wpedantic -Werror -ffp-contract=off -Icore -I" .. dir
-  sh(fmt("%s -std=c99 %s -o %s/harness_c core/test/gen_harness.c %s/messages.c "
-    .. "build/libbitwire.a -lz -lm", CC, flags, dir, dir))
+  -- the C side runs under ASan and UBSan: hostile bytes must not make the
+  -- generated code touch memory outside the struct or the input
+  sh(fmt("%s -std=c99 %s %s -o %s/harness_c core/test/gen_harness.c %s/messages.c "
+    .. "%s -lz -lm", CC, flags, SAN, dir, dir, CORE))
   local sides = { "c" }
   local okcxx, cxx = pcall(gen.serialize_h, s, { name = "messages" })
   if CXX == "-" or not okcxx then
