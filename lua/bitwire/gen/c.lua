@@ -25,8 +25,33 @@ local function emitter(G)
                         order = {}, depth = 0 }, Emit)
 end
 
+-- Lines past 80 columns are split: "if (c) { a; return b; }" into a block,
+-- "if (c) return x;" with the return on its own line.
 function Emit:line(s, ...)
-  self.lines[#self.lines + 1] = self.ind .. fmt(s, ...)
+  local l, out = self.ind .. fmt(s, ...), self.lines
+  if #l > 80 then
+    local ind, head, body = l:match("^(%s*)(.-%b())%s+{ (.+) }$")
+    if ind then
+      out[#out + 1] = ind .. head .. " {"
+      local rest = body
+      while true do   -- statements end in "; " before the next one's word
+        local i = rest:find("; %a")
+        if not i then break end
+        out[#out + 1] = ind .. "  " .. rest:sub(1, i)
+        rest = rest:sub(i + 2)
+      end
+      out[#out + 1] = ind .. "  " .. rest
+      out[#out + 1] = ind .. "}"
+      return
+    end
+    local ind2, cond, ret = l:match("^(%s*)(if %b())%s+(return .+)$")
+    if ind2 then
+      out[#out + 1] = ind2 .. cond
+      out[#out + 1] = ind2 .. "  " .. ret
+      return
+    end
+  end
+  out[#out + 1] = l
 end
 
 function Emit:open(s, ...)
