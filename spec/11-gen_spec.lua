@@ -66,6 +66,21 @@ describe("bitwire.gen.c", function()
     assert.matches("hologram", err)
   end)
 
+  it("writes code for the version asked for", function()
+    local v3 = bitwire.schema(dofile("spec/fixtures/defs/game_v3.lua"))
+    local now = bitwire.gen.c(v3).header
+    local old = bitwire.gen.c(v3, { version = 1 }).header
+    assert.matches("uint8_t shield;", now, 1, true)
+    assert.is_nil(now:find("legacy", 1, true))
+    assert.matches("bool legacy;", old, 1, true)
+    assert.is_nil(old:find("shield", 1, true))
+    for _, bad in ipairs { -1, 4, 1.5, "2" } do
+      local ok, err = pcall(bitwire.gen.c, v3, { version = bad })
+      assert.is_false(ok)
+      assert.matches("version must be an integer in %[0, 3%]", err)
+    end
+  end)
+
   it("adds nothing to _G", function()
     local before = {}
     for k in pairs(_G) do before[k] = true end

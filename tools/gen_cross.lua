@@ -8,6 +8,7 @@
 local bitwire = require "bitwire"
 local gen = require "bitwire.gen"
 local rand = require "tools.gen_random"
+local ctypes = require "bitwire.gen.ctypes"
 
 local outdir, CC, CXX, N = arg[1], arg[2], arg[3], tonumber(arg[4])
 local files = { table.unpack(arg, 5) }
@@ -64,6 +65,21 @@ local function fail(what, ...)
   if failures <= 20 then io.write(fmt(what, ...), "\n") end
 end
 
+-- 's' speaking 'version' (nil: its current one): opts get the version.
+local function at(s, version)
+  if version == nil then return s end
+  local function o(opts)
+    local t = { version = version }
+    for k, v in pairs(opts or {}) do t[k] = v end
+    return t
+  end
+  return {
+    encode = function(_, name, v, opts) return s:encode(name, v, o(opts)) end,
+    decode = function(_, name, b, opts) return s:decode(name, b, o(opts)) end,
+    bits = function(_, name, v, opts) return s:bits(name, v, o(opts)) end,
+  }
+end
+
 -- The line each side must print for 'bytes' of type 't': decode with the
 -- driver (against 'opts.baseline' for a delta), then encode it again.
 local function expect(s, t, bytes, opts)
@@ -75,15 +91,16 @@ local function expect(s, t, bytes, opts)
   return fmt("O %s %d", tohex(e), s:bits(t.name, v, opts)), true
 end
 
-local function run(file)
+local function run(file, version)
   local desc = dofile(file)
   if desc.description then desc = desc.description end
   local s = bitwire.schema(desc)
-  local program = s:program()
-  local base = file:match("([^/]+)%.lua$")
+  local program = ctypes.program(s, version)
+  local sv = at(s, version)
+  local base = file:match("([^/]+)%.lua$") .. (version and "_v" .. version or "")
   local dir = outdir .. "/" .. base
   sh("mkdir -p " .. dir)
-  local c = gen.c(s, { name = "messages" })
+  local c = gen.c(s, { name = "messages", version = version })
   write(dir .. "/messages.h", c.header)
   write(dir .. "/messages.c", c.source)
   local flags = "-O1 -Wall -Wextra -Wpedantic -Werror -ffp-contract=off -Icore -I" .. dir
@@ -92,7 +109,7 @@ local function run(file)
   sh(fmt("%s -std=c99 %s %s -o %s/harness_c core/test/gen_harness.c %s/messages.c "
     .. "%s -lz -lm", CC, flags, SAN, dir, dir, CORE))
   local sides = { "c" }
-  local okcxx, cxx = pcall(gen.serialize_h, s, { name = "messages" })
+  local okcxx, cxx = pcall(gen.serialize_h, s, { name = "messages", version = version })
   if CXX == "-" or not okcxx then
     if CXX ~= "-" then io.write(fmt("gen cross %s: no C++ side (%s)\n", base, tostring(cxx))) end
     cxx = nil
@@ -126,8 +143,8 @@ local function run(file)
   for _, t in ipairs(program.types) do
     for _ = 1, N do
       local v = rand.value(program, t)
-      local b = s:encode(t.name, v)
-      local want = expect(s, t, b)
+      local b = sv:encode(t.name, v)
+      local want = expect(sv, t, b)
       -- quaternions renormalize on decode, so only their re-encoding is
       -- compared; everything else must come back as it was sent
       if not want:find("^O " .. tohex(b) .. " ") and not quats[t.name] then
@@ -136,7 +153,7 @@ local function run(file)
       lines[#lines + 1] = fmt("%d %s", t.id, tohex(b))
       expects[#expects + 1], valid[#valid + 1] = want, true
       local h = mutate(b)
-      local hw, ok = expect(s, t, h)
+      local hw, ok = expect(sv, t, h)
       lines[#lines + 1] = fmt("%d %s", t.id, tohex(h))
       expects[#expects + 1], valid[#valid + 1] = hw, ok
     end
@@ -146,14 +163,14 @@ local function run(file)
   local dlines, dexpects = {}, {}
   for _, t in ipairs(program.types) do
     for k = 1, N // 2 do
-      local bb = s:encode(t.name, rand.value(program, t))
-      local bv = s:decode(t.name, bb)
+      local bb = sv:encode(t.name, rand.value(program, t))
+      local bv = sv:decode(t.name, bb)
       local v = k % 4 == 0 and rand.value(program, t) or rand.near(program, t, bv)
       local opts = { baseline = bv }
-      local d = s:encode(t.name, v, opts)
+      local d = sv:encode(t.name, v, opts)
       for _, bytes in ipairs { d, mutate(d) } do
         dlines[#dlines + 1] = fmt("D%d %s %s", t.id, tohex(bb), tohex(bytes))
-        dexpects[#dexpects + 1] = expect(s, t, bytes, opts)
+        dexpects[#dexpects + 1] = expect(sv, t, bytes, opts)
       end
     end
   end
@@ -184,10 +201,10 @@ local function run(file)
         local opts
         if valid[i] == "delta" then
           local bb = lines[i]:match("^D%d+ (%x*) ")
-          opts = { baseline = s:decode(t.name, (bb:gsub("%x%x", function(x)
+          opts = { baseline = sv:decode(t.name, (bb:gsub("%x%x", function(x)
             return string.char(tonumber(x, 16)) end))) }
         end
-        local norm = expect(s, t, (hex:gsub("%x%x", function(x)
+        local norm = expect(sv, t, (hex:gsub("%x%x", function(x)
           return string.char(tonumber(x, 16)) end)), opts)
         if norm == want and want:match(" (%d+)$") == bits then got = want end
       end
@@ -208,6 +225,13 @@ math.randomseed(tonumber(os.getenv("SEED") or "") or 12345)
 for _, f in ipairs(files) do
   local ok, err = pcall(run, f)
   if not ok then fail("%s: %s", f, err) end
+  -- a versioned description: the older versions too
+  local d = dofile(f)
+  local current = bitwire.schema(d.description or d):program().version
+  for v = 0, current - 1 do
+    ok, err = pcall(run, f, v)
+    if not ok then fail("%s version %d: %s", f, v, err) end
+  end
 end
 io.write(fmt("gen cross: %d checks, %d failed\n", checked, failures))
 os.exit(failures == 0 and 0 or 1)

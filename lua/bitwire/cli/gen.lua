@@ -6,17 +6,19 @@ local M = {}
 
 M.summary = "generate C (gen c) or serialize.h C++ (gen serialize-h) from definitions"
 M.usage = [[
-usage: bitwire gen c DEFS.lua -o DIR [--name NAME] [--prefix PREFIX]
-       bitwire gen serialize-h DEFS.lua [-o DIR] [--name NAME] [--prefix PREFIX]
+usage: bitwire gen c DEFS.lua -o DIR [--name NAME] [--prefix P] [--version N]
+       bitwire gen serialize-h DEFS.lua [-o DIR] [--name NAME] [--prefix P]
+                               [--version N]
 NAME defaults to the definitions file's name; the C files are NAME.h and
-NAME.c, the C++ header NAME.hpp.]]
+NAME.c, the C++ header NAME.hpp. The code speaks version N of the
+definitions (default: the current one).]]
 
 local function parse(args)
   local o = { rest = {} }
   local i = 1
   while i <= #args do
     local a = args[i]
-    if a == "-o" or a == "--name" or a == "--prefix" then
+    if a == "-o" or a == "--name" or a == "--prefix" or a == "--version" then
       if args[i + 1] == nil then error(a .. " needs a value", 0) end
       o[a == "-o" and "dir" or a:sub(3)] = args[i + 1]
       i = i + 2
@@ -52,7 +54,9 @@ function M.run(args)
   if not s then error(defs .. ": " .. tostring(err), 0) end
   local name = o.name or defs:match("([^/\\]+)%.lua$") or "messages"
   local dir = (o.dir or "."):gsub("/$", "")
-  local opts = { name = name, prefix = o.prefix }
+  local version = o.version and math.tointeger(tonumber(o.version))
+  if o.version and not version then error("--version needs an integer", 0) end
+  local opts = { name = name, prefix = o.prefix, version = version }
   if what == "c" then
     if o.dir == nil then error("gen c needs -o DIR\n" .. M.usage, 0) end
     if o.blob then

@@ -515,10 +515,11 @@ bool %s_write_message (bw_Writer *w, const %s *v) {
 end
 
 -- bitwire.gen.c(schema, opts): opts.name (default "messages") names the
--- files and the schema-wide constants, opts.prefix goes before type names.
+-- files and the schema-wide constants, opts.prefix goes before type names,
+-- opts.version picks the version spoken (default: the current one).
 function M.generate(schema, opts)
   opts = opts or {}
-  local program = schema:program()
+  local program = ctypes.program(schema, opts.version)
   local name = opts.name or "messages"
   local G = { program = program, name = name, NAME = ident(name):upper(),
               id = ident(name),

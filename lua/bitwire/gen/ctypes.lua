@@ -121,6 +121,20 @@ function M.visit(t, visitfield, out, seen)
   out[#out + 1] = t
 end
 
+-- The program of 'schema' at 'version' (default: the current one); the
+-- generators write code for one version, as a protocol peer speaks one.
+function M.program(schema, version)
+  local program = schema:program()
+  if version ~= nil then
+    if math.type(version) ~= "integer" or version < 0 or version > program.version then
+      error(string.format("bitwire.gen: version must be an integer in [0, %d], got %s",
+        program.version, tostring(version)), 0)
+    end
+    program.version = version
+  end
+  return program
+end
+
 -- Fields of type 't' on the wire at the program's version.
 function M.fields(program, t)
   local out = {}

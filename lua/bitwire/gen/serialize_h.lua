@@ -300,7 +300,7 @@ bool bitwire_serialize_check (Stream &stream, uint32_t magic) {
 -- bitwire.gen.serialize_h(schema, opts) -> the header text.
 function M.generate(schema, opts)
   opts = opts or {}
-  local program = schema:program()
+  local program = ctypes.program(schema, opts.version)
   local name = opts.name or "messages"
   local G = { program = program, N = ctypes.new(program, opts.prefix) }
   local consts, seen = {}, {}
