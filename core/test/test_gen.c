@@ -11,7 +11,7 @@
 /* paths are built innermost first, in the driver's syntax */
 static void test_paths (void) {
   bw_Error err;
-  err.path[0] = '\0';
+  memset(&err, 0, sizeof(err));
   CHECK(bw_genpath(&err, "x") == 0);
   bw_genpath(&err, "pos");
   bw_genindex(&err, 3);
@@ -29,7 +29,7 @@ static void test_path_truncated (void) {
   bw_Error err;
   char want[512] = "";
   int i;
-  err.path[0] = '\0';
+  memset(&err, 0, sizeof(err));
   for (i = 0; i < 40; i++) bw_genpath(&err, "abcdefgh");
   for (i = 0; i < 40; i++) strcat(want, i ? ".abcdefgh" : "abcdefgh");
   CHECK(strlen(err.path) == BW_MAXPATH - 1);
@@ -75,7 +75,7 @@ static void test_sparse_roundtrip (void) {
     for (tiered = 0; tiered < 2; tiered++) {
       bw_GenSparse sp = { 50, 6, 0, NULL, 0, 0 };
       uint8_t mask[7] = { 0x81, 0, 0x10, 0, 0, 0, 0x02 }, buf[64];
-      uint64_t slots[8], slot, bits, i;
+      uint64_t slots[8] = { 0 }, slot, bits, i;
       size_t len, nslots = 0, k = 0;
       bw_GenSlots st;
       bw_Writer w;
