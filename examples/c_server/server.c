@@ -1,8 +1,11 @@
 /*
 ** server.c - a C server for the messages a Lua prototype sends
 ** (examples/c_server/client.lua), with the code `bitwire gen c` wrote from
-** defs.lua (game.h, game.c). It answers UDP datagrams on 127.0.0.1 and
-** stops by itself: after a Bye, or after 3 seconds without a packet.
+** defs.lua (game.h, game.c). Packets are framed by the core (bw_frameopen,
+** bw_frameend: a CRC32 over the protocol id and the bytes, then the message
+** id, the message and an end check), as the client's s:frame_encode frames
+** them. It answers UDP datagrams on 127.0.0.1 and stops by itself: after a
+** Bye, or after 3 seconds without a packet.
 ** usage: server PORT
 */
 #define _POSIX_C_SOURCE 200809L
@@ -17,6 +20,8 @@
 #include <unistd.h>
 
 #include "game.h"
+
+#define PROTOCOL_ID UINT64_C(0x6269747769726531)  /* the client's, never sent */
 
 typedef struct Player {
   char name[17];
@@ -59,8 +64,12 @@ int main (int argc, char **argv) {
       printf("server: no packet for 3 s, stopping\n");
       break;
     }
-    bw_readerinit(&r, in, (size_t)got);
+    if (bw_frameopen(&r, in, (size_t)got, PROTOCOL_ID, 1) != BW_OK) {
+      printf("server: dropped a packet: %s\n", bw_codename(r.status));
+      continue;
+    }
     bw_writerinit(&w, out, sizeof(out));
+    bw_framebegin(&w);
     if (!game_read_id(&r, &id, &err)) {
       printf("server: bad packet: %s at bit %llu\n", bw_codename(err.code),
              (unsigned long long)err.bitpos);
@@ -108,6 +117,7 @@ int main (int argc, char **argv) {
       printf("server: message %u not served\n", id);
       continue;
     }
+    bw_frameend(&w, PROTOCOL_ID, 1);
     p = bw_writerdata(&w, &n);
     if (w.status == BW_OK) answer(fd, &from, p, n);
     continue;
