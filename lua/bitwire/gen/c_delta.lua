@@ -88,6 +88,10 @@ local function typebodies(G, t)
   for _, f in ipairs(fields) do
     local name = ident(f.name or "")
     local owner = T .. "_" .. name
+    if f.relative or (f.of and f.of.relative) then   -- never a wrong delta
+      error(fmt("bitwire.gen.c: %s.%s: relative deltas are not supported yet",
+        t.name, f.name or "?"), 0)
+    end
     local a = G.fieldloc("a->", name)
     local b = G.fieldloc("b->", name)
     local v = G.fieldloc("v->", name)
