@@ -472,7 +472,8 @@ local function protos(G, t)
   p[#p + 1] = fmt("bool %s_write (bw_Writer *w, const %s *v);", T, T)
   p[#p + 1] = fmt("/* Read into 'v'; false on bad bytes (r->status, r->errpos say why).\n"
     .. "** %s_read_err also fills 'err' with the code, bit position and field\n"
-    .. "** path the Lua driver reports. */", T)
+    .. "** path the Lua driver reports. Absent optionals, unset sparse slots and\n"
+    .. "** array entries past the count keep what they held. */", T)
   p[#p + 1] = fmt("bool %s_read (bw_Reader *r, %s *v);", T, T)
   p[#p + 1] = fmt("bool %s_read_err (bw_Reader *r, %s *v, bw_Error *err);", T, T)
   p[#p + 1] = fmt("/* Bits %s_write spends on 'v' (a valid value) from bit 0. */", T)
