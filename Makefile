@@ -234,20 +234,18 @@ build/libbitwire.a: $(CLIB_OBJ)
 build/libbitwire.so.$(LIB_VERSION): $(CLIB_OBJ)
 	$(CC) -shared -Wl,-soname,$(LIB_SONAME) -o $@ $(CLIB_OBJ) $(LIBS)
 
-# bitwire.pc from its template, for the PREFIX being installed to
-build/bitwire.pc: bitwire.pc.in Makefile
-	@mkdir -p build
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(INST_CLIBDIR)|g' \
-	  -e 's|@INCDIR@|$(INST_INCDIR)|g' -e 's|@VERSION@|$(LIB_VERSION)|g' $< >$@
-
-install-clib: $(CLIB) build/bitwire.pc
+# bitwire.pc is made from its template at each install, for that PREFIX
+install-clib: $(CLIB) bitwire.pc.in
 	install -d $(DESTDIR)$(INST_CLIBDIR) $(DESTDIR)$(INST_INCDIR) $(DESTDIR)$(INST_PCDIR)
 	install -m 644 build/libbitwire.a $(DESTDIR)$(INST_CLIBDIR)/
 	install -m 755 build/libbitwire.so.$(LIB_VERSION) $(DESTDIR)$(INST_CLIBDIR)/
 	ln -sf libbitwire.so.$(LIB_VERSION) $(DESTDIR)$(INST_CLIBDIR)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(INST_CLIBDIR)/libbitwire.so
 	install -m 644 $(PUBLIC_HDR) $(DESTDIR)$(INST_INCDIR)/
-	install -m 644 build/bitwire.pc $(DESTDIR)$(INST_PCDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(INST_CLIBDIR)|g' \
+	  -e 's|@INCDIR@|$(INST_INCDIR)|g' -e 's|@VERSION@|$(LIB_VERSION)|g' \
+	  bitwire.pc.in >$(DESTDIR)$(INST_PCDIR)/bitwire.pc
+	chmod 644 $(DESTDIR)$(INST_PCDIR)/bitwire.pc
 
 uninstall-clib:
 	rm -f $(addprefix $(DESTDIR)$(INST_CLIBDIR)/,libbitwire.a libbitwire.so \
@@ -304,6 +302,8 @@ install: all install-clib
 	install -m 644 lua/bitwire/*.lua $(DESTDIR)$(INST_LUADIR)/bitwire/
 	install -d $(DESTDIR)$(INST_LUADIR)/bitwire/gen
 	install -m 644 lua/bitwire/gen/*.lua $(DESTDIR)$(INST_LUADIR)/bitwire/gen/
+	install -d $(DESTDIR)$(INST_LUADIR)/bitwire/cli
+	install -m 644 lua/bitwire/cli/*.lua $(DESTDIR)$(INST_LUADIR)/bitwire/cli/
 
 uninstall: uninstall-clib
 	rm -f $(DESTDIR)$(INST_LIBDIR)/bitwire/core.so

@@ -7,8 +7,14 @@ set -e
 MAKE=${1:-make}; CC=${2:-cc}; CXX=${3:-c++}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bitwire-clib.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+# an install elsewhere first: each install writes bitwire.pc for its PREFIX
+$MAKE --no-print-directory -s install-clib PREFIX="$tmp/other" >/dev/null
 $MAKE --no-print-directory -s install-clib PREFIX="$tmp/prefix" >/dev/null
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
+if [ "$(pkg-config --variable=prefix bitwire)" != "$tmp/prefix" ]; then
+  echo "bitwire.pc names $(pkg-config --variable=prefix bitwire), not $tmp/prefix"
+  exit 1
+fi
 cflags=$(pkg-config --cflags bitwire)
 libs=$(pkg-config --libs bitwire)
 slibs=$(pkg-config --static --libs bitwire)
