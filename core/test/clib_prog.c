@@ -6,6 +6,7 @@
 
 #include "bw.h"
 #include "bw_schema.h"
+#include "bw_gen.h"
 
 static const unsigned widths[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 static const uint64_t values[8] = { 1, 2, 5, 10, 19, 42, 85, 195 };

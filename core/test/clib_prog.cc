@@ -6,6 +6,7 @@
 
 #include "bw.h"
 #include "bw_schema.h"
+#include "bw_gen.h"
 
 int main () {
   const unsigned widths[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
