@@ -184,7 +184,7 @@ valgrind: deps all build/test_share
 FUZZ_CC            ?= clang
 FUZZ_SHORT_SECONDS ?= 8
 CORE_FUZZ           = fuzz_stream fuzz_frame
-FUZZ_TARGETS        = $(CORE_FUZZ) fuzz_decode
+FUZZ_TARGETS        = $(CORE_FUZZ) fuzz_decode fuzz_gen
 FUZZ_CFLAGS         = $(WARN) -g -O1 -fno-omit-frame-pointer $(FPFLAGS) -Icore
 FUZZ_SAN            = -fno-sanitize-recover=all
 FUZZ_BINS           = $(FUZZ_TARGETS:%=build/fuzz/%) $(FUZZ_TARGETS:%=build/fuzz/%_seed)
@@ -211,6 +211,23 @@ build/fuzz/fuzz_decode_seed: $(FUZZ_DEC_DEPS)
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibindings -Icore/test $(LUA_CFLAGS) -DFUZZ_SEEDGEN \
 	  -fsanitize=address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
+
+# the generated code of three spec fixtures (kinds, sparse, game)
+GEN_FUZZ_DEFS = kinds sparse game
+GEN_FUZZ_SRC  = $(GEN_FUZZ_DEFS:%=build/gen/fuzz/%.c)
+$(GEN_FUZZ_SRC): build/gen/fuzz/%.c: spec/fixtures/gen/%.lua $(wildcard lua/bitwire/gen/*.lua) build/bitwire/core.so
+	@mkdir -p build/gen/fuzz
+	@$(BUSTED_ENV) $(LUA) -e 'local b = require "bitwire"; local o = b.gen.c(b.schema(dofile("$<")), {name = "$*"}); io.open("build/gen/fuzz/$*.h", "w"):write(o.header); io.open("build/gen/fuzz/$*.c", "w"):write(o.source)'
+
+build/fuzz/fuzz_gen: core/test/fuzz_gen.c core/test/fuzz.h $(GEN_FUZZ_SRC) $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibuild/gen/fuzz -fsanitize=fuzzer,address,undefined $(FUZZ_SAN) \
+	  -o $@ $< $(GEN_FUZZ_SRC) $(CORE_SRC) $(LIBS)
+
+build/fuzz/fuzz_gen_seed: core/test/fuzz_gen.c core/test/fuzz.h $(GEN_FUZZ_SRC) $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibuild/gen/fuzz -DFUZZ_SEEDGEN -fsanitize=address,undefined $(FUZZ_SAN) \
+	  -o $@ $< $(GEN_FUZZ_SRC) $(CORE_SRC) $(LIBS)
 
 .PHONY: fuzz-short
 fuzz: deps $(FUZZ_BINS)
