@@ -19,6 +19,77 @@
 
 static int decvalue (Ctx *c, const bw_Field *f, int into);
 
+/* Kinds whose old table a decode into refills. */
+#define REFILLS(k)  ((k) == BW_KSTRUCT || (k) == BW_KARRAY \
+                     || (k) == BW_KSPARSE || (k) == BW_KQUAT)
+
+int bw_decvaluesfail (Ctx *c) {
+  return bw_decfail(c, BW_ERANGE, c->r.pos, "decode makes more values than "
+                    "max_values allows");
+}
+
+
+/* {===================== tables refilled (Claims) ===================== */
+
+void bw_claimsstart (Claims *cl) {
+  cl->n = 0;
+  if (++cl->gen == 0) {  /* wrapped: no entry may look current */
+    uint32_t i;
+    for (i = 0; i < cl->cap; i++) cl->e[i].gen = 0;
+    cl->gen = 1;
+  }
+}
+
+void bw_claimsfree (Claims *cl) {
+  free(cl->e);
+  memset(cl, 0, sizeof(*cl));
+}
+
+static INLINE uint32_t claimslot (const Claims *cl, const void *p) {
+  uint64_t h = (uint64_t)(uintptr_t)p * UINT64_C(0x9E3779B97F4A7C15);
+  return (uint32_t)(h >> 32) & (cl->cap - 1);
+}
+
+/* Double the set, keeping this decode's entries; 0 without memory. */
+static int claimsgrow (Claims *cl) {
+  uint32_t i, cap = cl->cap ? 2 * cl->cap : 256;
+  Claim *old = cl->e, *e;
+  if (cap == 0 || (e = (Claim *)calloc(cap, sizeof(Claim))) == NULL) return 0;
+  cl->e = e;
+  cl->cap = cap;
+  for (i = 0; i < cap / 2 && old != NULL; i++)
+    if (old[i].gen == cl->gen) {
+      uint32_t h = claimslot(cl, old[i].p);
+      while (e[h].gen == cl->gen) h = (h + 1) & (cap - 1);
+      e[h] = old[i];
+    }
+  free(old);
+  return 1;
+}
+
+/* 1 if the value at 'idx' is a table this decode has not refilled yet, now
+** taken; 0 if it is no table or already refilled (aliased): make a fresh
+** one instead. Only for decodes into a table (bw_claimsstart). */
+static INLINE int claim (Ctx *c, int idx) {
+  Claims *cl = c->claims;
+  const void *p;
+  uint32_t h;
+  if (!lua_istable(c->L, idx)) return 0;
+  if (cl->n >= cl->cap / 2 && !claimsgrow(cl)) return 0;
+  p = lua_topointer(c->L, idx);
+  h = claimslot(cl, p);
+  while (cl->e[h].gen == cl->gen) {
+    if (cl->e[h].p == p) return 0;
+    h = (h + 1) & (cl->cap - 1);
+  }
+  cl->e[h].p = p;
+  cl->e[h].gen = cl->gen;
+  cl->n++;
+  return 1;
+}
+
+/* }========================================================== */
+
 /* Read an n-bit offset and check it against [min, max]; '*v' gets min +
 ** offset. 'what' names the quantity for the message. */
 /* The offset 'u' read at 'start' is past f's range: say what it was. */
@@ -101,6 +172,7 @@ static int keepbaseline (Ctx *c, const bw_Field *f, int v) {
 static int decslot (Ctx *c, const bw_Field *e, int t, int reuse, int bidx,
                     lua_Integer i) {
   int old = 0;
+  if (!bw_decspend(c, 1)) return 0;
   pushframe(c, BW_NONE, i);
   if (bidx != 0) {
     uint64_t present = bw_readbits(&c->r, 1);
@@ -118,8 +190,7 @@ static int decslot (Ctx *c, const bw_Field *e, int t, int reuse, int bidx,
     }
   }
   else {
-    if (reuse && (e->kind == BW_KSTRUCT || e->kind == BW_KARRAY
-                  || e->kind == BW_KSPARSE)) {
+    if (reuse && REFILLS(e->kind)) {
       lua_rawgeti(c->L, t, i);
       old = lua_gettop(c->L);
     }
@@ -147,8 +218,9 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer n = (lua_Integer)f->max, prev = 0, i;
   unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
-  int t, enc = f->encoding, reuse = into != 0 && lua_istable(L, into);
+  int t, enc = f->encoding, reuse = into != 0 && claim(c, into);
   uint64_t start = r->pos, slotmin = bidx != 0 ? 1 : e->minbits;
+  if (!bw_decspend(c, 1)) return 0;
   if (enc == BW_SPAUTO) {
     enc = (int)bw_readbits(r, 2);
     if (r->status != BW_OK) return bw_readfail(c);
@@ -227,15 +299,17 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   return 1;
 }
 
-static int decquat (Ctx *c, const bw_Field *f) {
+static int decquat (Ctx *c, const bw_Field *f, int into) {
   uint32_t q[4];
   double v[4];
   int i;
   q[0] = (uint32_t)bw_readbits(&c->r, 2);
   for (i = 1; i < 4; i++) q[i] = (uint32_t)bw_readbits(&c->r, f->nbits);
   if (c->r.status != BW_OK) return bw_readfail(c);
+  if (!bw_decspend(c, 5)) return 0;
   bw_quatdecode(&f->q, q, v);
-  lua_createtable(c->L, 4, 0);
+  if (into != 0 && claim(c, into)) lua_pushvalue(c->L, into);
+  else lua_createtable(c->L, 4, 0);
   for (i = 0; i < 4; i++) {
     lua_pushnumber(c->L, (lua_Number)v[i]);
     lua_rawseti(c->L, -2, i + 1);
@@ -337,7 +411,7 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
     case BW_KARRAY: {
       const bw_Field *e = &c->S->fields[f->ref];
       int64_t i, n, oldn = 0;
-      int t, reuse = into != 0 && lua_istable(L, into);
+      int t, reuse = into != 0 && claim(c, into);
       uint64_t start = r->pos;
       if (!readrange(c, f, "count", &n)) return 0;
       /* every element costs at least minbits: refuse before allocating */
@@ -345,6 +419,7 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
         return bw_decfail(c, BW_ETRUNC, start, "count %" PRId64 " needs %"
                        PRIu64 " bits or more, %" PRIu64 " left", n,
                        (uint64_t)n * e->minbits, bw_bitsremaining(r));
+      if (!bw_decspend(c, 1 + (uint64_t)n)) return 0;
       if (reuse) {
         lua_pushvalue(L, into);
         oldn = (int64_t)lua_rawlen(L, into);
@@ -352,16 +427,17 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
       else
         lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
       t = lua_gettop(L);
-      reuse = reuse && (e->kind == BW_KSTRUCT || e->kind == BW_KARRAY
-                        || e->kind == BW_KSPARSE);
+      reuse = reuse && REFILLS(e->kind);
       for (i = 1; i <= n; i++) {
         pushframe(c, BW_NONE, (lua_Integer)i);
-        /* an old element table is refilled in place: nothing to store */
+        /* an old element table is refilled in place: nothing to store,
+        ** unless it was refilled already (aliased) and a fresh one made */
         if (reuse && i <= oldn
             && lua_rawgeti(L, t, (lua_Integer)i) == LUA_TTABLE) {
           int ok = e->kind == BW_KSTRUCT ? bw_decstruct(c, e->ref, t + 1)
                                          : decvalue(c, e, t + 1);
           if (!ok) return 0;
+          if (!lua_rawequal(L, t + 1, t + 2)) lua_rawseti(L, t, (lua_Integer)i);
           lua_settop(L, t);
         }
         else {
@@ -385,7 +461,7 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
     case BW_KSPARSE:
       return decsparse(c, f, into, 0);
     case BW_KQUAT:
-      return decquat(c, f);
+      return decquat(c, f, into);
     case BW_KTIERED: {
       uint64_t u = bw_readtiered(r, 0, (uint64_t)f->max - (uint64_t)f->min,
                                  f->tierbits, f->ntiers);
@@ -406,8 +482,11 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
   const bw_Field *slow = f;  /* fields before it are read one by one */
-  int tbl, reuse = into != 0 && lua_istable(L, into);
-  Frame *fr = enterframe(c);
+  int tbl, reuse;
+  Frame *fr;
+  if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
+  reuse = into != 0 && claim(c, into);
+  fr = enterframe(c);
   if (reuse) lua_pushvalue(L, into);
   else lua_createtable(L, 0, (int)ty->count);
   tbl = lua_gettop(L);
@@ -470,8 +549,7 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
     if (f->kind < BW_KARRAY) {
       if (!decleaf(c, f)) return 0;
     }
-    else if (reuse && (f->kind == BW_KSTRUCT || f->kind == BW_KARRAY
-                       || f->kind == BW_KSPARSE)) {
+    else if (reuse && REFILLS(f->kind)) {
       lua_pushvalue(L, -1);
       lua_rawget(L, tbl);
       if (!decvalue(c, f, lua_gettop(L))) return 0;
@@ -555,6 +633,7 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
   int tbl;
+  if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
   lua_createtable(L, 0, (int)ty->count);
   tbl = lua_gettop(L);
   for (; f < end; f++) {

@@ -1,0 +1,153 @@
+-- Decode into tables that alias each other, and the max_values bound on
+-- what one decode may create (issue 15, items 9 and 14).
+local bitwire = require "bitwire"
+
+describe("schema:decode into aliased tables", function ()
+  local s = bitwire.schema {
+    V = { { "x", "int", min = 0, max = 255 }, { "y", "int", min = 0, max = 255 } },
+    T = { { "a", "V" }, { "b", "V" }, { "list", "array", of = "V", max = 8 },
+          { "q", "quat", bits = 9 }, { "r", "quat", bits = 9 },
+          { "flags", "array", of = "bool", count = 3 },
+          { "more", "array", of = "bool", count = 3 } },
+    S = { { "cells", "sparse", of = "V", max = 6, encoding = "mask" },
+          { "other", "sparse", of = "V", max = 6, encoding = "index" } },
+  }
+  local value = {
+    a = { x = 1, y = 2 }, b = { x = 3, y = 4 },
+    list = { { x = 5, y = 6 }, { x = 7, y = 8 }, { x = 9, y = 10 } },
+    q = { 0, 0, 0, 1 }, r = { 1, 0, 0, 0 },
+    flags = { true, false, true }, more = { false, true, false },
+  }
+  local bytes = s:encode("T", value)
+  local fresh = s:decode("T", bytes)
+
+  it("gives a fresh decode's values when two fields share a table", function ()
+    local zero = { x = 0, y = 0 }
+    local t = { a = zero, b = zero }
+    assert.equal(t, s:decode("T", bytes, { into = t }))
+    assert.same(fresh, t)
+    assert.are_not.equal(t.a, t.b)
+  end)
+
+  it("gives a fresh decode's values when array elements share a table", function ()
+    local tmpl = { x = 0, y = 0 }
+    local t = { list = { tmpl, tmpl, tmpl, tmpl } }
+    s:decode("T", bytes, { into = t })
+    assert.same(fresh, t)
+    assert.are_not.equal(t.list[1], t.list[2])
+    assert.are_not.equal(t.list[2], t.list[3])
+  end)
+
+  it("handles a table shared between arrays, quats and the root", function ()
+    local shared = { 0, 0, 0, 0 }
+    local t = { q = shared, r = shared, flags = shared, more = shared }
+    t.a = t  -- the root itself as a field
+    s:decode("T", bytes, { into = t })
+    assert.same(fresh, t)
+    assert.are_not.equal(t.q, t.r)
+    assert.are_not.equal(t.flags, t.more)
+  end)
+
+  it("handles shared slots of sparse arrays", function ()
+    local v = { cells = { [2] = { x = 1, y = 1 }, [5] = { x = 2, y = 2 } },
+                other = { [1] = { x = 3, y = 3 }, [6] = { x = 4, y = 4 } } }
+    local b = s:encode("S", v)
+    local one = { x = 0, y = 0 }
+    local t = { cells = { one, one, one, one, one, one } }
+    t.other = t.cells
+    s:decode("S", b, { into = t })
+    assert.same(s:decode("S", b), t)
+  end)
+
+  it("still refills the tables it was given, once aliasing is gone", function ()
+    local t = {}
+    s:decode("T", bytes, { into = t })
+    local a, l1, q = t.a, t.list[1], t.q
+    s:decode("T", bytes, { into = t })
+    assert.equal(a, t.a)
+    assert.equal(l1, t.list[1])
+    assert.equal(q, t.q)
+    assert.same(fresh, t)
+  end)
+end)
+
+describe("schema:decode max_values", function ()
+  local s = bitwire.schema {
+    Bit = { { "b", "bool" } },
+    Many = { { "items", "array", of = "Bit", max = 1 << 20 } },
+    Deep = { { "list", "array", of = { "array", of = "bool", max = 8 }, max = 100 } },
+  }
+
+  local function packet (n)
+    local items = {}
+    for i = 1, n do items[i] = { b = i % 2 == 0 } end
+    return s:encode("Many", { items = items }), items
+  end
+
+  it("decodes up to the limit and refuses past it", function ()
+    local bytes, items = packet(1000)
+    -- the root and its field, the array and its 1000 elements, 1000
+    -- records and their fields
+    local v = assert(s:decode("Many", bytes, { max_values = 3003 }))
+    assert.same(items, v.items)
+    local r, msg, code = s:decode("Many", bytes, { max_values = 3002 })
+    assert.is_nil(r)
+    assert.equal("range", code)
+    assert.matches("max_values", msg)
+    assert.matches("items", msg)
+    assert.matches("%(bit %d+%)", msg)
+  end)
+
+  it("applies to decode into and to decode_message", function ()
+    local bytes = packet(100)
+    local r, msg = s:decode("Many", bytes, { max_values = 50, into = {} })
+    assert.is_nil(r)
+    assert.matches("max_values", msg)
+    local m = s:encode_message("Many", { items = { { b = true }, { b = false } } })
+    assert.is_nil((s:decode_message(m, { max_values = 8 })))
+    assert.truthy(s:decode_message(m, { max_values = 9 }))
+  end)
+
+  it("applies to protocol packets, deltas and frames", function ()
+    local v = { items = { { b = true }, { b = false }, { b = true } } }
+    local p = bitwire.protocol(s, { id = 9, deltas = true })
+    local packet = p:encode("Many", v)
+    assert.is_nil((p:decode(packet, { max_values = 11 })))
+    local name, got = p:decode(packet, { max_values = 12 })
+    assert.equal("Many", name)
+    assert.same(v, got)
+    local delta = p:encode("Many", v, { baseline = got, baseline_id = 1 })
+    local r, msg = p:decode(delta, { baselines = { got }, max_values = 1 })
+    assert.is_nil(r)
+    assert.matches("max_values", msg)
+    assert.same(v, select(2, p:decode(delta, { baselines = { got } })))
+    local b = s:encode("Many", v, { baseline = got })
+    r, msg = s:decode("Many", b, { baseline = got, max_values = 1 })
+    assert.is_nil(r)
+    assert.matches("max_values", msg)
+    assert.same(v, s:decode("Many", b, { baseline = got, max_values = 2 }))
+  end)
+
+  it("counts nested arrays", function ()
+    local v = { list = { { true, false }, { true }, {} } }
+    local b = s:encode("Deep", v)
+    -- root 1 + 1, list 1 + 3, inner arrays 1 + 2, 1 + 1, 1 + 0
+    assert.same(v, s:decode("Deep", b, { max_values = 12 }))
+    assert.is_nil((s:decode("Deep", b, { max_values = 11 })))
+  end)
+
+  it("has a default that bounds a 1 MiB packet of 1-bit records", function ()
+    assert.equal(1 << 20, bitwire.MAX_VALUES)
+    local bytes = packet(600000)
+    local r, msg, code = s:decode("Many", bytes)
+    assert.is_nil(r)
+    assert.equal("range", code)
+    assert.matches("max_values", msg)
+    assert.truthy(s:decode("Many", bytes, { max_values = 3 * 600000 + 3 }))
+  end)
+
+  it("refuses a bad limit", function ()
+    assert.has_error(function () s:decode("Many", "", { max_values = -1 }) end)
+    assert.has_error(function () s:decode("Many", "", { max_values = 0.5 }) end)
+  end)
+end)
