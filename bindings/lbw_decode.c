@@ -19,7 +19,9 @@
 
 static int decvalue (Ctx *c, const bw_Field *f, int into);
 
-/* Kinds whose old table a decode into refills. */
+/* Kinds whose old table a decode into refills. decvalue and bw_decstruct
+** return 0 on failure, 1 when they pushed the value, and 2 when they
+** refilled the table at 'into' in place and pushed nothing: no store back. */
 #define REFILLS(k)  ((k) == BW_KSTRUCT || (k) == BW_KARRAY \
                      || (k) == BW_KSPARSE || (k) == BW_KQUAT)
 
@@ -190,14 +192,20 @@ static int decslot (Ctx *c, const bw_Field *e, int t, int reuse, int bidx,
     }
   }
   else {
-    if (reuse && REFILLS(e->kind)) {
-      lua_rawgeti(c->L, t, i);
+    int ok;
+    if (reuse && REFILLS(e->kind)
+        && lua_rawgeti(c->L, t, i) == LUA_TTABLE)
       old = lua_gettop(c->L);
+    ok = decvalue(c, e, old);
+    if (!ok) return 0;
+    if (ok == 2) {  /* refilled in place */
+      lua_settop(c->L, old - 1);
+      popframe(c);
+      return 1;
     }
-    if (!decvalue(c, e, old)) return 0;
   }
   lua_rawseti(c->L, t, i);
-  if (old) lua_pop(c->L, 1);
+  if (reuse && REFILLS(e->kind)) lua_pop(c->L, 1);  /* the old value */
   popframe(c);
   return 1;
 }
@@ -233,9 +241,8 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
     pushkept(c, f, bidx);
     c->checked++;  /* the slots' records are checked with the whole */
   }
-  else if (reuse) lua_pushvalue(L, into);
-  else lua_createtable(L, 0, 0);
-  t = lua_gettop(L);
+  else if (!reuse) lua_createtable(L, 0, 0);
+  t = reuse ? into : lua_gettop(L);
   if (enc == BW_SPMASK) {
     for (i = 1; i <= n; i++) {
       uint64_t present = bw_readbits(r, 1);
@@ -246,7 +253,7 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
       else if (reuse) clearslots(L, t, i, i);
     }
     c->checked -= bidx != 0;
-    return 1;
+    return reuse ? 2 : 1;
   }
   if (enc == BW_SPINDEX) {
     lua_Integer count, k;
@@ -296,7 +303,7 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   }
   if (reuse) clearslots(L, t, prev + 1, n);
   c->checked -= bidx != 0;
-  return 1;
+  return reuse ? 2 : 1;
 }
 
 static int decquat (Ctx *c, const bw_Field *f, int into) {
@@ -308,8 +315,14 @@ static int decquat (Ctx *c, const bw_Field *f, int into) {
   if (c->r.status != BW_OK) return bw_readfail(c);
   if (!bw_decspend(c, 5)) return 0;
   bw_quatdecode(&f->q, q, v);
-  if (into != 0 && claim(c, into)) lua_pushvalue(c->L, into);
-  else lua_createtable(c->L, 4, 0);
+  if (into != 0 && claim(c, into)) {
+    for (i = 0; i < 4; i++) {
+      lua_pushnumber(c->L, (lua_Number)v[i]);
+      lua_rawseti(c->L, into, i + 1);
+    }
+    return 2;
+  }
+  lua_createtable(c->L, 4, 0);
   for (i = 0; i < 4; i++) {
     lua_pushnumber(c->L, (lua_Number)v[i]);
     lua_rawseti(c->L, -2, i + 1);
@@ -404,6 +417,52 @@ static int decleaf (Ctx *c, const bw_Field *f) {
   }
 }
 
+/* Width of a fixed-width scalar, the kinds pushfixed takes. */
+static INLINE unsigned fixedbits (const bw_Field *f) {
+  return f->kind == BW_KFLOAT ? f->q.nbits : f->kind == BW_KBOOL ? 1 : f->nbits;
+}
+
+static INLINE int fixedscalar (const bw_Field *f) {
+  return f->kind <= BW_KFLOAT || f->kind == BW_KENUM;
+}
+
+/* Elements 1..n of an array of fixed-width scalars 'e' into the table at
+** 't': as many as fit in BW_FUSEBITS read at once, one by one near the end
+** of the input, so a truncation still names the element that ran out. */
+static int decscalars (Ctx *c, const bw_Field *e, int t, int64_t n) {
+  lua_State *L = c->L;
+  bw_Reader *r = &c->r;
+  unsigned w = fixedbits(e), per = w > 0 && w <= BW_FUSEBITS ? BW_FUSEBITS / w : 1;
+  uint64_t mask = w < 64 ? (UINT64_C(1) << w) - 1 : ~UINT64_C(0);
+  Frame *fr;
+  int64_t i = 1;
+  pushframe(c, BW_NONE, 1);
+  fr = &c->frames[c->nframes - 1 < MAXFRAMES ? c->nframes - 1 : MAXFRAMES - 1];
+  while (i <= n) {
+    unsigned k = n - i + 1 < (int64_t)per ? (unsigned)(n - i + 1) : per;
+    uint64_t start = r->pos, u = bw_readbits(r, k * w);
+    if (r->status != BW_OK) {
+      if (k == 1) {
+        fr->index = (lua_Integer)i;
+        return bw_readfail(c);
+      }
+      r->status = BW_OK;  /* retry one at a time */
+      r->pos = start;
+      per = 1;
+      continue;
+    }
+    for (; k > 0; k--, i++) {
+      fr->index = (lua_Integer)i;
+      if (!pushfixed(c, e, u & mask, start)) return 0;
+      lua_rawseti(L, t, (lua_Integer)i);
+      if (w < 64) u >>= w;
+      start += w;
+    }
+  }
+  popframe(c);
+  return 1;
+}
+
 static int decvalue (Ctx *c, const bw_Field *f, int into) {
   lua_State *L = c->L;
   bw_Reader *r = &c->r;
@@ -421,32 +480,41 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
                        (uint64_t)n * e->minbits, bw_bitsremaining(r));
       if (!bw_decspend(c, 1 + (uint64_t)n)) return 0;
       if (reuse) {
-        lua_pushvalue(L, into);
+        t = into;
         oldn = (int64_t)lua_rawlen(L, into);
       }
-      else
+      else {
         lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
-      t = lua_gettop(L);
-      reuse = reuse && REFILLS(e->kind);
-      for (i = 1; i <= n; i++) {
-        pushframe(c, BW_NONE, (lua_Integer)i);
-        /* an old element table is refilled in place: nothing to store,
-        ** unless it was refilled already (aliased) and a fresh one made */
-        if (reuse && i <= oldn
-            && lua_rawgeti(L, t, (lua_Integer)i) == LUA_TTABLE) {
-          int ok = e->kind == BW_KSTRUCT ? bw_decstruct(c, e->ref, t + 1)
-                                         : decvalue(c, e, t + 1);
-          if (!ok) return 0;
-          if (!lua_rawequal(L, t + 1, t + 2)) lua_rawseti(L, t, (lua_Integer)i);
-          lua_settop(L, t);
-        }
-        else {
-          if (reuse && i <= oldn) lua_pop(L, 1);
-          if (!(e->kind < BW_KARRAY ? decleaf(c, e)
-                : e->kind == BW_KSTRUCT ? bw_decstruct(c, e->ref, 0)
-                : decvalue(c, e, 0)))
-            return 0;
-          lua_rawseti(L, t, (lua_Integer)i);
+        t = lua_gettop(L);
+      }
+      if (fixedscalar(e)) {
+        if (!decscalars(c, e, t, n)) return 0;
+      }
+      else {
+        int refill = reuse && REFILLS(e->kind);
+        pushframe(c, BW_NONE, 1);
+        for (i = 1; i <= n; i++) {
+          c->frames[c->nframes - 1 < MAXFRAMES ? c->nframes - 1
+                                               : MAXFRAMES - 1].index = i;
+          /* an old element table is refilled in place: nothing to store,
+          ** unless it was refilled already (aliased) and a fresh one made */
+          if (refill && i <= oldn
+              && lua_rawgeti(L, t, (lua_Integer)i) == LUA_TTABLE) {
+            int top = lua_gettop(L);
+            int ok = e->kind == BW_KSTRUCT ? bw_decstruct(c, e->ref, top)
+                                           : decvalue(c, e, top);
+            if (!ok) return 0;
+            if (ok == 1) lua_rawseti(L, t, (lua_Integer)i);
+            lua_settop(L, top - 1);
+          }
+          else {
+            if (refill && i <= oldn) lua_pop(L, 1);
+            if (!(e->kind < BW_KARRAY ? decleaf(c, e)
+                  : e->kind == BW_KSTRUCT ? bw_decstruct(c, e->ref, 0)
+                  : decvalue(c, e, 0)))
+              return 0;
+            lua_rawseti(L, t, (lua_Integer)i);
+          }
         }
         popframe(c);
       }
@@ -454,7 +522,7 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
         lua_pushnil(L);
         lua_rawseti(L, t, (lua_Integer)i);
       }
-      return 1;
+      return reuse ? 2 : 1;
     }
     case BW_KSTRUCT:
       return bw_decstruct(c, f->ref, into);
@@ -487,9 +555,11 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
   if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
   reuse = into != 0 && claim(c, into);
   fr = enterframe(c);
-  if (reuse) lua_pushvalue(L, into);
-  else lua_createtable(L, 0, (int)ty->count);
-  tbl = lua_gettop(L);
+  if (reuse) tbl = into;  /* refilled in place: nothing pushed */
+  else {
+    lua_createtable(L, 0, (int)ty->count);
+    tbl = lua_gettop(L);
+  }
   for (; f < end; f++) {
     if (f->fuse > 1 && f >= slow) {  /* a run of fixed fields: one read */
       const bw_Field *g = f, *gend = f + f->fuse;
@@ -501,8 +571,7 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
       }
       else {
         for (; g < gend; g++) {
-          unsigned w = g->kind == BW_KFLOAT ? g->q.nbits
-                     : g->kind == BW_KBOOL ? 1 : g->nbits;
+          unsigned w = fixedbits(g);
           setframe(fr, g);
           pushkey(c, g->name);
           if (!pushfixed(c, g, w < 64 ? u & ((UINT64_C(1) << w) - 1) : u,
@@ -533,33 +602,44 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
       if (!decleaf(c, f)) return 0;
       continue;
     }
-    pushkey(c, f->name);
     if (f->optional) {
       uint64_t present = bw_readbits(&c->r, 1);
       if (c->r.status != BW_OK) return bw_readfail(c);
       if (!present) {
         if (reuse) {
+          pushkey(c, f->name);
           lua_pushnil(L);
           lua_rawset(L, tbl);
         }
-        else lua_pop(L, 1);
         continue;
       }
     }
-    if (f->kind < BW_KARRAY) {
+    pushkey(c, f->name);
+    if (fixedscalar(f)) {  /* inline: most fields */
+      uint64_t start = c->r.pos, u = bw_readbits(&c->r, fixedbits(f));
+      if (c->r.status != BW_OK) return bw_readfail(c);
+      if (!pushfixed(c, f, u, start)) return 0;
+    }
+    else if (f->kind < BW_KARRAY) {
       if (!decleaf(c, f)) return 0;
     }
     else if (reuse && REFILLS(f->kind)) {
+      int old, ok;
       lua_pushvalue(L, -1);
-      lua_rawget(L, tbl);
-      if (!decvalue(c, f, lua_gettop(L))) return 0;
-      lua_replace(L, -2);
+      old = lua_rawget(L, tbl) == LUA_TTABLE ? lua_gettop(L) : 0;
+      ok = decvalue(c, f, old);
+      if (!ok) return 0;
+      if (ok == 2) {  /* refilled in place: nothing to store */
+        lua_settop(L, old - 2);
+        continue;
+      }
+      lua_remove(L, -2);  /* the old value */
     }
     else if (!decvalue(c, f, 0)) return 0;
     lua_rawset(L, tbl);
   }
   c->nframes--;
-  return 1;
+  return reuse ? 2 : 1;
 }
 
 /* Push a copy of the value at 'idx' of field 'f', which keepbaseline has

@@ -151,8 +151,11 @@ int bw_pushdecodeerror (lua_State *L, Ctx *c) {
 /* Decode type 't' from c->r, against the baseline at 'b' if set; pushes
 ** the value or returns 0. */
 int bw_decodefrom (Ctx *c, uint32_t t, int into, int b) {
+  int ok;
   if (into) bw_claimsstart(c->claims);
-  if (b ? bw_decdeltastruct(c, t, b) : bw_decstruct(c, t, into)) return 1;
+  ok = b ? bw_decdeltastruct(c, t, b) : bw_decstruct(c, t, into);
+  if (ok == 2) lua_pushvalue(c->L, into);  /* refilled in place */
+  if (ok) return 1;
   if (c->code == BW_OK) bw_readfail(c);
   return 0;
 }
