@@ -69,14 +69,14 @@ static int claimsgrow (Claims *cl) {
   return 1;
 }
 
-/* 1 if the value at 'idx' is a table this decode has not refilled yet, now
-** taken; 0 if it is no table or already refilled (aliased): make a fresh
-** one instead. Only for decodes into a table (bw_claimsstart). */
+/* 1 if the table at 'idx' (every 'into' of the walk is a table or 0) has
+** not been refilled by this decode yet, now taken; 0 if it has (aliased):
+** make a fresh one instead. Only for decodes into a table
+** (bw_claimsstart). */
 static INLINE int claim (Ctx *c, int idx) {
   Claims *cl = c->claims;
   const void *p;
   uint32_t h;
-  if (!lua_istable(c->L, idx)) return 0;
   if (cl->n >= cl->cap / 2 && !claimsgrow(cl)) return 0;
   p = lua_topointer(c->L, idx);
   h = claimslot(cl, p);
@@ -472,7 +472,8 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
       int64_t i, n, oldn = 0;
       int t, reuse = into != 0 && claim(c, into);
       uint64_t start = r->pos;
-      if (!readrange(c, f, "count", &n)) return 0;
+      if (f->nbits == 0) n = f->min;  /* a fixed count: nothing sent */
+      else if (!readrange(c, f, "count", &n)) return 0;
       /* every element costs at least minbits: refuse before allocating */
       if (e->minbits > 0 && (uint64_t)n > bw_bitsremaining(r) / e->minbits)
         return bw_decfail(c, BW_ETRUNC, start, "count %" PRId64 " needs %"
@@ -491,7 +492,7 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
         if (!decscalars(c, e, t, n)) return 0;
       }
       else {
-        int refill = reuse && REFILLS(e->kind);
+        int refill = reuse && REFILLS(e->kind), top = lua_gettop(L);
         pushframe(c, BW_NONE, 1);
         for (i = 1; i <= n; i++) {
           c->frames[c->nframes - 1 < MAXFRAMES ? c->nframes - 1
@@ -500,12 +501,11 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
           ** unless it was refilled already (aliased) and a fresh one made */
           if (refill && i <= oldn
               && lua_rawgeti(L, t, (lua_Integer)i) == LUA_TTABLE) {
-            int top = lua_gettop(L);
-            int ok = e->kind == BW_KSTRUCT ? bw_decstruct(c, e->ref, top)
-                                           : decvalue(c, e, top);
+            int ok = e->kind == BW_KSTRUCT ? bw_decstruct(c, e->ref, top + 1)
+                                           : decvalue(c, e, top + 1);
             if (!ok) return 0;
             if (ok == 1) lua_rawseti(L, t, (lua_Integer)i);
-            lua_settop(L, top - 1);
+            lua_settop(L, top);
           }
           else {
             if (refill && i <= oldn) lua_pop(L, 1);
@@ -550,16 +550,15 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
   const bw_Field *slow = f;  /* fields before it are read one by one */
-  int tbl, reuse;
+  int tbl, base, reuse;
   Frame *fr;
   if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
   reuse = into != 0 && claim(c, into);
   fr = enterframe(c);
   if (reuse) tbl = into;  /* refilled in place: nothing pushed */
-  else {
-    lua_createtable(L, 0, (int)ty->count);
-    tbl = lua_gettop(L);
-  }
+  else lua_createtable(L, 0, (int)ty->count);
+  base = lua_gettop(L);  /* the stack between fields */
+  if (!reuse) tbl = base;
   for (; f < end; f++) {
     if (f->fuse > 1 && f >= slow) {  /* a run of fixed fields: one read */
       const bw_Field *g = f, *gend = f + f->fuse;
@@ -624,16 +623,16 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
       if (!decleaf(c, f)) return 0;
     }
     else if (reuse && REFILLS(f->kind)) {
-      int old, ok;
-      lua_pushvalue(L, -1);
-      old = lua_rawget(L, tbl) == LUA_TTABLE ? lua_gettop(L) : 0;
-      ok = decvalue(c, f, old);
+      /* the key on top becomes the old value, at base + 1 */
+      int ok = decvalue(c, f, lua_rawget(L, tbl) == LUA_TTABLE ? base + 1 : 0);
       if (!ok) return 0;
       if (ok == 2) {  /* refilled in place: nothing to store */
-        lua_settop(L, old - 2);
+        lua_settop(L, base);
         continue;
       }
-      lua_remove(L, -2);  /* the old value */
+      lua_replace(L, base + 1);  /* a fresh table: store it */
+      pushkey(c, f->name);
+      lua_insert(L, base + 1);
     }
     else if (!decvalue(c, f, 0)) return 0;
     lua_rawset(L, tbl);
