@@ -417,15 +417,6 @@ static int decleaf (Ctx *c, const bw_Field *f) {
   }
 }
 
-/* Width of a fixed-width scalar, the kinds pushfixed takes. */
-static INLINE unsigned fixedbits (const bw_Field *f) {
-  return f->kind == BW_KFLOAT ? f->q.nbits : f->kind == BW_KBOOL ? 1 : f->nbits;
-}
-
-static INLINE int fixedscalar (const bw_Field *f) {
-  return f->kind <= BW_KFLOAT || f->kind == BW_KENUM;
-}
-
 /* Elements 1..n of an array of fixed-width scalars 'e' into the table at
 ** 't': as many as fit in BW_FUSEBITS read at once, one by one near the end
 ** of the input, so a truncation still names the element that ran out. */

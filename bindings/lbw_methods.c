@@ -69,6 +69,7 @@ void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
   c->names = lua_gettop(L);
   c->keys = 0;
   c->checked = 0;
+  c->pending = 0;
   /* nesting is bounded by BW_MAXDEPTH: reserve the stack once */
   luaL_checkstack(L, 4 * BW_MAXDEPTH + 16 + STACKKEYS, "schema nesting");
   if (stackkeys && c->S->nnames <= STACKKEYS) {  /* a few names: copies on the stack are

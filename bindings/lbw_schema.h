@@ -42,6 +42,16 @@
 #define STACKKEYS  64   /* schemas with this many names keep them on the stack */
 #define BATCH      32   /* fields a record fetches before encoding them */
 
+/* Fixed-width scalars (int, uint, bool, float, enum): the kinds the walks
+** read and write in runs. */
+static inline int fixedscalar (const bw_Field *f) {
+  return f->kind <= BW_KFLOAT || f->kind == BW_KENUM;
+}
+
+static inline unsigned fixedbits (const bw_Field *f) {
+  return f->kind == BW_KFLOAT ? f->q.nbits : f->kind == BW_KBOOL ? 1 : f->nbits;
+}
+
 /* user values of a schema userdata */
 enum { UV_NAMES = 1, UV_TYPES, NUV = UV_TYPES };
 
@@ -83,6 +93,7 @@ typedef struct Ctx {
   int              names;    /* stack index of the names array */
   int              keys;     /* stack index of the first name, or 0 */
   int              checked;  /* > 0 inside a baseline keepbaseline checked */
+  unsigned         pending;  /* encode: bits of a run not written yet */
   uint32_t         version;
   int              nframes;
   Frame            frames[MAXFRAMES];
