@@ -32,8 +32,19 @@ int bw_decvaluesfail (Ctx *c) {
 
 
 /* {===================== tables refilled (Claims) ===================== */
+/* A decode into the same tables as last time claims them in the same order:
+** while this decode's claims repeat the last decode's sequence (whose
+** tables were all distinct) a claim is one compare. From the first
+** difference on, every table goes through a hash set of this decode's
+** claims. Either way each claim is recorded, so the next decode can
+** follow it. */
 
 void bw_claimsstart (Claims *cl) {
+  cl->prev = cl->done;  /* a decode that raised left no trusted sequence */
+  cl->done = 0;
+  cl->k = 0;
+  cl->hashed = 0;
+  cl->lost = 0;
   cl->n = 0;
   if (++cl->gen == 0) {  /* wrapped: no entry may look current */
     uint32_t i;
@@ -42,8 +53,13 @@ void bw_claimsstart (Claims *cl) {
   }
 }
 
+void bw_claimsend (Claims *cl) {
+  cl->done = cl->lost ? 0 : cl->k;
+}
+
 void bw_claimsfree (Claims *cl) {
   free(cl->e);
+  free(cl->seq);
   memset(cl, 0, sizeof(*cl));
 }
 
@@ -69,16 +85,10 @@ static int claimsgrow (Claims *cl) {
   return 1;
 }
 
-/* 1 if the table at 'idx' (every 'into' of the walk is a table or 0) has
-** not been refilled by this decode yet, now taken; 0 if it has (aliased):
-** make a fresh one instead. Only for decodes into a table
-** (bw_claimsstart). */
-static INLINE int claim (Ctx *c, int idx) {
-  Claims *cl = c->claims;
-  const void *p;
+/* Add 'p' to the hash set: 1, or 0 if it is there (or without memory). */
+static int claimshash (Claims *cl, const void *p) {
   uint32_t h;
   if (cl->n >= cl->cap / 2 && !claimsgrow(cl)) return 0;
-  p = lua_topointer(c->L, idx);
   h = claimslot(cl, p);
   while (cl->e[h].gen == cl->gen) {
     if (cl->e[h].p == p) return 0;
@@ -88,6 +98,45 @@ static INLINE int claim (Ctx *c, int idx) {
   cl->e[h].gen = cl->gen;
   cl->n++;
   return 1;
+}
+
+/* Claim 'p' off the common path: the sequence differs from the last one
+** (or has ended). */
+static int claimslow (Claims *cl, const void *p) {
+  if (!cl->hashed) {  /* the claims so far are distinct: hash them */
+    uint32_t i;
+    for (i = 0; i < cl->k; i++)
+      if (!claimshash(cl, cl->seq[i])) return 0;
+    cl->hashed = 1;
+  }
+  if (!claimshash(cl, p)) return 0;
+  if (cl->k == cl->seqcap) {  /* record it for the next decode */
+    uint32_t cap = cl->seqcap ? 2 * cl->seqcap : 256;
+    const void **seq = cap == 0 ? NULL
+      : (const void **)realloc((void *)cl->seq, cap * sizeof(*seq));
+    if (seq == NULL) {
+      cl->lost = 1;  /* this decode stays exact; the next one hashes */
+      return 1;
+    }
+    cl->seq = seq;
+    cl->seqcap = cap;
+  }
+  if (!cl->lost) cl->seq[cl->k++] = p;
+  return 1;
+}
+
+/* 1 if the table at 'idx' (every 'into' of the walk is a table or 0) has
+** not been refilled by this decode yet, now taken; 0 if it has (aliased):
+** make a fresh one instead. Only for decodes into a table
+** (bw_claimsstart). */
+static INLINE int claim (Ctx *c, int idx) {
+  Claims *cl = c->claims;
+  const void *p = lua_topointer(c->L, idx);
+  if (!cl->hashed && cl->k < cl->prev && cl->seq[cl->k] == p) {
+    cl->k++;  /* as last time */
+    return 1;
+  }
+  return claimslow(cl, p);
 }
 
 /* }========================================================== */

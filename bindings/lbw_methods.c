@@ -155,6 +155,7 @@ int bw_decodefrom (Ctx *c, uint32_t t, int into, int b) {
   int ok;
   if (into) bw_claimsstart(c->claims);
   ok = b ? bw_decdeltastruct(c, t, b) : bw_decstruct(c, t, into);
+  if (into) bw_claimsend(c->claims);
   if (ok == 2) lua_pushvalue(c->L, into);  /* refilled in place */
   if (ok) return 1;
   if (c->code == BW_OK) bw_readfail(c);

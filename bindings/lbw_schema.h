@@ -57,8 +57,9 @@ enum { UV_NAMES = 1, UV_TYPES, NUV = UV_TYPES };
 
 /* The tables one decode into has refilled, so a table reached twice (two
 ** fields or elements sharing it) is refilled once and replaced by a fresh
-** one elsewhere: the result then equals a fresh decode. Open addressing
-** over table pointers; an entry is this decode's when its 'gen' is, so
+** one elsewhere: the result then equals a fresh decode. The sequence of
+** the last decode's claims, then an open-addressing set over table
+** pointers whose entries are this decode's when their 'gen' is, so
 ** nothing is cleared between decodes and the steady state allocates
 ** nothing (lbw_decode.c). */
 typedef struct Claim {
@@ -67,8 +68,12 @@ typedef struct Claim {
 } Claim;
 
 typedef struct Claims {
-  Claim   *e;       /* 'cap' entries, a power of 2, or NULL */
-  uint32_t cap, n, gen;
+  Claim       *e;       /* 'cap' entries, a power of 2, or NULL */
+  uint32_t     cap, n, gen;
+  const void **seq;     /* the claims in order: the last decode's 'done' */
+  uint32_t     seqcap, done, prev, k;
+  int          hashed;  /* this decode left the last one's sequence */
+  int          lost;    /* this decode could not record its sequence */
 } Claims;
 
 /* Default of the decode option max_values (bitwire.MAX_VALUES). */
@@ -165,6 +170,7 @@ void bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
 ** failure in 'c'. */
 /* Start a decode into tables: forget the tables the last one refilled. */
 void bw_claimsstart (Claims *cl);
+void bw_claimsend (Claims *cl);
 void bw_claimsfree (Claims *cl);
 /* Spend 'n' of the values a decode may make (max_values); 0 and a
 ** failure when they run out. */

@@ -59,6 +59,26 @@ describe("schema:decode into aliased tables", function ()
     assert.same(s:decode("S", b), t)
   end)
 
+  it("notices aliasing that appears after decodes into the same tables", function ()
+    local t = {}
+    for _ = 1, 3 do s:decode("T", bytes, { into = t }) end
+    t.b = t.a                  -- same order of tables as before, up to b
+    t.list[3] = t.list[1]
+    s:decode("T", bytes, { into = t })
+    assert.same(fresh, t)
+    assert.are_not.equal(t.a, t.b)
+    assert.are_not.equal(t.list[1], t.list[3])
+    t.r = t.list[2]            -- a table of another kind
+    s:decode("T", bytes, { into = t })
+    assert.same(fresh, t)
+    local seen = {}
+    for _, v in ipairs { t, t.a, t.b, t.list, t.list[1], t.list[2], t.list[3], t.q, t.r,
+                         t.flags, t.more } do
+      assert.is_nil(seen[v])
+      seen[v] = true
+    end
+  end)
+
   it("still refills the tables it was given, once aliasing is gone", function ()
     local t = {}
     s:decode("T", bytes, { into = t })
