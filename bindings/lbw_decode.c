@@ -584,19 +584,26 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
   }
 }
 
+/* Store the key and value on top in the record (deferred: leave them). */
+#define SETFIELD()  do { if (!defer) lua_rawset(L, tbl); } while (0)
+
 int bw_decstruct (Ctx *c, uint32_t t, int into) {
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
   const bw_Field *slow = f;  /* fields before it are read one by one */
-  int tbl, base, reuse;
+  int tbl, base, reuse, defer;
   Frame *fr;
   if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
   reuse = into != 0 && claim(c, into);
+  /* a fresh record with optional fields keeps its fields on the stack and
+  ** makes its table at the end, sized by what came */
+  defer = !reuse && ty->noptional > 0
+          && lua_checkstack(L, 2 * (int)ty->count + 8);
   fr = enterframe(c);
   if (reuse) tbl = into;  /* refilled in place: nothing pushed */
-  else lua_createtable(L, 0, (int)ty->count);
+  else if (!defer) lua_createtable(L, 0, (int)ty->count);
   base = lua_gettop(L);  /* the stack between fields */
   if (!reuse) tbl = base;
   for (; f < end; f++) {
@@ -616,7 +623,7 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
           if (!pushfixed(c, g, w < 64 ? u & ((UINT64_C(1) << w) - 1) : u,
                          start))
             return 0;
-          lua_rawset(L, tbl);
+          SETFIELD();
           u >>= w;  /* w <= BW_FUSEBITS < 64 */
           start += w;
         }
@@ -634,7 +641,7 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
         lua_pop(L, 1);
         continue;
       }
-      lua_rawset(L, tbl);
+      SETFIELD();
       continue;
     }
     if (f->name == BW_NONE) {  /* align or check */
@@ -648,7 +655,7 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
         if (reuse) {
           pushkey(c, f->name);
           lua_pushnil(L);
-          lua_rawset(L, tbl);
+          SETFIELD();
         }
         continue;
       }
@@ -675,11 +682,20 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
       lua_insert(L, base + 1);
     }
     else if (!decvalue(c, f, 0)) return 0;
-    lua_rawset(L, tbl);
+    SETFIELD();
+  }
+  if (defer) {
+    int n = (lua_gettop(L) - base) / 2;
+    lua_createtable(L, 0, n);
+    lua_insert(L, base + 1);
+    while (n-- > 0) lua_rawset(L, base + 1);
   }
   c->nframes--;
   return reuse ? 2 : 1;
 }
+
+#undef SETFIELD
+
 
 /* Push a copy of the value at 'idx' of field 'f', which keepbaseline has
 ** checked: tables are copied along the schema (sized as decode sizes them),

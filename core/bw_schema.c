@@ -361,6 +361,14 @@ static void fuseruns (bw_Schema *S, const bw_Type *ty) {
   }
 }
 
+/* Optional fields of each type, so decode can size tables by what came. */
+static void countoptional (bw_Schema *S, bw_Type *ty) {
+  uint32_t i;
+  ty->noptional = 0;
+  for (i = ty->first; i < ty->first + ty->count; i++)
+    ty->noptional += S->fields[i].optional != 0;
+}
+
 /* }========================================================== */
 
 
@@ -432,7 +440,10 @@ bw_Status bw_schemaseal (bw_Schema *S, char *msg, size_t msgsize) {
     }
   }
   free(z.state);
-  for (t = 0; t < S->ntypes; t++) fuseruns(S, &S->types[t]);
+  for (t = 0; t < S->ntypes; t++) {  /* for the walks' speed only */
+    fuseruns(S, &S->types[t]);
+    countoptional(S, &S->types[t]);
+  }
   h = fnv(h, S->ntypes);
   for (t = 0; t < S->ntypes; t++) {
     const bw_Type *ty = &S->types[t];

@@ -65,6 +65,8 @@ typedef struct bw_Type {
   uint64_t minbits, maxbits;
   unsigned depth;         /* nesting levels below it */
   int      versioned;     /* some field has since/removed */
+  uint32_t noptional;     /* optional fields: a fresh decode reads them
+                             before it sizes the record's table */
 } bw_Type;
 
 #define BW_SCHEMAMAGIC UINT32_C(0x62777363)  /* "bwsc": a live schema */
