@@ -604,6 +604,7 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
   fr = enterframe(c);
   if (reuse) tbl = into;  /* refilled in place: nothing pushed */
   else if (!defer) lua_createtable(L, 0, (int)ty->count);
+  else lua_pushnil(L);  /* where the table will be */
   base = lua_gettop(L);  /* the stack between fields */
   if (!reuse) tbl = base;
   for (; f < end; f++) {
@@ -687,8 +688,8 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
   if (defer) {
     int n = (lua_gettop(L) - base) / 2;
     lua_createtable(L, 0, n);
-    lua_insert(L, base + 1);
-    while (n-- > 0) lua_rawset(L, base + 1);
+    lua_replace(L, base);
+    while (n-- > 0) lua_rawset(L, base);
   }
   c->nframes--;
   return reuse ? 2 : 1;
