@@ -166,7 +166,24 @@ static void encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
   if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)count, f->nbits);
   prev = 0;
   for (i = 1; i <= n; i++) {
-    int sent = slotsent(c, e, idx, bidx, i);
+    int sent;
+    if (bidx == 0) {  /* each slot fetched once, encoded from there */
+      int tt = lua_rawgeti(L, idx, i);
+      if (enc == BW_SPMASK) bw_writebits(c->w, (uint64_t)(tt != LUA_TNIL), 1);
+      if (tt != LUA_TNIL) {
+        if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)i - 1, ibits);
+        else if (enc == BW_SPRELATIVE)
+          writerel(c, f, (uint64_t)prev, (uint64_t)i);
+        pushframe(c, BW_NONE, i);
+        if (e->kind == BW_KSTRUCT) bw_encstruct(c, e->ref, lua_gettop(L));
+        else bw_encvalue(c, e, lua_gettop(L), tt);
+        popframe(c);
+        prev = i;
+      }
+      lua_pop(L, 1);
+      continue;
+    }
+    sent = slotsent(c, e, idx, bidx, i);
     if (enc == BW_SPMASK) bw_writebits(c->w, (uint64_t)sent, 1);
     if (!sent) continue;
     if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)i - 1, ibits);
