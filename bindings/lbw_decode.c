@@ -584,6 +584,55 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
   }
 }
 
+/* Push the fields [g, gend) of a fused run read as 'u' (at bit 'start'),
+** each stored in the table at 'tbl', or left on the stack when 'tbl' is 0
+** (a deferred record). */
+static INLINE int pushrun (Ctx *c, Frame *fr, const bw_Field *g,
+                           const bw_Field *gend, uint64_t u, uint64_t start,
+                           int tbl) {
+  for (; g < gend; g++) {
+    unsigned w = fixedbits(g);
+    setframe(fr, g);
+    pushkey(c, g->name);
+    if (!pushfixed(c, g, w < 64 ? u & ((UINT64_C(1) << w) - 1) : u, start))
+      return 0;
+    if (tbl) lua_rawset(c->L, tbl);
+    u >>= w;  /* w <= BW_FUSEBITS < 64 */
+    start += w;
+  }
+  return 1;
+}
+
+/* A record field whose type is one fused run, with the bits for it left:
+** decoded here, without a call of bw_decstruct (nested Vec3s and the
+** like). Returns 2 when it refilled the old table at key in place, else
+** 1 with the key and a new table pushed; 0 on failure. */
+static int decrunrecord (Ctx *c, const bw_Field *f, int tbl, int reuse) {
+  lua_State *L = c->L;
+  const bw_Type *st = &c->S->types[f->ref];
+  const bw_Field *g = &c->S->fields[st->first];
+  uint64_t start;
+  int top = lua_gettop(L), inplace = 0;
+  if (!bw_decspend(c, 1 + (uint64_t)st->count)) return 0;
+  pushkey(c, f->name);
+  if (reuse) {
+    if (lua_rawget(L, tbl) == LUA_TTABLE && claim(c, top + 1)) inplace = 1;
+    else {
+      lua_pop(L, 1);
+      pushkey(c, f->name);
+    }
+  }
+  if (!inplace) lua_createtable(L, 0, (int)st->count);
+  start = c->r.pos;
+  if (!pushrun(c, enterframe(c), g, g + st->count,
+               bw_readbits(&c->r, g->fusebits), start, lua_gettop(L)))
+    return 0;
+  c->nframes--;
+  if (!inplace) return 1;
+  lua_settop(L, top);
+  return 2;
+}
+
 /* Store the key and value on top in the record (deferred: leave them). */
 #define SETFIELD()  do { if (!defer) lua_rawset(L, tbl); } while (0)
 
@@ -617,17 +666,7 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
         slow = gend;
       }
       else {
-        for (; g < gend; g++) {
-          unsigned w = fixedbits(g);
-          setframe(fr, g);
-          pushkey(c, g->name);
-          if (!pushfixed(c, g, w < 64 ? u & ((UINT64_C(1) << w) - 1) : u,
-                         start))
-            return 0;
-          SETFIELD();
-          u >>= w;  /* w <= BW_FUSEBITS < 64 */
-          start += w;
-        }
+        if (!pushrun(c, fr, g, gend, u, start, defer ? 0 : tbl)) return 0;
         f = gend - 1;
         continue;
       }
@@ -658,6 +697,17 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
           lua_pushnil(L);
           SETFIELD();
         }
+        continue;
+      }
+    }
+    if (f->kind == BW_KSTRUCT) {  /* one fused run, all there: inline */
+      const bw_Type *st = &c->S->types[f->ref];
+      const bw_Field *g = &c->S->fields[st->first];
+      if (st->count > 1 && g->fuse == st->count
+          && bw_bitsremaining(&c->r) >= g->fusebits) {
+        int ok = decrunrecord(c, f, tbl, reuse);
+        if (!ok) return 0;
+        if (ok == 1) SETFIELD();
         continue;
       }
     }

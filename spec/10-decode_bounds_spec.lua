@@ -91,6 +91,43 @@ describe("schema:decode into aliased tables", function ()
   end)
 end)
 
+describe("schema:decode of nested runs and optional fields", function ()
+  local s = bitwire.schema {
+    V = { { "x", "int", min = 0, max = 255 }, { "y", "float", min = -1, max = 1, res = 0.01 } },
+    T = { { "o", "int", min = 0, max = 9, optional = true }, { "a", "V" },
+          { "p", "V", optional = true }, { "n", "bool" }, { "b", "V" } },
+  }
+  local values = {
+    { o = 3, a = { x = 1, y = 0.5 }, p = { x = 2, y = -0.25 }, n = true, b = { x = 3, y = 0 } },
+    { a = { x = 4, y = 1 }, n = false, b = { x = 5, y = -1 } },
+  }
+
+  it("decodes records nested in records with optional fields, fresh and into", function ()
+    local t = {}
+    for _, v in ipairs(values) do
+      local b = s:encode("T", v)
+      assert.same(v, s:decode("T", b))
+      assert.equal(t, s:decode("T", b, { into = t }))
+      assert.same(v, t)
+    end
+  end)
+
+  it("names the nested field that is out of range or cut", function ()
+    local b = s:encode("T", values[2])
+    local r, msg, code = s:decode("T", b:sub(1, 3))
+    assert.is_nil(r)
+    assert.equal("truncated", code)
+    assert.matches("^b%.x: truncated input %(bit 19%)", msg)
+    -- x of a in range, y of a's quantized value past its maximum (200)
+    local w = bitwire.writer()
+    w:bits(0, 1); w:bits(7, 8); w:bits(255, 8)
+    r, msg, code = s:decode("T", w:tostring())
+    assert.is_nil(r)
+    assert.equal("range", code)
+    assert.matches("^a%.y: ", msg)
+  end)
+end)
+
 describe("schema:decode max_values", function ()
   local s = bitwire.schema {
     Bit = { { "b", "bool" } },
