@@ -633,6 +633,54 @@ static int decrunrecord (Ctx *c, const bw_Field *f, int tbl, int reuse) {
   return 2;
 }
 
+#define MAXSCALARS 64  /* fields of a record read before its table is made */
+
+/* A fresh record of at most MAXSCALARS fixed-width scalar fields, some
+** optional: every field is read first, then the table is made with the
+** exact count and filled. Reads and range checks in bw_decstruct's order,
+** so a failure is the one it would report. */
+static int decscalarrecord (Ctx *c, const bw_Type *ty, Frame *fr) {
+  lua_State *L = c->L;
+  const bw_Field *f = &c->S->fields[ty->first], *end = f + ty->count;
+  uint64_t val[MAXSCALARS], at[MAXSCALARS];
+  uint64_t present = 0;
+  int k, n = 0;
+  for (k = 0; f < end; f++, k++) {
+    if (f->optional) {
+      uint64_t p = bw_readbits(&c->r, 1);
+      if (c->r.status != BW_OK) {
+        setframe(fr, f);
+        return bw_readfail(c);
+      }
+      if (!p) continue;
+    }
+    at[k] = c->r.pos;
+    val[k] = bw_readbits(&c->r, fixedbits(f));
+    if (c->r.status != BW_OK) {
+      setframe(fr, f);
+      return bw_readfail(c);
+    }
+    if (f->kind == BW_KFLOAT ? val[k] > f->q.miv  /* pushfixed refuses it */
+        : (f->kind == BW_KINT || f->kind == BW_KENUM)
+          && val[k] > (uint64_t)f->max - (uint64_t)f->min) {
+      setframe(fr, f);
+      return pushfixed(c, f, val[k], at[k]);
+    }
+    present |= UINT64_C(1) << k;
+    n++;
+  }
+  lua_createtable(L, 0, n);
+  for (f -= ty->count, k = 0; f < end; f++, k++) {
+    if (!(present >> k & 1)) continue;
+    setframe(fr, f);
+    pushkey(c, f->name);
+    if (!pushfixed(c, f, val[k], at[k])) return 0;
+    lua_rawset(L, -3);
+  }
+  c->nframes--;
+  return 1;
+}
+
 /* Store the key and value on top in the record (deferred: leave them). */
 #define SETFIELD()  do { if (!defer) lua_rawset(L, tbl); } while (0)
 
@@ -651,6 +699,8 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
   defer = !reuse && ty->noptional > 0
           && lua_checkstack(L, 2 * (int)ty->count + 8);
   fr = enterframe(c);
+  if (defer && ty->scalars && ty->count <= MAXSCALARS)
+    return decscalarrecord(c, ty, fr);
   if (reuse) tbl = into;  /* refilled in place: nothing pushed */
   else if (!defer) lua_createtable(L, 0, (int)ty->count);
   else lua_pushnil(L);  /* where the table will be */

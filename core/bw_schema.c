@@ -361,12 +361,19 @@ static void fuseruns (bw_Schema *S, const bw_Type *ty) {
   }
 }
 
-/* Optional fields of each type, so decode can size tables by what came. */
+/* Optional fields of each type, so decode can size tables by what came,
+** and whether all fields are fixed-width scalars it can read first. */
 static void countoptional (bw_Schema *S, bw_Type *ty) {
   uint32_t i;
   ty->noptional = 0;
-  for (i = ty->first; i < ty->first + ty->count; i++)
-    ty->noptional += S->fields[i].optional != 0;
+  ty->scalars = 1;
+  for (i = ty->first; i < ty->first + ty->count; i++) {
+    const bw_Field *f = &S->fields[i];
+    ty->noptional += f->optional != 0;
+    if (f->name == BW_NONE || f->since != 0 || f->removed != UINT32_MAX
+        || !(f->kind <= BW_KFLOAT || f->kind == BW_KENUM))
+      ty->scalars = 0;
+  }
 }
 
 /* }========================================================== */

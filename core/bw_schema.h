@@ -67,6 +67,8 @@ typedef struct bw_Type {
   int      versioned;     /* some field has since/removed */
   uint32_t noptional;     /* optional fields: a fresh decode reads them
                              before it sizes the record's table */
+  int      scalars;       /* every field a named, unversioned fixed-width
+                             scalar (optional or not) */
 } bw_Type;
 
 #define BW_SCHEMAMAGIC UINT32_C(0x62777363)  /* "bwsc": a live schema */

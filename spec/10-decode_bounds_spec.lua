@@ -128,6 +128,46 @@ describe("schema:decode of nested runs and optional fields", function ()
   end)
 end)
 
+describe("schema:decode of records of optional scalars", function ()
+  local s = bitwire.schema {
+    O = { { "a", "int", min = 0, max = 5, optional = true },
+          { "b", "float", min = 0, max = 1, res = 0.01, optional = true },
+          { "c", "bool" }, { "d", "enum", values = { "x", "y", "z" }, optional = true } },
+    L = { { "list", "array", of = "O", max = 4 } },
+  }
+
+  it("decodes what came, fresh and into", function ()
+    local v = { list = { { a = 5, c = true }, { b = 0.5, c = false, d = "z" }, { c = true } } }
+    local b = s:encode("L", v)
+    assert.same(v, s:decode("L", b))
+    local t = { list = { { a = 1, b = 1, c = false, d = "x" } } }
+    s:decode("L", b, { into = t })
+    assert.same(v, t)
+  end)
+
+  it("fails as the general walk does, at the same field and bit", function ()
+    local cases = {}
+    local w = bitwire.writer()   -- a = 7: out of range
+    w:bits(1, 3); w:bits(1, 1); w:bits(7, 3)
+    cases[#cases + 1] = { w:tostring(), "range", "^list%[1%]%.a: .*%(bit 4%)$" }
+    w = bitwire.writer()         -- d = 3: not a value
+    w:bits(1, 3); w:bits(0, 2); w:bits(1, 1); w:bits(1, 1); w:bits(3, 2)
+    cases[#cases + 1] = { w:tostring(), "range", "^list%[1%]%.d: .*%(bit 7%)$" }
+    w = bitwire.writer()         -- cut in b
+    w:bits(1, 3); w:bits(2, 2); w:bits(0, 3)
+    cases[#cases + 1] = { w:tostring(), "truncated", "^list%[1%]%.b: " }
+    for _, case in ipairs(cases) do
+      local r, msg, code = s:decode("L", case[1])
+      assert.is_nil(r)
+      assert.equal(case[2], code)
+      assert.matches(case[3], msg)
+      local r2, msg2, code2 = s:decode("L", case[1], { into = { list = { {} } } })
+      assert.is_nil(r2)
+      assert.same({ msg, code }, { msg2, code2 })
+    end
+  end)
+end)
+
 describe("schema:decode max_values", function ()
   local s = bitwire.schema {
     Bit = { { "b", "bool" } },
