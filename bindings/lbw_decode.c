@@ -635,6 +635,83 @@ static int decrunrecord (Ctx *c, const bw_Field *f, int tbl, int reuse) {
 
 #define MAXSCALARS 64  /* fields of a record read before its table is made */
 
+/* 0 if pushfixed would refuse the bits 'u' of field 'f'. */
+static INLINE int fixedfits (const bw_Field *f, uint64_t u) {
+  return f->kind == BW_KFLOAT ? u <= f->q.miv
+       : (f->kind != BW_KINT && f->kind != BW_KENUM)
+         || u <= (uint64_t)f->max - (uint64_t)f->min;
+}
+
+/* A flat record (bw_Type.flat) whose bits are all there, into the table at
+** 'tbl' ('reuse': refill it and the tables of its records): every scalar
+** is read and checked first, in field order (so a failure is the general
+** walk's), then the tables are filled. */
+static int decflat (Ctx *c, const bw_Type *ty, Frame *fr, int tbl,
+                    int reuse) {
+  lua_State *L = c->L;
+  const bw_Field *f = &c->S->fields[ty->first], *end = f + ty->count;
+  uint64_t val[MAXSCALARS], at[MAXSCALARS];
+  int k = 0;
+  for (; f < end; f++) {
+    if (f->kind == BW_KSTRUCT) {
+      const bw_Type *st = &c->S->types[f->ref];
+      const bw_Field *g = &c->S->fields[st->first], *gend = g + st->count;
+      uint64_t start = c->r.pos, u = bw_readbits(&c->r, g->fusebits);
+      setframe(fr, f);
+      if (!bw_decspend(c, 1 + (uint64_t)st->count)) return 0;
+      for (; g < gend; g++, k++) {
+        unsigned w = fixedbits(g);  /* < BW_FUSEBITS */
+        val[k] = u & ((UINT64_C(1) << w) - 1);
+        at[k] = start;
+        if (!fixedfits(g, val[k])) {
+          setframe(enterframe(c), g);
+          return pushfixed(c, g, val[k], start);
+        }
+        u >>= w;
+        start += w;
+      }
+    }
+    else {
+      at[k] = c->r.pos;
+      val[k] = bw_readbits(&c->r, fixedbits(f));
+      if (!fixedfits(f, val[k])) {
+        setframe(fr, f);
+        return pushfixed(c, f, val[k], at[k]);
+      }
+      k++;
+    }
+  }
+  for (f -= ty->count, k = 0; f < end; f++) {
+    pushkey(c, f->name);
+    if (f->kind == BW_KSTRUCT) {
+      const bw_Type *st = &c->S->types[f->ref];
+      const bw_Field *g = &c->S->fields[st->first], *gend = g + st->count;
+      int inplace = reuse && lua_rawget(L, tbl) == LUA_TTABLE
+                    && claim(c, lua_gettop(L));
+      if (!inplace) {
+        if (reuse) {
+          lua_pop(L, 1);
+          pushkey(c, f->name);
+        }
+        lua_createtable(L, 0, (int)st->count);
+      }
+      for (; g < gend; g++, k++) {
+        pushkey(c, g->name);
+        pushfixed(c, g, val[k], at[k]);  /* checked: cannot fail */
+        lua_rawset(L, -3);
+      }
+      if (inplace) lua_pop(L, 1);
+      else lua_rawset(L, tbl);
+    }
+    else {
+      pushfixed(c, f, val[k], at[k]);
+      lua_rawset(L, tbl);
+      k++;
+    }
+  }
+  return 1;
+}
+
 /* A fresh record of at most MAXSCALARS fixed-width scalar fields, some
 ** optional: every field is read first, then the table is made with the
 ** exact count and filled. Reads and range checks in bw_decstruct's order,
@@ -660,9 +737,7 @@ static int decscalarrecord (Ctx *c, const bw_Type *ty, Frame *fr) {
       setframe(fr, f);
       return bw_readfail(c);
     }
-    if (f->kind == BW_KFLOAT ? val[k] > f->q.miv  /* pushfixed refuses it */
-        : (f->kind == BW_KINT || f->kind == BW_KENUM)
-          && val[k] > (uint64_t)f->max - (uint64_t)f->min) {
+    if (!fixedfits(f, val[k])) {
       setframe(fr, f);
       return pushfixed(c, f, val[k], at[k]);
     }
@@ -706,6 +781,11 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
   else lua_pushnil(L);  /* where the table will be */
   base = lua_gettop(L);  /* the stack between fields */
   if (!reuse) tbl = base;
+  if (ty->flat && bw_bitsremaining(&c->r) >= ty->minbits) {
+    if (!decflat(c, ty, fr, tbl, reuse)) return 0;
+    c->nframes--;
+    return reuse ? 2 : 1;
+  }
   for (; f < end; f++) {
     if (f->fuse > 1 && f >= slow) {  /* a run of fixed fields: one read */
       const bw_Field *g = f, *gend = f + f->fuse;

@@ -128,6 +128,62 @@ describe("schema:decode of nested runs and optional fields", function ()
   end)
 end)
 
+describe("schema:decode of flat records", function ()
+  local s = bitwire.schema {
+    V = { { "x", "int", min = 0, max = 200 }, { "y", "float", min = -1, max = 1, res = 0.01 } },
+    F = { { "id", "int", min = 0, max = 5 }, { "a", "V" }, { "n", "bool" }, { "b", "V" } },
+    L = { { "list", "array", of = "F", max = 3 } },
+  }
+  local v = { list = { { id = 1, a = { x = 2, y = 0.5 }, n = true, b = { x = 200, y = -1 } },
+                       { id = 5, a = { x = 0, y = 1 }, n = false, b = { x = 7, y = 0 } } } }
+
+  it("decodes fresh and into, refilling the inner records", function ()
+    local b = s:encode("L", v)
+    assert.same(v, s:decode("L", b))
+    local t = {}
+    s:decode("L", b, { into = t })
+    local a = t.list[2].a
+    s:decode("L", b, { into = t })
+    assert.same(v, t)
+    assert.equal(a, t.list[2].a)
+    t.list[1].b = t.list[1].a  -- aliased inner records
+    s:decode("L", b, { into = t })
+    assert.same(v, t)
+    assert.are_not.equal(t.list[1].a, t.list[1].b)
+  end)
+
+  it("reports the first bad field, with its path and bit, as the general walk", function ()
+    local function bad (fill)
+      local w = bitwire.writer()
+      w:bits(1, 2)
+      fill(w)
+      w:bits(0, 32)  -- enough bits for the rest
+      return w:tostring()
+    end
+    local cases = {
+      { bad(function (w) w:bits(6, 3) end), "^list%[1%]%.id: .*%(bit 2%)$" },
+      { bad(function (w) w:bits(1, 3); w:bits(201, 8) end), "^list%[1%]%.a%.x: .*%(bit 5%)$" },
+      { bad(function (w) w:bits(1, 3); w:bits(1, 8); w:bits(255, 8) end),
+        "^list%[1%]%.a%.y: .*%(bit 13%)$" },
+      { bad(function (w) w:bits(1, 3); w:bits(1, 8); w:bits(1, 8); w:bits(1, 1); w:bits(0, 8);
+                         w:bits(250, 8) end), "^list%[1%]%.b%.y: .*%(bit 30%)$" },
+    }
+    for _, case in ipairs(cases) do
+      local r, msg, code = s:decode("L", case[1])
+      assert.is_nil(r)
+      assert.equal("range", code)
+      assert.matches(case[2], msg)
+      local r2, msg2 = s:decode("L", case[1], { into = { list = { { a = {}, b = {} } } } })
+      assert.is_nil(r2)
+      assert.equal(msg, msg2)
+    end
+    local r, msg, code = s:decode("F", s:encode("F", v.list[1]):sub(1, 4))
+    assert.is_nil(r)
+    assert.equal("truncated", code)
+    assert.matches("^b%.y: truncated input %(bit 28%)$", msg)
+  end)
+end)
+
 describe("schema:decode of records of optional scalars", function ()
   local s = bitwire.schema {
     O = { { "a", "int", min = 0, max = 5, optional = true },
