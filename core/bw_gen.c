@@ -27,6 +27,14 @@ int bw_gencount (bw_Reader *r, unsigned nbits, uint64_t min, uint64_t max,
   return 1;
 }
 
+int bw_gendeltacount (bw_Reader *r, uint64_t start, uint64_t n, uint64_t bn,
+                      uint64_t minbits) {
+  uint64_t kept = n < bn ? n : bn, left = bw_bitsremaining(r);
+  if (kept > left || (n > bn && minbits > 0 && n - bn > (left - kept) / minbits))
+    return bw_genfail(r, BW_ETRUNC, start);
+  return 1;
+}
+
 /* Prepend 'seg' (of 'len' bytes) to err->path, keeping its first
 ** BW_MAXPATH - 1 bytes; a dot joins it to a following name. */
 static void prepend (bw_Error *err, const char *seg, size_t len) {

@@ -46,6 +46,12 @@ static inline int64_t bw_gensigned (uint64_t u) {
 int bw_gencount (bw_Reader *r, unsigned nbits, uint64_t min, uint64_t max,
                  uint64_t minbits, uint64_t *n);
 
+/* A delta's array of 'n' elements against a baseline of 'bn': a kept
+** element costs a bit, a new one 'minbits'; when the bits left cannot hold
+** that, fail with BW_ETRUNC at 'start' (the count's first bit). */
+int bw_gendeltacount (bw_Reader *r, uint64_t start, uint64_t n, uint64_t bn,
+                      uint64_t minbits);
+
 /* Prepend "name" (or "[index]") to err->path, the driver's path syntax.
 ** Both return 0, so a generated reader writes 'return bw_genpath(...)'. */
 int bw_genpath (bw_Error *err, const char *name);

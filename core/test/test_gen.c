@@ -57,6 +57,21 @@ static void test_count (void) {
   CHECK(bw_gencount(&r, 3, 2, 9, 0, &n) && n == 7);   /* min + offset */
 }
 
+/* a delta's array: kept elements cost a bit each, new ones minbits */
+static void test_deltacount (void) {
+  uint8_t buf[2] = { 0, 0 };  /* 16 bits */
+  bw_Reader r;
+  bw_readerinit(&r, buf, 2);
+  CHECK(bw_gendeltacount(&r, 0, 16, 20, 9));      /* 16 kept: 16 bits */
+  CHECK(!bw_gendeltacount(&r, 3, 17, 20, 9));     /* 17 kept */
+  CHECK(r.status == BW_ETRUNC && r.errpos == 3);
+  bw_readerinit(&r, buf, 2);
+  CHECK(bw_gendeltacount(&r, 0, 4, 2, 7));        /* 2 + 2 x 7 */
+  CHECK(!bw_gendeltacount(&r, 0, 5, 2, 7));       /* 2 + 3 x 7 */
+  bw_readerinit(&r, buf, 2);
+  CHECK(!bw_gendeltacount(&r, 0, UINT64_MAX, 0, UINT64_MAX));  /* no wrap */
+}
+
 static void test_strings (void) {
   char s[4] = { 'a', 'b', 'c', 'd' };
   uint8_t buf[16];
@@ -124,6 +139,7 @@ int main (void) {
   test_paths();
   test_path_truncated();
   test_count();
+  test_deltacount();
   test_strings();
   test_sparse_roundtrip();
   test_sparse_hostile();

@@ -78,10 +78,134 @@ end
 
 -- }=====
 
+-- A pointer to the struct that holds a location's members ("v->" -> "v",
+-- "v->grid[i0]." -> "&v->grid[i0]").
+local function holder(base)
+  if base:sub(-2) == "->" then return base:sub(1, -3) end
+  return "&" .. base:sub(1, -2)
+end
+
+-- The name of a helper comparing element/slot i of the array or sparse
+-- field 'f' (member 'name' of struct type 'C'), registered once.
+local function samefn(G, f, owner, C, name)
+  if not G.same[owner] then
+    G.same[owner] = true
+    G.samelist[#G.samelist + 1] = { f = f, owner = owner, C = C, name = name }
+  end
+  return "same_" .. owner
+end
+
+local writedelta, readdelta
+
+-- An array against its baseline's, element by element (the driver's
+-- newer form): the count as usual, then for each element the baseline
+-- also has a changed bit and a delta of it, the rest in full.
+local function arraywrite(G, E, f, v, base, owner, C, depth)
+  local e, i = f.of, "i" .. depth
+  E:var(i, "size_t")
+  local n, bn = tostring(f.max), tostring(f.max)
+  if not f.fixed then
+    n = v.base .. v.name .. "_count"
+    local b = base.base .. base.name .. "_count"
+    bn = fmt("(%s <= %d ? %s : %d)", b, f.max, b, f.max)
+    if f.min > 0 then E:line("if (%s < %d) return bw_genrefuse(w, BW_ERANGE);", n, f.min) end
+    E:line("if (%s > %d) return bw_genrefuse(w, BW_ERANGE);", n, f.max)
+    E:line("bw_writebits(w, (uint64_t)%s - %du, %d);", n, f.min, f.bits)
+  end
+  local same = samefn(G, f, owner, C, v.name)
+  E:open("for (%s = 0; %s < %s; %s++)", i, i, n, i)
+  local ev, eb = G.elem(v, e, i), G.elem(base, e, i)
+  local eo = elemowner(e, owner)
+  E:open("if (%s < %s)", i, bn)
+  E:line("bool changed = !%s(%s, %s, %s);", same, holder(v.base), holder(base.base), i)
+  E:line("bw_writebits(w, changed ? 1 : 0, 1);")
+  E:open("if (changed)")
+  writedelta(G, E, e, ev, eb, eo, eo, depth + 1)
+  E:close()
+  E:close()
+  E:open("else")
+  E.depth = depth + 1
+  G.writevalue(E, "write", e, ev, eo)
+  E:close()
+  E:close()
+end
+
+local function arrayread(G, E, f, v, base, owner, C, segs, depth)
+  local e, i = f.of, "i" .. depth
+  E:var(i, "size_t")
+  local u, n = E:var("u", "uint64_t"), E:var("n" .. depth, "uint64_t")
+  local FAIL = G.failstmt(segs)
+  local inner = { table.unpack(segs) }
+  inner[#inner + 1] = { index = i }
+  local IFAIL = G.failstmt(inner)
+  local bn = tostring(f.max)
+  if not f.fixed then
+    local b = base.base .. base.name .. "_count"
+    bn = fmt("(%s <= %d ? %s : %d)", b, f.max, b, f.max)
+  end
+  E:line("%s = %s;", E:var("start", "uint64_t"), "r->pos")
+  if f.fixed then E:line("%s = %d;", n, f.max)
+  else
+    E:line("if (!bw_genspan(r, %d, %du, &%s)) %s", f.bits, f.max - f.min, u, FAIL)
+    E:line("%s = %s + %du;", n, u, f.min)
+    E:line("%s%s_count = (%s)%s;", v.base, v.name, (ctypes.inttype(0, f.max)), n)
+  end
+  E:line("if (!bw_gendeltacount(r, start, %s, %s, %s)) %s", n, bn,
+    ctypes.uint(e.minbits), FAIL)
+  local same = samefn(G, f, owner, C, v.name)
+  local _ = same
+  E:open("for (%s = 0; %s < %s; %s++)", i, i, n, i)
+  local ev, eb = G.elem(v, e, i), G.elem(base, e, i)
+  local eo = elemowner(e, owner)
+  E:open("if (%s < %s)", i, bn)
+  E:line("%s = bw_readbits(r, 1);", u)
+  E:line("if (r->status != BW_OK) %s", IFAIL)
+  E:open("if (%s)", u)
+  readdelta(G, E, e, ev, eb, eo, eo, inner, depth + 1)
+  E:close()
+  E:close()
+  E:open("else")
+  E.depth = depth + 1
+  G.readvalue(E, e, ev, eo, inner)
+  E:close()
+  E:close()
+end
+
+-- Write the changed value at 'v' against its baseline's at 'base' (both
+-- there): records, and with element deltas arrays and sparse arrays, as
+-- deltas again; anything else in full. 'C' is the struct type holding them.
+function writedelta(G, E, f, v, base, owner, C, depth)
+  if f.kind == "struct" then
+    E:line("if (!write_delta_%s(w, &%s, &%s)) return false;", G.N:typename(f.type),
+      v.expr, base.expr)
+  elseif f.kind == "sparse" then
+    M.sparsewrite(G, E, f, v, base, owner, C, depth)
+  elseif f.kind == "array" and G.elemwise then
+    arraywrite(G, E, f, v, base, owner, C, depth)
+  else
+    E.depth = depth
+    G.writevalue(E, "write", f, v, owner)
+  end
+end
+
+-- Read a changed value into 'v' (which holds the baseline's, copied).
+function readdelta(G, E, f, v, base, owner, C, segs, depth)
+  if f.kind == "struct" then
+    E:line("if (!read_delta_%s(r, &%s, &%s, err)) %s", G.N:typename(f.type),
+      v.expr, base.expr, G.failstmt(segs))
+  elseif f.kind == "sparse" then
+    M.sparseread(G, E, f, v, base, owner, C, segs, depth)
+  elseif f.kind == "array" and G.elemwise then
+    arrayread(G, E, f, v, base, owner, C, segs, depth)
+  else
+    E.depth = depth
+    G.readvalue(E, f, v, owner, segs)
+  end
+end
+
 -- The statements of one struct's eq / write_delta / read_delta.
 local function typebodies(G, t)
   local T = G.N:typename(t.name)
-  G.curT = T
   local fields = ctypes.fields(G.program, t)
   local eq = {}
   local wE, rE = G.emitter(G), G.emitter(G)
@@ -112,28 +236,20 @@ local function typebodies(G, t)
         eqstmts(G, eq, "  ", f, a, b, owner, 0)
       end
       -- write
+      local has = f.optional and ("v->has_" .. name) or "true"
+      local bhas = f.optional and ("base->has_" .. name) or "true"
       wE:line("/* %s: changed bit, then %s */", f.name, ctypes.wire(f))
       wE:open("")
       wE:line("bool changed = !eqf_%s(v, base);", owner)
       wE:line("bw_writebits(w, changed ? 1 : 0, 1);")
       wE:open("if (changed)")
-      local has = f.optional and ("v->has_" .. name) or "true"
-      local bhas = f.optional and ("base->has_" .. name) or "true"
       if f.optional then wE:line("bw_writebits(w, %s ? 1 : 0, 1);", has) end
-      if f.kind == "struct" then
-        wE:line("if (%s && %s) { if (!write_delta_%s(w, &v->%s, &base->%s)) return false; }",
-          has, bhas, G.N:typename(f.type), name, name)
-        wE:line("else if (%s) { if (!write_%s(w, &v->%s)) return false; }",
-          has, G.N:typename(f.type), name)
-      elseif f.kind == "sparse" then
-        wE:open("if (%s && %s)", has, bhas)
-        M.sparsewrite(G, wE, f, v, base, owner)
-        wE:close()
+      wE:open(f.optional and fmt("if (%s && %s)", has, bhas) or "")
+      writedelta(G, wE, f, v, base, owner, T, 0)
+      wE:close()
+      if f.optional then
         wE:open("else if (%s)", has)
-        G.writevalue(wE, "write", f, v, owner)
-        wE:close()
-      else
-        wE:open("if (%s)", has)
+        wE.depth = 0
         G.writevalue(wE, "write", f, v, owner)
         wE:close()
       end
@@ -151,22 +267,15 @@ local function typebodies(G, t)
       if f.optional then
         rE:line("v->has_%s = bw_readbits(r, 1) != 0;", name)
         rE:line("if (r->status != BW_OK) %s", FAIL)
-      end
-      local vh = f.optional and ("v->has_" .. name) or "true"
-      if f.kind == "struct" then
-        rE:line("if (%s && %s) { if (!read_delta_%s(r, &v->%s, &base->%s, err)) %s }",
-          vh, bhas, G.N:typename(f.type), name, name, FAIL)
-        rE:line("else if (%s) { if (!read_%s(r, &v->%s, err)) %s }", vh,
-          G.N:typename(f.type), name, FAIL)
-      elseif f.kind == "sparse" then
-        rE:open("if (%s && %s)", vh, bhas)
-        M.sparseread(G, rE, f, v, base, owner, segs)
-        rE:close()
-        rE:open("else if (%s)", vh)
-        G.readvalue(rE, f, v, owner, segs)
-        rE:close()
+        rE:open("if (v->has_%s && %s)", name, bhas)
       else
-        rE:open("if (%s)", vh)
+        rE:open("")
+      end
+      readdelta(G, rE, f, v, base, owner, T, segs, 0)
+      rE:close()
+      if f.optional then
+        rE:open("else if (v->has_%s)", name)
+        rE.depth = 0
         G.readvalue(rE, f, v, owner, segs)
         rE:close()
       end
@@ -177,19 +286,21 @@ local function typebodies(G, t)
 end
 
 -- A sparse field against its baseline's: the slots that differ, each with
--- a presence bit and, for a record the baseline also has, a delta.
-function M.sparsewrite(G, E, f, v, base, owner)
+-- a presence bit and, where the baseline has the slot, a delta of it
+-- (records only in the driver's older form).
+function M.sparsewrite(G, E, f, v, base, owner, C, depth)
   local sp = G.c.sparseconst(G, f, owner, 1, "_delta")
-  local st = E:var("slots", "bw_GenSlots")
-  local i = E:var("i0", "size_t")
+  local st = E:var("slots" .. depth, "bw_GenSlots")
+  local i = E:var("i" .. depth, "size_t")
   local sent = fmt("sent_%s", owner)
   local pv, pb = v.base .. v.name .. "_present", base.base .. base.name .. "_present"
   local e = f.of
+  local same = samefn(G, f, owner, C, v.name)
   E:line("uint8_t %s[%d];", sent, (f.max + 7) // 8)
   E:line("memset(%s, 0, sizeof(%s));", sent, sent)
   E:open("for (%s = 0; %s < %d; %s++)", i, i, f.max, i)
-  E:line("if (!slotsame_%s(v, base, %s)) %s[%s >> 3] |= (uint8_t)(1u << (%s & 7));",
-    owner, i, sent, i, i)
+  E:line("if (!%s(%s, %s, %s)) %s[%s >> 3] |= (uint8_t)(1u << (%s & 7));",
+    same, holder(v.base), holder(base.base), i, sent, i, i)
   E:close()
   E:line("bw_genslotsbegin(w, &%s, %s, &%s);", sp, sent, st)
   E:open("for (%s = 0; %s < %d; %s++)", i, i, f.max, i)
@@ -197,25 +308,27 @@ function M.sparsewrite(G, E, f, v, base, owner)
   E:line("bw_genslot(w, &%s, &%s, %s + 1);", sp, st, i)
   E:line("bw_writebits(w, bw_genhas(%s, %s), 1);", pv, i)
   E:line("if (!bw_genhas(%s, %s)) continue;", pv, i)
-  local ev = G.elem(v, e, i)
-  if e.kind == "struct" then
-    E:line("if (bw_genhas(%s, %s)) { if (!write_delta_%s(w, &%s, &%s)) return false; }",
-      pb, i, G.N:typename(e.type), ev.expr, G.elem(base, e, i).expr)
-    E:line("else if (!write_%s(w, &%s)) return false;", G.N:typename(e.type), ev.expr)
+  local ev, eb = G.elem(v, e, i), G.elem(base, e, i)
+  local eo = elemowner(e, owner)
+  if e.kind == "struct" or G.elemwise then
+    E:open("if (bw_genhas(%s, %s))", pb, i)
+    writedelta(G, E, e, ev, eb, eo, eo, depth + 1)
+    E:close()
+    E:open("else")
   else
-    E.depth = 1
-    G.writevalue(E, "write", e, ev, elemowner(e, owner))
-    E.depth = 0
+    E:open("")
   end
+  E.depth = depth + 1
+  G.writevalue(E, "write", e, ev, eo)
+  E:close()
   E:close()
   E:line("bw_genslotsend(w, &%s, &%s);", sp, st)
-  G.slotsame[#G.slotsame + 1] = { f = f, owner = owner, v = v, T = G.curT }
 end
 
-function M.sparseread(G, E, f, v, base, owner, segs)
+function M.sparseread(G, E, f, v, base, owner, C, segs, depth)
   local sp = G.c.sparseconst(G, f, owner, 1, "_delta")
-  local st = E:var("slots", "bw_GenSlots")
-  local i = E:var("i0", "size_t")
+  local st = E:var("slots" .. depth, "bw_GenSlots")
+  local i = E:var("i" .. depth, "size_t")
   local more, slot = E:var("more", "int"), E:var("slot", "uint64_t")
   local pv, pb = v.base .. v.name .. "_present", base.base .. base.name .. "_present"
   local FAIL = G.failstmt(segs)
@@ -223,6 +336,7 @@ function M.sparseread(G, E, f, v, base, owner, segs)
   inner[#inner + 1] = { index = i }
   local IFAIL = G.failstmt(inner)
   local e = f.of
+  local _ = C
   E:line("if (!bw_genreadslotsbegin(r, &%s, &%s)) %s", sp, st, FAIL)
   E:open("while ((%s = bw_genreadslot(r, &%s, &%s, &%s)) > 0)", more, sp, st, slot)
   E:line("%s = (size_t)%s - 1;", i, slot)
@@ -230,18 +344,30 @@ function M.sparseread(G, E, f, v, base, owner, segs)
   E:line("else %s[%s >> 3] |= (uint8_t)(1u << (%s & 7));", pv, i, i)
   E:line("if (r->status != BW_OK) %s", IFAIL)
   E:line("if (!bw_genhas(%s, %s)) continue;", pv, i)
-  local ev = G.elem(v, e, i)
-  if e.kind == "struct" then
-    E:line("if (bw_genhas(%s, %s)) { if (!read_delta_%s(r, &%s, &%s, err)) %s }",
-      pb, i, G.N:typename(e.type), ev.expr, G.elem(base, e, i).expr, IFAIL)
-    E:line("else if (!read_%s(r, &%s, err)) %s", G.N:typename(e.type), ev.expr, IFAIL)
+  local ev, eb = G.elem(v, e, i), G.elem(base, e, i)
+  local eo = elemowner(e, owner)
+  if e.kind == "struct" or G.elemwise then
+    E:open("if (bw_genhas(%s, %s))", pb, i)
+    readdelta(G, E, e, ev, eb, eo, eo, inner, depth + 1)
+    E:close()
+    E:open("else")
   else
-    E.depth = 1
-    G.readvalue(E, e, ev, elemowner(e, owner), inner)
-    E.depth = 0
+    E:open("")
   end
+  E.depth = depth + 1
+  G.readvalue(E, e, ev, eo, inner)
+  E:close()
   E:close()
   E:line("if (%s < 0) %s", more, FAIL)
+end
+
+-- Does the driver send arrays in a delta element by element? Asked of the
+-- driver itself (a probe of its bits), so the code matches the engine it is
+-- generated with while both forms are in use.
+function M.elemwise()
+  local bitwire = require "bitwire"
+  local s = bitwire.schema { T = { { "a", "array", of = { "int", min = 0, max = 15 }, max = 7 } } }
+  return s:bits("T", { a = { 1, 2, 9, 5 } }, { baseline = { a = { 1, 2, 3 } } }) == 15
 end
 
 function M.protos(G, t, p)
@@ -258,7 +384,8 @@ end
 
 -- Every delta function of the program's types, in dependency order.
 function M.all(G, out)
-  G.eqfuncs, G.slotsame = {}, {}
+  G.eqfuncs, G.same, G.samelist = {}, {}, {}
+  G.elemwise = M.elemwise()
   local decls, defs = {}, {}
   for _, t in ipairs(ctypes.order(G.program)) do
     local T = G.N:typename(t.name)
@@ -313,17 +440,17 @@ bool %s_read_delta_err (bw_Reader *r, %s *v, const %s *base, bw_Error *err) {
     helpers[#helpers + 1] = fmt("static bool eqf_%s (const %s *a, const %s *b) {\n%s\n  return true;\n}\n",
       q.owner, q.T, q.T, concat(lines, "\n"))
   end
-  for _, q in ipairs(G.slotsame) do
+  for _, q in ipairs(G.samelist) do
     local lines, e = {}, q.f.of
-    local pa, pb = "a->" .. q.v.name .. "_present", "b->" .. q.v.name .. "_present"
-    lines[#lines + 1] = fmt("  if (bw_genhas(%s, i) != bw_genhas(%s, i)) return false;", pa, pb)
-    lines[#lines + 1] = fmt("  if (!bw_genhas(%s, i)) return true;", pa)
-    local a, b = G.fieldloc("a->", q.v.name), G.fieldloc("b->", q.v.name)
+    local a, b = G.fieldloc("a->", q.name), G.fieldloc("b->", q.name)
+    if q.f.kind == "sparse" then
+      local pa, pb = "a->" .. q.name .. "_present", "b->" .. q.name .. "_present"
+      lines[#lines + 1] = fmt("  if (bw_genhas(%s, i) != bw_genhas(%s, i)) return false;", pa, pb)
+      lines[#lines + 1] = fmt("  if (!bw_genhas(%s, i)) return true;", pa)
+    end
     eqstmts(G, lines, "  ", e, G.elem(a, e, "i"), G.elem(b, e, "i"), elemowner(e, q.owner), 1)
-    local T = q.T
-    helpers[#helpers + 1] = fmt("static bool slotsame_%s (const %s *a, const %s *b,\n"
-      .. "                              size_t i) {\n%s\n  return true;\n}\n",
-      q.owner, T, T, concat(lines, "\n"))
+    helpers[#helpers + 1] = fmt("static bool same_%s (const %s *a, const %s *b, size_t i) {\n%s\n"
+      .. "  return true;\n}\n", q.owner, q.C, q.C, concat(lines, "\n"))
   end
   out[#out + 1] = concat(decls, "\n") .. "\n"
   out[#out + 1] = concat(helpers, "\n")
