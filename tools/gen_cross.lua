@@ -65,6 +65,16 @@ local function fail(what, ...)
   if failures <= 20 then io.write(fmt(what, ...), "\n") end
 end
 
+-- The line for a message: its id, then its type's value.
+local function expectmsg(s, program, bytes)
+  local name, v, code = s:decode_message(bytes)
+  if name == nil then
+    return fmt("E %s %s %s", code, v:match("%(bit (%d+)%)$"), pathof(v))
+  end
+  local _ = program
+  return fmt("O %s -", tohex(s:encode_message(name, v)))   -- no size: ids unaligned
+end
+
 -- 's' speaking 'version' (nil: its current one): opts get the version.
 local function at(s, version)
   if version == nil then return s end
@@ -75,6 +85,8 @@ local function at(s, version)
   end
   return {
     encode = function(_, name, v, opts) return s:encode(name, v, o(opts)) end,
+    encode_message = function(_, name, v, opts) return s:encode_message(name, v, o(opts)) end,
+    decode_message = function(_, b, opts) return s:decode_message(b, o(opts)) end,
     decode = function(_, name, b, opts) return s:decode(name, b, o(opts)) end,
     bits = function(_, name, v, opts) return s:bits(name, v, o(opts)) end,
   }
@@ -174,6 +186,18 @@ local function run(file, version, N)
       end
     end
   end
+  -- messages (C only): the id, then the value; and corrupted
+  for _, t in ipairs(program.types) do
+    if ctypes.msgid(program, t) then
+      for _ = 1, N // 4 do
+        local m = sv:encode_message(t.name, rand.value(program, t))
+        for _, bytes in ipairs { m, mutate(m) } do
+          dlines[#dlines + 1] = "M " .. tohex(bytes)
+          dexpects[#dexpects + 1] = expectmsg(sv, program, bytes)
+        end
+      end
+    end
+  end
   for i = 1, #dlines do
     lines[#lines + 1], expects[#expects + 1] = dlines[i], dexpects[i]
     valid[#valid + 1] = "delta"
@@ -196,17 +220,18 @@ local function run(file, version, N)
       if got ~= want and got:sub(1, 2) == "O " and want:sub(1, 2) == "O " then
         -- a value Lua cannot hold exactly (a signaling NaN's payload): the
         -- driver must read the other side's bytes as it read the input
-        local hex, bits = got:match("^O (%x*) (%d+)$")
-        local t = program.types[tonumber(lines[i]:match("^D?(%d+)")) + 1]
+        local hex, bits = got:match("^O (%x*) ([%d-]+)$")
+        local t = program.types[tonumber(lines[i]:match("^D?(%d+)") or "0") + 1]
         local opts
-        if valid[i] == "delta" then
+        if valid[i] == "delta" and lines[i]:sub(1, 1) == "D" then
           local bb = lines[i]:match("^D%d+ (%x*) ")
           opts = { baseline = sv:decode(t.name, (bb:gsub("%x%x", function(x)
             return string.char(tonumber(x, 16)) end))) }
         end
-        local norm = expect(sv, t, (hex:gsub("%x%x", function(x)
-          return string.char(tonumber(x, 16)) end)), opts)
-        if norm == want and want:match(" (%d+)$") == bits then got = want end
+        local raw = hex:gsub("%x%x", function(x) return string.char(tonumber(x, 16)) end)
+        local norm = lines[i]:sub(1, 1) == "M" and expectmsg(sv, program, raw)
+          or expect(sv, t, raw, opts)
+        if norm == want and want:match(" ([%d-]+)$") == bits then got = want end
       end
       if got ~= want then
         fail("%s %s: %s\n  input %s\n  want  %s\n  got   %s", base, side, i,

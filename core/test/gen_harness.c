@@ -6,6 +6,7 @@
 ** "E code bitpos path" (the read failure), one line per input line.
 ** "D typeid basehex hex" lines read a delta against the baseline that
 ** basehex decodes to and print the delta written again the same way.
+** "M hex" lines read a message (its id, then its type's value).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,15 +48,16 @@ int main (void) {
   while (fgets(line, sizeof(line), stdin) != NULL) {
     char *p = line, *end;
     const char *q;
-    int delta = line[0] == 'D';
-    unsigned long id = strtoul(p + delta, &end, 10);
+    int delta = line[0] == 'D', message = line[0] == 'M';
+    unsigned long id = message ? 0 : strtoul(p + delta, &end, 10);
     size_t n = 0, len, i;
     bw_Reader r;
     bw_Writer w;
     bw_Error err;
     const uint8_t *data;
     int ok;
-    if (end == p || id >= MESSAGES_NTYPES) return 1;
+    if (message) end = p + 1;
+    else if (end == p || id >= MESSAGES_NTYPES) return 1;
     if (delta) {  /* the baseline: valid bytes of the type */
       n = unhex(end + 1, basein, &q);
       bw_readerinit(&r, basein, n);
@@ -64,6 +66,15 @@ int main (void) {
     }
     n = unhex(end + 1, in, &q);
     bw_readerinit(&r, in, n);
+    if (message) {
+      unsigned mid;
+      if (!messages_read_id(&r, &mid, &err)) {
+        printf("E %s %llu %s\n", bw_codename(err.code),
+               (unsigned long long)err.bitpos, err.path);
+        continue;
+      }
+      id = messages_message_type[mid];
+    }
     ok = delta ? messages_types[id].read_delta(&r, values[id], bases[id], &err)
                : messages_types[id].read(&r, values[id], &err);
     if (!ok) {
@@ -72,6 +83,11 @@ int main (void) {
       continue;
     }
     bw_writerinit(&w, out, sizeof(out));
+    if (message) {  /* the id back from the type: the table's inverse */
+      unsigned mid;
+      for (mid = 0; messages_message_type[mid] != id; mid++) {}
+      bw_writebits(&w, mid, MESSAGES_TYPEBITS);
+    }
     ok = delta ? messages_types[id].write_delta(&w, values[id], bases[id])
                : messages_types[id].write(&w, values[id]);
     if (!ok) {
@@ -81,8 +97,9 @@ int main (void) {
     data = bw_writerdata(&w, &len);
     printf("O ");
     for (i = 0; i < len; i++) printf("%02x", data[i]);
-    printf(" %zu\n", delta ? (size_t)bw_bitswritten(&w)
-                            : messages_types[id].bits(values[id]));
+    if (message) printf(" -\n");  /* T_bits counts from bit 0, not after an id */
+    else printf(" %zu\n", delta ? (size_t)bw_bitswritten(&w)
+                                 : messages_types[id].bits(values[id]));
   }
   for (t = 0; t < MESSAGES_NTYPES; t++) {
     free(values[t]);

@@ -462,11 +462,13 @@ end
 local function protos(G, t)
   local T = G.N:typename(t.name)
   local p = {}
-  p[#p + 1] = fmt("/* %s: type id %d, %s bits */", T, t.id,
+  local id = ctypes.msgid(G.program, t)
+  p[#p + 1] = fmt("/* %s: %s, %s bits */", T,
+    id and fmt("message id %d", id) or "not a message",
     t.maxbits and fmt("%d..%d", t.minbits, t.maxbits) or fmt(">= %d", t.minbits))
   if t.maxbits then p[#p + 1] = fmt("#define %s_MAXBITS %s", T, cuint(t.maxbits)) end
   p[#p + 1] = fmt("#define %s_MINBITS %s", T, cuint(t.minbits))
-  p[#p + 1] = fmt("#define %s_ID %d", T, t.id)
+  if id then p[#p + 1] = fmt("#define %s_ID %d", T, id) end
   p[#p + 1] = fmt("/* Write 'v'; false when a value does not fit its field (BW_ERANGE,\n"
     .. "** BW_EUTF8) or the writer is full: w->status says which. */")
   p[#p + 1] = fmt("bool %s_write (bw_Writer *w, const %s *v);", T, T)
@@ -478,9 +480,10 @@ local function protos(G, t)
   p[#p + 1] = fmt("bool %s_read_err (bw_Reader *r, %s *v, bw_Error *err);", T, T)
   p[#p + 1] = fmt("/* Bits %s_write spends on 'v' (a valid value) from bit 0. */", T)
   p[#p + 1] = fmt("size_t %s_bits (const %s *v);", T, T)
-  p[#p + 1] = fmt("/* The message: the type id in %s_TYPEBITS bits, then 'v'. */",
-    G.NAME)
-  p[#p + 1] = fmt("bool %s_write_message (bw_Writer *w, const %s *v);", T, T)
+  if id then
+    p[#p + 1] = fmt("/* The message: %s_ID in %s_TYPEBITS bits, then 'v'. */", T, G.NAME)
+    p[#p + 1] = fmt("bool %s_write_message (bw_Writer *w, const %s *v);", T, T)
+  end
   delta.protos(G, t, p)
   return concat(p, "\n") .. "\n"
 end
@@ -507,12 +510,15 @@ bool %s_read_err (bw_Reader *r, %s *v, bw_Error *err) {
 size_t %s_bits (const %s *v) {
   return (size_t)bits_%s(v, 0);
 }
-
+]], T, T, T, T, T, T, T, T, T, T, T, T)
+  if ctypes.msgid(G.program, t) then
+    out[#out + 1] = fmt([[
 bool %s_write_message (bw_Writer *w, const %s *v) {
   bw_writebits(w, %s_ID, %s_TYPEBITS);
   return write_%s(w, v);
 }
-]], T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, G.NAME, T)
+]], T, T, T, G.NAME, T)
+  end
 end
 
 -- bitwire.gen.c(schema, opts): opts.name (default "messages") names the
@@ -549,15 +555,16 @@ extern "C" {
 #define %s_FINGERPRINT "%s"
 #define %s_FINGERPRINT64 UINT64_C(0x%s)
 #define %s_VERSION %d
-#define %s_TYPEBITS %d  /* width of a message's type id */
+#define %s_TYPEBITS %d  /* width of a message's id */
+#define %s_NMESSAGES %d
 #define %s_NTYPES %d
 ]], name, program.fingerprint, program.version, NAME, NAME, NAME,
     program.fingerprint, NAME, program.fingerprint, NAME, program.version,
-    NAME, program.typebits, NAME, #program.types)
+    NAME, program.typebits, NAME, ctypes.nmessages(program), NAME, #program.types)
   h[#h + 1] = G.N:declarations()
   for _, t in ipairs(program.types) do h[#h + 1] = protos(G, t) end
   h[#h + 1] = fmt([[
-/* A message's type id (the T_ID of its type); an id past the last type
+/* A message's id (the T_ID of its type); an id past the last message
 ** fails with BW_ETAG. */
 bool %s_read_id (bw_Reader *r, unsigned *id, bw_Error *err);
 
@@ -572,13 +579,15 @@ typedef struct %s_Type {
   bool (*read_delta) (bw_Reader *r, void *v, const void *base, bw_Error *err);
 } %s_Type;
 extern const %s_Type %s_types[%s_NTYPES];
+/* The index in %s_types of each message id's type. */
+extern const unsigned %s_message_type[%s_NMESSAGES];
 
 #ifdef __cplusplus
 }
 #endif
 
 #endif
-]], G.id, G.id, G.id, G.id, G.id, NAME)
+]], G.id, G.id, G.id, G.id, G.id, NAME, G.id, G.id, NAME)
   local body = {}
   for _, t in ipairs(ctypes.order(program)) do
     local decl = G.N:typename(t.name)
@@ -593,7 +602,11 @@ extern const %s_Type %s_types[%s_NTYPES];
   G.writevalue, G.readvalue, G.failstmt = writevalue, readvalue, failstmt
   delta.all(G, body)
   for _, t in ipairs(program.types) do publicfuncs(G, t, body) end
-  local tab, wrap = {}, {}
+  local tab, wrap, msgtype = {}, {}, {}
+  for _, t in ipairs(program.types) do
+    local id = ctypes.msgid(program, t)
+    if id then msgtype[id + 1] = tostring(t.id) end
+  end
   for _, t in ipairs(program.types) do
     local T = G.N:typename(t.name)
     wrap[#wrap + 1] = fmt([[
@@ -624,7 +637,7 @@ bool %s_read_id (bw_Reader *r, unsigned *id, bw_Error *err) {
   uint64_t start = r->pos, u = bw_readbits(r, %s_TYPEBITS);
   if (err == NULL) err = &scratch;
   err->path[0] = '\0';
-  if (r->status == BW_OK && u >= %s_NTYPES) bw_genfail(r, BW_ETAG, start);
+  if (r->status == BW_OK && u >= %s_NMESSAGES) bw_genfail(r, BW_ETAG, start);
   if (r->status != BW_OK) return bw_generror(r, err);
   *id = (unsigned)u;
   return true;
@@ -633,7 +646,9 @@ bool %s_read_id (bw_Reader *r, unsigned *id, bw_Error *err) {
 const %s_Type %s_types[%s_NTYPES] = {
 %s
 };
-]], G.id, NAME, NAME, G.id, G.id, NAME, concat(tab, ",\n"))
+
+const unsigned %s_message_type[%s_NMESSAGES] = { %s };
+]], G.id, NAME, NAME, G.id, G.id, NAME, concat(tab, ",\n"), G.id, NAME, concat(msgtype, ", "))
   local src = fmt([[
 /*
 ** %s.c - generated by `bitwire gen c` from a bitwire schema; do not edit.

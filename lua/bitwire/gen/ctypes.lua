@@ -135,6 +135,19 @@ function M.program(schema, version)
   return program
 end
 
+-- The message id of type 't' (nil when it is not a message) and the number
+-- of message ids: with a `messages` list only the listed types are
+-- messages, numbered by it; without one, every type by its index.
+function M.msgid(program, t)
+  if program.messages and #program.messages > 0 then return t.message_id end
+  return t.id
+end
+
+function M.nmessages(program)
+  if program.messages and #program.messages > 0 then return #program.messages end
+  return #program.types
+end
+
 -- Fields of type 't' on the wire at the program's version.
 function M.fields(program, t)
   local out = {}

@@ -280,11 +280,12 @@ bool bitwire_serialize_sparse (Stream &stream, uint8_t *mask,
   }
 }
 
-// A message's type id (the T_ID of its type) in %s_TYPEBITS bits.
+// A message's id in %s_TYPEBITS bits; an id past the last message fails.
 template <typename Stream>
 bool serialize_message_id (Stream &stream, uint32_t &id) {
-  if (!bitwire_serialize_wide(stream, id, 0, %s_NTYPES - 1)) return false;
-  return true;
+  if (%s_TYPEBITS > 0) serialize_bits(stream, id, %s_TYPEBITS);
+  else id = 0;
+  return id < %s_NMESSAGES;
 }
 
 // check(magic) with a magic other than serialize_check's.
@@ -344,12 +345,12 @@ function M.generate(schema, opts)
 
 namespace %s {
 
-enum { %s_TYPEBITS = %d, %s_NTYPES = %d };
+enum { %s_TYPEBITS = %d, %s_NMESSAGES = %d, %s_NTYPES = %d };
 
 ]], name, program.fingerprint, program.version, guard, guard, ident(name),
-    NAME, program.typebits, NAME, #program.types)
+    NAME, program.typebits, NAME, ctypes.nmessages(program), NAME, #program.types)
   out[#out + 1] = G.N:declarations()
-  out[#out + 1] = fmt(HELPERS, NAME, NAME)
+  out[#out + 1] = fmt(HELPERS, NAME, NAME, NAME, NAME)
   local protos, bodies = {}, {}
   for _, t in ipairs(ctypes.order(program)) do
     local T = G.N:typename(t.name)
