@@ -296,5 +296,7 @@ void bw_openschema (lua_State *L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, bw_schemacompile);
   lua_setfield(L, -2, "compile");
+  lua_pushcfunction(L, bw_schemasetdesctext);
+  lua_setfield(L, -2, "_setdesc");
   luaL_setfuncs(L, bw_sharefuncs, 0);
 }

@@ -142,6 +142,7 @@ LSchema *bw_checkschema (lua_State *L, int arg);
 /* Push a fresh userdata for 'S', taking over one reference. */
 void bw_pushschema (lua_State *L, bw_Schema *S);
 int  bw_schemacompile (lua_State *L);
+int  bw_schemasetdesctext (lua_State *L);
 int  bw_schemagc (lua_State *L);
 
 /* Call helpers (lbw_methods.c). */
