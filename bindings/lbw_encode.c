@@ -206,9 +206,12 @@ static void encleaf (Ctx *c, const bw_Field *f, int idx, int tt) {
   switch (f->kind) {
     case BW_KINT: {
       lua_Integer v = checkint(c, idx, tt);
-      if (v < f->min || v > f->max)
-        bw_encerror(c, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
-                 (lua_Integer)f->max);
+      if (v < f->min || v > f->max) {
+        if (!f->clamp)
+          bw_encerror(c, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
+                   (lua_Integer)f->max);
+        v = v < f->min ? f->min : f->max;
+      }
       bw_writebits(w, (uint64_t)v - (uint64_t)f->min, f->nbits);
       break;
     }
@@ -374,6 +377,11 @@ void bw_encstruct (Ctx *c, uint32_t t, int idx) {
     }
     lua_settop(L, top);
   }
+  if (c->strict) {
+    fr->name = BW_NONE;  /* the path of the record itself */
+    fr->index = -1;
+    bw_strictcheck(c, t, idx);
+  }
   c->nframes--;
 }
 
@@ -424,6 +432,7 @@ void bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
     lua_pop(L, 3);
     popframe(c);
   }
+  if (c->strict) bw_strictcheck(c, t, idx);
 }
 
 /* }========================================================== */
