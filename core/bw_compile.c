@@ -354,7 +354,10 @@ static int filldelta (Ctx *x, bw_Field *F, const bw_FieldSpec *f) {
     return 1;
   }
   if (!isstr(d, "relative"))
-    return fail(x, "unknown delta '%s' (relative)", text(d).s);
+    return fail(x, "'delta' must be \"relative\", got %s", text(d).s);
+  if (F->kind == BW_KQUAT && F->nbits > 22)
+    return fail(x, "a relative quat needs bits <= 22 (float32 holds no finer "
+                "steps)");
   F->relative = 1;
   if (t->type == BW_VNONE) {
     memcpy(F->tierbits, reltiers, sizeof(reltiers));

@@ -233,6 +233,7 @@ static unsigned sealfield (Seal *z, bw_Field *f) {
     case BW_KALIGN: lo = 0; hi = 7; break;
     case BW_KCHECK: lo = 32; hi = 39; break;
     case BW_KQUAT: lo = hi = 2 + 3 * (uint64_t)f->nbits; break;
+    case BW_KANGLE: lo = hi = f->nbits; break;
     case BW_KTIERED: {
       unsigned i;
       lo = BW_UNBOUNDED;
