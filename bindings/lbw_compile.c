@@ -353,6 +353,7 @@ int bw_schemacompile (lua_State *L) {
   bw_Schema *S;
   Walk w;
   lua_settop(L, 2);
+  memset(&w, 0, sizeof(w));
   S = bw_schemanew();
   if (S == NULL) return luaL_error(L, "not enough memory");
   /* a holder owns S until sealing, so a Lua error cannot leak it */

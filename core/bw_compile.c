@@ -236,9 +236,8 @@ static const char *tname (const bw_Value *v) {
 
 static void pathadd (Ctx *x, const char *s, size_t len) {
   size_t n = strlen(x->path);
-  if (len > sizeof(x->path) - 1 - n) len = sizeof(x->path) - 1 - n;
-  memcpy(x->path + n, s, len);
-  x->path[n + len] = '\0';
+  if (len > 100) len = 100;
+  snprintf(x->path + n, sizeof(x->path) - n, "%.*s", (int)len, s);
 }
 
 static int isstr (const bw_Value *v, const char *s) {
