@@ -690,8 +690,10 @@ static int fillfield (Ctx *x, uint32_t fi, const bw_FieldSpec *f, int element,
         return 0;
       for (k = 0; k < F.ntiers; k++) span += UINT64_C(1) << F.tierbits[k];
       /* the last value the tiers reach, held at INT64_MAX */
-      F.max = (uint64_t)(INT64_MAX - F.min) < span - 1 ? INT64_MAX
-              : F.min + (int64_t)(span - 1);
+      {   /* in unsigned arithmetic: min may be INT64_MIN */
+        uint64_t room = (uint64_t)INT64_MAX - (uint64_t)F.min;
+        F.max = room < span - 1 ? INT64_MAX : F.min + (int64_t)(span - 1);
+      }
       if (f->opt[BW_OMAX].type != BW_VNONE) {
         int64_t mx;
         if (!getint(x, f, BW_OMAX, &mx, 0, 0, 0, 0)) return 0;
@@ -923,6 +925,11 @@ bw_Status bw_schemafinish (bw_Schema *S, bw_SchemaError *e) {
       typepath(&x, t);
       return fail(&x, "no fields given"), BW_ESCHEMA;
     }
+  if (S->fields == NULL) {   /* no field at all: walks still index it */
+    S->fields = (bw_Field *)calloc(1, sizeof(bw_Field));
+    if (S->fields == NULL) return nomem(&x), BW_ENOMEM;
+    S->capfields = 1;
+  }
   st = bw_schemaseal(S, msg, sizeof(msg));
   if (st != BW_OK) return errorat(e, NULL, "%s", msg), st;
   bw_buildfree(S);
