@@ -234,14 +234,18 @@ static unsigned sealfield (Seal *z, bw_Field *f) {
     case BW_KCHECK: lo = 32; hi = 39; break;
     case BW_KQUAT: lo = hi = 2 + 3 * (uint64_t)f->nbits; break;
     case BW_KANGLE: lo = hi = f->nbits; break;
-    case BW_KTIERED: {
+    case BW_KTIERED: {  /* the tiers a value can be in: max clips them */
+      uint64_t span = (uint64_t)f->max - (uint64_t)f->min, start = 0;
       unsigned i;
       lo = BW_UNBOUNDED;
       for (i = 0; i < f->ntiers; i++) {
-        uint64_t flags = i + 1 < f->ntiers ? i + 1 : i;
-        uint64_t b = flags + f->tierbits[i];
+        uint64_t b = bw_tieredbits(start, 0, span, f->tierbits, f->ntiers);
+        uint64_t w = (i + 1 == f->ntiers || f->tierbits[i] >= 63) ? span - start
+                     : (UINT64_C(1) << f->tierbits[i]) - 1;
         if (b < lo) lo = b;
         if (b > hi) hi = b;
+        if (w >= span - start) break;   /* this tier reaches max */
+        start += w + 1;
       }
       break;
     }

@@ -32,6 +32,19 @@ describe("the compiler", function ()
       errorof(bitwire.schema, { T = { { "t", "tiered", tiers = { 1 }, min = 0, max = 5 } } }))
   end)
 
+  it("sizes a tiered field by the tiers its max lets a value reach", function ()
+    -- max 255 keeps every value in the first tier (9 bits); the sizes used
+    -- to count the 12-bit tiers past it, and the decoder refused an array
+    -- of three as needing 48 bits (found by fuzz_schema)
+    local s = bitwire.schema { A = { { "f1", "array", max = 255,
+      of = { "tiered", max = 255, tiers = { 21, 20, 30, 12, 22, 14, 12 } } } } }
+    local el = s:program().byname.A.fields[1].of
+    assert.equal(9, el.minbits)
+    assert.equal(9, el.maxbits)
+    local v = { f1 = { 0, 255, 7 } }
+    assert.same(v, s:decode("A", s:encode("A", v)))
+  end)
+
   it("says how many tiers each kind takes, with the field's path", function ()
     local sixteen = {}
     for i = 1, 16 do sixteen[i] = 3 end
