@@ -172,6 +172,16 @@ static int schema_program (lua_State *L) {
   }
   lua_createtable(L, 0, 8);
   setbool(L, "strict", S->strict);
+  {   /* the tiers of delta = "relative" when a field names none */
+    static const uint8_t rel[] = BW_RELTIERS;
+    unsigned k;
+    lua_createtable(L, (int)sizeof(rel), 0);
+    for (k = 0; k < sizeof(rel); k++) {
+      lua_pushinteger(L, (lua_Integer)rel[k]);
+      lua_rawseti(L, -2, (lua_Integer)k + 1);
+    }
+    lua_setfield(L, -2, "relative_tiers");
+  }
   lua_createtable(L, (int)S->nmessages, 0);   /* messages: id + 1 -> name */
   for (i = 0; i < S->nmessages; i++) {
     pushname(L, S, S->types[bw_msgtype(S, i)].name);

@@ -41,8 +41,11 @@ local function list(t, q)
   return "{" .. table.concat(out, ", ") .. "}"
 end
 
--- Readable text of a program field (without its name).
-local function fieldtext(f)
+local same
+
+-- Readable text of a program field (without its name); 'deftiers': the
+-- default tiers of a relative delta, not shown.
+local function fieldtext(f, deftiers)
   local k, s = f.kind
   if k == "struct" then s = f.type
   elseif k == "int" then s = string.format("int [%s, %s]", num(f.min), num(f.max))
@@ -54,19 +57,23 @@ local function fieldtext(f)
   elseif k == "string" then s = "string max " .. num(f.max)
   elseif k == "bytes" or k == "array" then
     s = k
-    if k == "array" then s = s .. " of " .. fieldtext(f.of) end
+    if k == "array" then s = s .. " of " .. fieldtext(f.of, deftiers) end
     if f.fixed then s = s .. " count " .. num(f.max)
     elseif (f.min or 0) ~= 0 then s = s .. string.format(" [%s, %s]", num(f.min), num(f.max))
     else s = s .. " max " .. num(f.max) end
   elseif k == "check" then s = string.format("check 0x%08x", f.magic)
   elseif k == "sparse" then
-    s = string.format("sparse of %s max %s %s", fieldtext(f.of), num(f.max), f.encoding)
+    s = string.format("sparse of %s max %s %s", fieldtext(f.of, deftiers),
+      num(f.max), f.encoding)
     if #f.tiers > 0 then s = s .. " tiers " .. list(f.tiers) end
   elseif k == "tiered" then
     s = string.format("tiered %s [%s, %s]", list(f.tiers), num(f.min), num(f.max))
   else s = k end
   if f.clamp then s = s .. " clamp" end
-  if f.relative then s = s .. " delta relative " .. list(f.tiers) end
+  if f.relative then
+    s = s .. " delta relative"
+    if not same(f.tiers, deftiers) then s = s .. " tiers " .. list(f.tiers) end
+  end
   if f.optional then s = s .. " optional" end
   if f.since ~= 0 then s = s .. " since " .. f.since end
   if f.removed then s = s .. " removed " .. f.removed end
@@ -74,7 +81,7 @@ local function fieldtext(f)
 end
 M.fieldtext = fieldtext
 
-local function same(a, b)
+function same(a, b)
   if type(a) ~= "table" or type(b) ~= "table" then return a == b end
   if #a ~= #b then return false end
   for i = 1, #a do if a[i] ~= b[i] then return false end end
@@ -91,11 +98,13 @@ local BITS = { uint = true, quat = true, angle = true }
 local DERIVED = { uint = true, enum = true }
 
 -- names of the attributes that differ between program fields 'a' and 'b'
-local function wirediff(a, b)
+local function wirediff(a, b, deftiers)
   local what = {}
   for _, key in ipairs(ATTRS) do
     local differ
-    if key == "range" then
+    if key == "tiers" and a.relative ~= b.relative then
+      differ = false   -- the tiers come and go with the delta mode
+    elseif key == "range" then
       differ = not (DERIVED[a.kind] and DERIVED[b.kind])
         and (a.min ~= b.min or a.max ~= b.max)
     elseif key == "bits" then
@@ -103,7 +112,8 @@ local function wirediff(a, b)
     elseif key == "of" then
       local x, y = a.of, b.of
       differ = (x == nil) ~= (y == nil)
-        or (x and (fieldtext(x) ~= fieldtext(y) or x.hash ~= y.hash))
+        or (x and (fieldtext(x, deftiers) ~= fieldtext(y, deftiers)
+                   or x.hash ~= y.hash))
     else
       differ = not same(a[key], b[key])
     end
@@ -145,7 +155,7 @@ local function describe(x, which)
 end
 
 
-local function difftype(report, name, old, new)
+local function difftype(report, name, old, new, dt)
   local changes = report.changes
   local okeys, obyname = keyed(old.fields)
   local nkeys, nbyname = keyed(new.fields)
@@ -155,7 +165,7 @@ local function difftype(report, name, old, new)
     local nk = nkeys[i]
     if not nbyname[k] and nk and not obyname[nk]
         and obyname[k].hash == nbyname[nk].hash
-        and fieldtext(obyname[k]) == fieldtext(nbyname[nk]) then
+        and fieldtext(obyname[k], dt) == fieldtext(nbyname[nk], dt) then
       renamed[k], renamedto[nk] = nk, k
     end
   end
@@ -163,7 +173,7 @@ local function difftype(report, name, old, new)
     if not nbyname[k] and not renamed[k] then
       local f = obyname[k]
       changes[#changes + 1] = { type = name, op = "remove", field = k,
-        old = fieldtext(f), old_field = f, wire = true }
+        old = fieldtext(f, dt), old_field = f, wire = true }
     end
   end
   for _, k in ipairs(nkeys) do
@@ -174,12 +184,12 @@ local function difftype(report, name, old, new)
     end
     if not a then
       changes[#changes + 1] = { type = name, op = "add", field = k,
-        new = fieldtext(b), new_field = b, wire = true }
+        new = fieldtext(b, dt), new_field = b, wire = true }
     else
-      local what = wirediff(a, b)
+      local what = wirediff(a, b, dt)
       if #what > 0 then
         changes[#changes + 1] = { type = name, op = "change", field = k,
-          old = fieldtext(a), new = fieldtext(b), what = what,
+          old = fieldtext(a, dt), new = fieldtext(b, dt), what = what,
           old_field = a, new_field = b, wire = a.hash ~= b.hash }
       end
       if a.default ~= b.default then
@@ -216,7 +226,7 @@ function M.diff(old, new)
     if not o then
       report.types_added[#report.types_added + 1] = t.name
     else
-      difftype(report, t.name, o, t)
+      difftype(report, t.name, o, t, np.relative_tiers)
       if o.message_id ~= t.message_id then
         report.changes[#report.changes + 1] = { type = t.name, op = "ids",
           old = o.message_id, new = t.message_id, wire = true }
