@@ -505,7 +505,7 @@ static void test_compile_fingerprint (void) {
   bw_schemarelease(b);
   f.opt[BW_ODELTA] = bw_vstr("relative");
   a = build1(&f, 1, &e);
-  CHECK(a != NULL && a->fields[0].relative && a->fields[0].ntiers == 3);
+  CHECK(a != NULL && a->fields[0].relative && a->fields[0].ntiers == BW_NRELTIERS);
   h[1] = a ? a->fingerprint : 0;
   CHECK(h[1] != h[0]);
   bw_schemarelease(a);
