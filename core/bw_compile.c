@@ -363,7 +363,7 @@ static int filldelta (Ctx *x, bw_Field *F, const bw_FieldSpec *f) {
     F->ntiers = (uint8_t)sizeof(reltiers);
     return 1;
   }
-  return filltiers(x, F, t, BW_MAXTIERS, 1);
+  return filltiers(x, F, t, BW_MAXTIERS, 0);   /* width 0: one value */
 }
 
 /* Count options: fixed 'count', or 'max' with optional 'min' (0). */

@@ -334,13 +334,13 @@ static void test_compile_errors (void) {
   f[0].opt[BW_OOF].type = BW_VSTRING;
   f[0].of = &el;
   CHECK(refuses(f, 1, "T.s: 'tiers' must be a list of 1 to 15 bit widths"));
-  /* relative deltas: tier widths 1..32 */
-  tiers[1] = bw_vint(0);
+  /* relative deltas: tier widths 0..32 */
+  tiers[1] = bw_vint(33);
   f[0] = spec("q", "quat");
   f[0].opt[BW_OBITS] = bw_vint(9);
   f[0].opt[BW_ODELTA] = bw_vstr("relative");
   f[0].opt[BW_OTIERS] = bw_vlist(tiers, 2);
-  CHECK(refuses(f, 1, "T.q: tier 2: width must be an integer in [1, 32]"));
+  CHECK(refuses(f, 1, "T.q: tier 2: width must be an integer in [0, 32]"));
   f[0] = spec("a", "angle");
   f[0].opt[BW_OBITS] = bw_vint(10);
   f[0].opt[BW_OUNIT] = bw_vstr("grad");
