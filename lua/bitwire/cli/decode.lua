@@ -1,0 +1,47 @@
+-- bitwire decode defs.lua [Type] packet: packet in, JSON out.
+local util = require "bitwire.cliutil"
+
+local M = {}
+
+M.summary = "decode a packet into JSON"
+M.usage = [[
+usage: bitwire decode defs.lua Type packet [--version N]
+       bitwire decode defs.lua packet --protocol ID [framing options]
+
+packet: a file, - (stdin) or hex:0a1b2c... Prints the value as one line of
+JSON (the mapping is in `bitwire encode --help`); a framed packet prints
+{"type": "<message type>", "value": {...}}. A bad packet prints the error
+(path, bit and code) and exits with status 1. A delta frame needs its
+baseline and cannot be decoded here: use dissect.
+]] .. util.FRAME_USAGE
+
+function M.run(args, io)
+  local flags, options = {}, { version = true }
+  for k in pairs(util.FRAME_FLAGS) do flags[k] = true end
+  for k in pairs(util.FRAME_OPTIONS) do options[k] = true end
+  local pos, opts = util.parse(args, { flags = flags, options = options }, M.usage)
+  local path = util.need(pos, 1, "definitions file", M.usage)
+  local s = util.loadschema(path)
+  local frame = util.frame(s, opts)
+  local json = require "bitwire.json"
+  if frame then
+    local src = util.need(pos, 2, "packet", M.usage)
+    local bytes = util.readpacket(src, io.stdin)
+    local name, value, code = frame.protocol:decode(bytes, {
+      version_bits = frame.version_bits > 0 and frame.version_bits or nil })
+    if name == nil then util.fail("%s: %s [%s]", src, value, code) end
+    io.stdout:write('{"type":"', name, '","value":', json.encode(s, name, value), "}\n")
+    return 0
+  end
+  local name = util.need(pos, 2, "type name (or --protocol for a framed packet)", M.usage)
+  local src = util.need(pos, 3, "packet", M.usage)
+  util.checktype(s, name, path)
+  local bytes = util.readpacket(src, io.stdin)
+  local version = opts.version and util.integer(opts.version, "--version")
+  local value, msg, code = s:decode(name, bytes, version and { version = version } or nil)
+  if value == nil then util.fail("%s: %s: %s [%s]", src, name, msg, code) end
+  io.stdout:write(json.encode(s, name, value), "\n")
+  return 0
+end
+
+return M

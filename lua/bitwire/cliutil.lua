@@ -1,0 +1,179 @@
+-- Helpers the `bitwire` subcommands share: arguments, definitions files,
+-- packets and frame options, and how values print.
+local M = {}
+
+local FAIL = {}   -- metatable of a user-facing error
+
+-- Stop the command with 'msg' for the user (exit status 1).
+function M.fail(fmt, ...)
+  error(setmetatable({ msg = string.format(fmt, ...) }, FAIL), 0)
+end
+
+function M.message(e)
+  if getmetatable(e) == FAIL then return e.msg end
+  return tostring(e)
+end
+
+-- user errors pass as they are; anything else is a bug: keep its traceback
+function M.traceback(e)
+  if getmetatable(e) == FAIL then return e end
+  return debug.traceback(tostring(e), 2)
+end
+
+-- Split 'args' by 'spec' = {flags = {name = true}, options = {name = true}}:
+-- returns the positional arguments and a table of the options given.
+function M.parse(args, spec, usage)
+  local pos, opts, i = {}, {}, 1
+  while i <= #args do
+    local a = args[i]
+    local name, val = a:match("^%-%-([%w-]+)=(.*)$")
+    name = name or a:match("^%-%-([%w-]+)$") or (a == "-o" and "o")
+    if name then
+      if spec.flags and spec.flags[name] then
+        opts[name] = true
+      elseif spec.options and spec.options[name] then
+        if val == nil then
+          i = i + 1
+          val = args[i]
+          if val == nil then M.fail("option --%s needs a value\n%s", name, usage) end
+        end
+        opts[name] = val
+      else
+        M.fail("unknown option %s\n%s", a, usage)
+      end
+    else
+      pos[#pos + 1] = a
+    end
+    i = i + 1
+  end
+  return pos, opts
+end
+
+-- Positional argument 'i' or a usage error.
+function M.need(pos, i, what, usage)
+  if pos[i] == nil then M.fail("missing %s\n%s", what, usage) end
+  return pos[i]
+end
+
+-- A definitions file, loaded in bitwire's sandbox.
+function M.loadschema(path)
+  local bitwire = require "bitwire"
+  local s, err = bitwire.load(path)
+  if s == nil then M.fail("%s", err) end
+  return s
+end
+
+-- The type 'name' of schema 's' from file 'path', or a helpful error.
+function M.checktype(s, name, path)
+  local p = s:program()
+  if p.byname[name] == nil then
+    local names = {}
+    for _, t in ipairs(p.types) do names[#names + 1] = t.name end
+    M.fail("%s: no type '%s' (types: %s)", path, name, table.concat(names, ", "))
+  end
+  return p.byname[name]
+end
+
+function M.readfile(path, stdin)
+  if path == "-" then return (stdin or io.stdin):read("a") end
+  local f, err = io.open(path, "rb")
+  if f == nil then M.fail("%s", err) end
+  local data = f:read("a")
+  f:close()
+  return data
+end
+
+function M.writefile(path, data)
+  local f, err = io.open(path, "wb")
+  if f == nil then M.fail("%s", err) end
+  f:write(data)
+  f:close()
+end
+
+function M.fromhex(h, what)
+  h = h:gsub("%s", "")
+  if #h % 2 ~= 0 or h:find("%X") then M.fail("%s: not a hex string", what) end
+  return (h:gsub("%x%x", function (x) return string.char(tonumber(x, 16)) end))
+end
+
+function M.tohex(s)
+  return (s:gsub(".", function (c) return string.format("%02x", c:byte()) end))
+end
+
+-- A packet argument: hex:0a1b..., - (stdin) or a file name.
+function M.readpacket(arg, stdin)
+  local h = arg:match("^hex:(.*)$")
+  if h then return M.fromhex(h, arg) end
+  return M.readfile(arg, stdin)
+end
+
+-- Options naming a framed packet's protocol, for parse's spec and usage.
+M.FRAME_FLAGS = { deltas = true, ["no-check"] = true, ["no-fingerprint"] = true,
+                  tag = true }
+M.FRAME_OPTIONS = { protocol = true, ["version-bits"] = true }
+M.FRAME_USAGE = [[
+framing (bitwire.protocol packets):
+  --protocol ID       the protocol id (decimal or 0x hex); the packet is framed
+  --no-check          frames without the end check (check = false)
+  --no-fingerprint    the id is used as it is (fingerprint = false)
+  --deltas            frames carry the delta bit (deltas = true)
+  --version-bits N    frames carry the version in N bits (registries)
+  --tag               frames carry the 32-bit schema tag (registries)
+]]
+
+local function integer(v, what)
+  local n = math.tointeger(tonumber(v))
+  if n == nil then M.fail("%s must be an integer, got '%s'", what, tostring(v)) end
+  return n
+end
+M.integer = integer
+
+-- The frame settings of the options, or nil for an unframed packet:
+-- {protocol (a bitwire.protocol), wire_id, endcheck, tag, version_bits, deltas}
+function M.frame(s, opts)
+  if opts.protocol == nil then
+    for k in pairs(M.FRAME_FLAGS) do
+      if opts[k] then M.fail("--%s needs --protocol", k) end
+    end
+    if opts["version-bits"] then M.fail("--version-bits needs --protocol") end
+    return nil
+  end
+  local bitwire = require "bitwire"
+  local id = integer(opts.protocol, "--protocol")
+  local p = bitwire.protocol(s, { id = id, check = not opts["no-check"],
+    fingerprint = not opts["no-fingerprint"], deltas = opts.deltas or nil })
+  local vb = opts["version-bits"] and integer(opts["version-bits"], "--version-bits") or 0
+  if vb < 0 or vb > 32 then M.fail("--version-bits must be 0..32") end
+  return { protocol = p, id = id, wire_id = p.wire_id, endcheck = p.endcheck,
+           tag = opts.tag or false, version_bits = vb, deltas = opts.deltas or false }
+end
+
+-- A value as one line of text.
+function M.show(v, kind)
+  local t = type(v)
+  if t == "string" then
+    if kind == "bytes" then return "0x" .. M.tohex(v) end
+    return string.format("%q", v)
+  elseif t == "number" then
+    if math.type(v) == "float" then return string.format("%.9g", v) end
+    return tostring(v)
+  elseif t == "table" then
+    local parts = {}
+    for i = 1, #v do parts[i] = M.show(v[i]) end
+    return "(" .. table.concat(parts, ", ") .. ")"
+  end
+  return tostring(v)
+end
+
+-- The 'n' (<= 64) bits of 'bytes' from bit 'bit', as an integer.
+function M.rawbits(bytes, bit, n)
+  local v = 0
+  for i = n - 1, 0, -1 do
+    local b = bit + i
+    local byte = bytes:byte(b // 8 + 1) or 0
+    v = (v << 1) | ((byte >> (b % 8)) & 1)
+  end
+  return v
+end
+
+return M
