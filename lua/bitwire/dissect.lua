@@ -25,14 +25,23 @@ function Reader:leaf(f)
   if k == "int" then return r:int(f.min, f.max)
   elseif k == "uint" then return r:bits(f.bits)
   elseif k == "bool" then return r:bool()
-  elseif k == "float" then return r:compressed_float(f.fmin, f.fmax, f.res)
   elseif k == "float32" then return r:float()
   elseif k == "float64" then return r:double()
   elseif k == "enum" then
     local i, msg, code = r:int(0, #f.values - 1)
     if i == nil then return nil, msg, code end
     return f.values[i + 1]
-  elseif k == "string" then return r:string(f.max)
+  elseif k == "string" then   -- as the driver reads it, to fail at its bits
+    local n, msg, code = r:int(0, f.max)
+    if n == nil then return nil, msg, code end
+    local at = r:bits_read()
+    local b
+    b, msg, code = r:bytes(n)
+    if b == nil then return nil, msg, code end
+    if utf8.len(b) == nil or b:find("\0", 1, true) then
+      return nil, "string with NUL or malformed UTF-8 (bit " .. at .. ")", "utf8", at
+    end
+    return b
   elseif k == "bytes" then
     local n = f.min
     if not f.fixed then

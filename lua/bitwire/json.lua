@@ -5,7 +5,9 @@
 --   sparse       object keyed by slot number: {"3": {...}, "17": {...}}
 --   enum         its name
 --   int, uint, tiered  number; beyond 2^53 in magnitude a string of digits,
---                so 64-bit values survive (strings are read back either way)
+--                so 64-bit values survive (strings are read back either way);
+--                a 64-bit uint past 2^63 (a negative Lua integer) as its
+--                unsigned digits
 --   float...     number; float32/float64 NaN and infinities as the strings
 --                "nan", "inf", "-inf"
 --   string       string;  bytes: base64 (RFC 4648, with padding)
@@ -131,6 +133,10 @@ function encvalue(c, types, f, v, path, out)
   elseif k == "bool" then
     if type(v) ~= "boolean" then error(where(path) .. ": expected a boolean, got " .. type(v), 0) end
     out[#out + 1] = tostring(v)
+  elseif k == "uint" and math.type(v) == "integer" and v < 0 then
+    -- a uint of 64 bits past 2^63: its unsigned digits
+    local q = (v >> 1) // 5
+    out[#out + 1] = string.format('"%d%d"', q, v - q * 10)
   else
     out[#out + 1] = encnumber(c, v, path)
   end
@@ -164,7 +170,17 @@ local decvalue
 
 local function fail(path, msg) error({ path = where(path), msg = msg }, 0) end
 
-local function decint(v, path)
+local function decint(v, path, unsigned)
+  if type(v) == "string" and unsigned and v:match("^%d+$") and #v <= 20 then
+    local n = 0   -- wraps like the uint64 it is, checked below
+    for d in v:gmatch("%d") do n = n * 10 + tonumber(d) end
+    local q = (n >> 1) // 5
+    if string.format("%d%d", q, n - q * 10):gsub("^0+(%d)", "%1") ~= v:gsub("^0+(%d)", "%1")
+        and tostring(n) ~= v then
+      fail(path, "'" .. v .. "' does not fit 64 bits")
+    end
+    return n
+  end
   if type(v) == "string" then
     local n = math.tointeger(v:match("^%-?%d+$") and tonumber(v))
     if n == nil then fail(path, "'" .. v .. "' is not an integer") end
@@ -226,7 +242,7 @@ function decvalue(c, types, f, v, path)
     if type(v) ~= "boolean" then fail(path, "expected true or false") end
     return v
   elseif k == "int" or k == "uint" or k == "tiered" then
-    return decint(v, path)
+    return decint(v, path, k == "uint")
   end
   if type(v) == "string" and FLOATS[v] then return FLOATS[v] end
   if type(v) ~= "number" then fail(path, "expected a number") end

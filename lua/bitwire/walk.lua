@@ -46,7 +46,9 @@ end
 
 -- Stop the walk: the error names the path, the reason and the bit.
 function Walk:fail(path, msg, code, bit)
-  msg = tostring(msg):gsub(" %(bit %d+%)$", "")
+  local at = tostring(msg):match(" %(bit (%d+)%)$")
+  msg = tostring(msg):gsub(" %(bit %d+%)$", ""):gsub("^[%w_]+: ", "")
+  bit = at and tonumber(at) or bit
   self.err = { path = path, message = msg, code = code or "range",
                bit = bit or self.r:pos() }
   return nil
@@ -114,6 +116,14 @@ function Walk:tiered(path, tiers, min, max)
   end
 end
 
+-- A quantized float: the integer 'q' sent for field 'f' (program fields
+-- qmin, qdelta, qmax), as bw_qfloatdecode rebuilds it in float32 steps.
+function Walk:qfloat(q, qmin, qdelta, qmax)
+  local f32 = self.r.f32
+  local r = self.r
+  return f32(r, f32(r, f32(r, f32(r, q) / f32(r, qmax)) * qdelta) + qmin)
+end
+
 -- A smallest-three quaternion (core/bw_game.c bw_quatdecode).
 function Walk:quat(path, f)
   local r = self.r
@@ -132,7 +142,7 @@ function Walk:quat(path, f)
   for i = 1, 4 do
     if i ~= largest then
       k = k + 1
-      local x = r:f32(r:f32(r:f32(r:f32(q[k]) / r:f32(miv)) * qdelta) + qmin)
+      local x = self:qfloat(q[k], qmin, qdelta, miv)
       out[i] = x
       sum = sum + x * x
     end
@@ -189,6 +199,17 @@ function Walk:value(path, f, base)
     local bit = self.r:pos()
     local v = self:quat(path, f)
     if v == nil then return nil end
+    self:emit(path, kind, bit, v)
+    return v
+  elseif kind == "float" then
+    local bit = self.r:pos()
+    local q, msg, code = self.r:bits(bitsfor(f.qmax))
+    if q == nil then return self:fail(path, msg, code, bit) end
+    if q > f.qmax then
+      return self:fail(path, "quantized " .. q .. " out of range [0, " .. f.qmax .. "]",
+        "range", bit)
+    end
+    local v = self:qfloat(q, f.qmin, f.qdelta, f.qmax)
     self:emit(path, kind, bit, v)
     return v
   elseif kind == "tiered" then
@@ -253,7 +274,9 @@ function Walk:deltastruct(path, ty, base)
     else
       local p = join(path, f.name)
       local b = base
-      if b ~= M.UNKNOWN then b = type(base) == "table" and base[f.name] or nil end
+      if b ~= M.UNKNOWN then
+        if type(base) == "table" then b = base[f.name] else b = nil end
+      end
       local changed = self:meta(p .. "^", "bool", 1, "changed")
       if changed == nil then return nil end
       if changed == 0 then
@@ -301,7 +324,8 @@ function Walk:slot(path, f, t, base, i)
     t[i] = nil
     return true
   end
-  local bv = base ~= M.UNKNOWN and base[i] or nil
+  local bv
+  if base ~= M.UNKNOWN then bv = base[i] end
   if base == M.UNKNOWN and f.of.kind == "struct" then
     return self:fail(p, "a slot delta needs the baseline", "baseline")
   end

@@ -1,0 +1,368 @@
+-- The `bitwire` command: each subcommand's output, its errors (file, type,
+-- field; exit status 1) and its --help, through bitwire.cli.main with the
+-- output captured; and bin/bitwire itself as a process.
+local bitwire = require "bitwire"
+local cli = require "bitwire.cli"
+local H = require "spec.helpers"
+
+local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
+local V1 = here .. "fixtures/defs/game_v1.lua"
+local V3 = here .. "fixtures/defs/game_v3.lua"
+local BAD = here .. "fixtures/defs/invalid.lua"
+
+local function buffer()
+  local b = { text = "" }
+  function b:write(...)
+    for _, s in ipairs { ... } do self.text = self.text .. tostring(s) end
+    return self
+  end
+  return b
+end
+
+-- run the command line 'args'; returns status, stdout, stderr
+local function run(...)
+  local out, err = buffer(), buffer()
+  local status = cli.main({ ... }, { stdout = out, stderr = err })
+  return status, out.text, err.text
+end
+
+local function tmpfile(data)
+  local name = os.tmpname()
+  local f = assert(io.open(name, "wb"))
+  f:write(data)
+  f:close()
+  return name
+end
+
+local SNAP = '{"tick":5,"entities":[{"id":7,"health":99,"armor":3,"shield":2,'
+  .. '"name":"bob"},{"id":8,"health":1,"armor":3,"shield":2}]}'
+
+describe("bitwire help", function()
+  it("lists every subcommand of the table with its summary", function()
+    local status, out = run("help")
+    assert.equal(0, status)
+    for _, name in ipairs(cli.commands) do
+      assert.matches("\n  " .. name .. " ", out, 1, true)
+    end
+    assert.matches("check        load a definitions file", out, 1, true)
+  end)
+
+  it("marks a subcommand whose module is missing as not available", function()
+    table.insert(cli.commands, "nosuch")
+    local _, out = run("help")
+    local status, _, err = run("nosuch", "x")
+    table.remove(cli.commands)
+    assert.matches("nosuch       (not available)", out, 1, true)
+    assert.equal(1, status)
+    assert.equal("bitwire nosuch: 'nosuch' is not available in this installation\n", err)
+  end)
+
+  it("refuses an unknown command and an unknown option", function()
+    local status, _, err = run("frobnicate")
+    assert.equal(1, status)
+    assert.matches("unknown command 'frobnicate'", err, 1, true)
+    status, _, err = run("check", V3, "--frob")
+    assert.equal(1, status)
+    assert.matches("unknown option --frob", err, 1, true)
+  end)
+
+  it("gives each subcommand's usage with --help and with help <command>", function()
+    for _, name in ipairs(cli.commands) do
+      local mod = cli.load(name)
+      if mod then
+        local status, out = run(name, "--help")
+        assert.equal(0, status)
+        assert.equal(mod.usage, out)
+        assert.matches("^usage: bitwire " .. name, out)
+        assert.equal(out, select(2, run("help", name)))
+      end
+    end
+    assert.matches("sparse        object keyed by slot number", select(2, run("encode", "--help")),
+      1, true)
+    assert.matches("--protocol ID", select(2, run("dissect", "--help")), 1, true)
+  end)
+end)
+
+describe("bitwire check", function()
+  it("lists types with ids, min and max bits, version and fingerprint", function()
+    local s = bitwire.load(V3)
+    local status, out = run("check", V3)
+    assert.equal(0, status)
+    assert.matches(V3 .. ": ok, 2 types, version 3, fingerprint " .. s:fingerprint(), out, 1, true)
+    local p = s:program()
+    for _, t in ipairs(p.types) do
+      assert.matches(string.format("  %-4d %-24s %9d %10d", t.id, t.name, t.minbits, t.maxbits),
+        out, 1, true)
+    end
+  end)
+
+  it("fails with the file, type and field, and status 1", function()
+    local status, out, err = run("check", BAD)
+    assert.equal(1, status)
+    assert.equal("", out)
+    assert.equal("bitwire check: " .. BAD .. ": bitwire.schema: Entity.health: min 100 > max 0\n", err)
+    status, _, err = run("check", here .. "fixtures/defs/nope.lua")
+    assert.equal(1, status)
+    assert.matches("nope.lua: No such file", err, 1, true)
+    status, _, err = run("check")
+    assert.equal(1, status)
+    assert.matches("missing definitions file\nusage: bitwire check", err, 1, true)
+  end)
+end)
+
+describe("bitwire layout", function()
+  it("lists each field's wire form, bits and share, and draws the prefix", function()
+    local status, out = run("layout", V3, "Entity")
+    assert.equal(0, status)
+    assert.matches("Entity: 20..172 bits (worst case 22 bytes), version 3", out, 1, true)
+    assert.matches("  id      12             7.0%  int [0, 4095]\n", out, 1, true)
+    assert.matches("  name    1..141        82.0%  string max 16 optional\n", out, 1, true)
+    assert.matches("  armor   8              4.7%  int [0, 255] v2..\n", out, 1, true)
+    assert.matches([[
+ 0                   1                   2                   3
+ 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
++-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+|          id           |   health    |     armor     |
++-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+]], out, 1, true)
+  end)
+
+  it("sorts by worst case with --sort and nests types", function()
+    local status, out = run("layout", V3, "Snapshot", "--sort")
+    assert.equal(0, status)
+    local a, b = out:find("entities"), out:find("tick")
+    assert.is_true(a < b)
+    status, out = run("layout", V3, "Snapshot")
+    assert.equal(0, status)
+    assert.matches("  entities  4..1380       98.6%  array of Entity [0, 8]", out, 1, true)
+  end)
+
+  it("splits rows of the diagram at 32 bits", function()
+    local d = require("bitwire.cli.layout").diagram({ { name = "a", bits = 30 },
+      { name = "b", bits = 4 } })
+    assert.matches("|b ~|\n+-+-+\n", d, 1, true)
+    assert.matches("|a|b|\n", (d:gsub(" ", "")), 1, true)
+  end)
+
+  it("names a type that does not exist", function()
+    local status, _, err = run("layout", V3, "Nope")
+    assert.equal(1, status)
+    assert.equal("bitwire layout: " .. V3 .. ": no type 'Nope' (types: Entity, Snapshot)\n", err)
+  end)
+end)
+
+describe("bitwire encode, decode, cost, dissect", function()
+  local s = bitwire.load(V3)
+  local value = bitwire.json.decode(s, "Snapshot", SNAP)
+  local packet = s:encode("Snapshot", value)
+
+  it("encodes JSON to the packet s:encode writes, as hex or to a file", function()
+    local status, out = run("encode", V3, "Snapshot", "json:" .. SNAP)
+    assert.equal(0, status)
+    assert.equal(H.tohex(packet) .. "\n", out)
+    local jf, pf = tmpfile(SNAP), os.tmpname()
+    status = run("encode", V3, "Snapshot", jf, "-o", pf)
+    assert.equal(0, status)
+    local f = assert(io.open(pf, "rb"))
+    assert.equal(packet, f:read("a"))
+    f:close()
+    os.remove(jf)
+    os.remove(pf)
+  end)
+
+  it("decodes a packet back to the same JSON", function()
+    local status, out = run("decode", V3, "Snapshot", "hex:" .. H.tohex(packet))
+    assert.equal(0, status)
+    assert.same(s:decode("Snapshot", packet), bitwire.json.decode(s, "Snapshot", out))
+    assert.matches('^{"tick":5,"entities":%[{"id":7,"health":99,"armor":3,', out)
+  end)
+
+  it("round-trips framed packets", function()
+    local status, out = run("encode", V3, "Snapshot", "json:" .. SNAP, "--protocol", "0x77")
+    assert.equal(0, status)
+    local proto = bitwire.protocol(s, { id = 0x77 })
+    assert.equal(H.tohex(proto:encode("Snapshot", value)) .. "\n", out)
+    status, out = run("decode", V3, "hex:" .. out, "--protocol", "0x77")
+    assert.equal(0, status)
+    assert.matches('^{"type":"Snapshot","value":{"tick":5,', out)
+  end)
+
+  it("names the field of a value that does not fit, and of bad JSON", function()
+    local status, _, err = run("encode", V3, "Snapshot", 'json:{"tick":5,"entities":[{"id":7,"health":999}]}')
+    assert.equal(1, status)
+    assert.matches("Snapshot: entities[1].health: 999 out of range [0, 100]", err, 1, true)
+    status, _, err = run("encode", V3, "Snapshot", 'json:{"tick":"x"}')
+    assert.equal(1, status)
+    assert.matches("bitwire.json.decode: Snapshot.tick: 'x' is not an integer", err, 1, true)
+    status, _, err = run("encode", V3, "Snapshot", 'json:{"tock":1}')
+    assert.equal(1, status)
+    assert.matches("unknown field 'tock'", err, 1, true)
+  end)
+
+  it("says where a bad packet fails, with its code", function()
+    local bad = H.tohex(packet:sub(1, 9))
+    local status, _, err = run("decode", V3, "Snapshot", "hex:" .. bad)
+    assert.equal(1, status)
+    local _, msg = s:decode("Snapshot", packet:sub(1, 9))
+    assert.matches("entities[1].name", msg, 1, true)
+    assert.equal("bitwire decode: hex:" .. bad .. ": Snapshot: " .. msg .. " [truncated]\n", err)
+    status, _, err = run("decode", V3, "Snapshot", "hex:0g")
+    assert.equal(1, status)
+    assert.matches("hex:0g: not a hex string", err, 1, true)
+  end)
+
+  it("costs a value: every path, largest first, adding up to the total", function()
+    local status, out = run("cost", V3, "Snapshot", "json:" .. SNAP)
+    assert.equal(0, status)
+    local total = s:bits("Snapshot", value)
+    assert.matches("Snapshot: " .. total .. " bits, " .. (total + 7) // 8 .. " bytes", out, 1, true)
+    assert.matches("\n  entities%[1%]%.name +37 +30%.3%%\n  tick +20 ", out)
+    local sum = 0
+    for bits in out:gmatch("\n  %S+ +(%d+) ") do sum = sum + tonumber(bits) end
+    assert.equal(total, sum)
+  end)
+
+  it("dissects a packet into a tree with offsets, raw bits and values", function()
+    local status, out = run("dissect", V3, "Snapshot", "hex:" .. H.tohex(packet))
+    assert.equal(0, status)
+    assert.matches("     0    20  5                tick = 5\n", out, 1, true)
+    assert.matches("    20     4  2                  entities# = 2\n", out, 1, true)
+    assert.matches("    24    12  7                    entities[1].id = 7\n", out, 1, true)
+    assert.matches('entities[1].name = "bob"\n', out, 1, true)
+    assert.matches("ok: " .. s:bits("Snapshot", value) .. " bits read of 128\n", out, 1, true)
+  end)
+
+  it("dissects up to a failure, then the error with its code", function()
+    local status, out, err = run("dissect", V3, "Snapshot", "hex:" .. H.tohex(packet:sub(1, 9)))
+    assert.equal(1, status)
+    assert.matches("entities[1].health = 99\n", out, 1, true)
+    local _, msg = s:decode("Snapshot", packet:sub(1, 9))
+    local bit = msg:match("%(bit %d+%)$")
+    assert.matches("^error: entities%[1%]%.name: .*" .. bit:gsub("%p", "%%%0") .. " %[truncated%]\n$", err)
+  end)
+
+  it("dissects a framed packet: CRC, message type, end check; flags a bad CRC", function()
+    local proto = bitwire.protocol(s, { id = 0x77 })
+    local framed = H.tohex(proto:encode("Snapshot", value))
+    local status, out = run("dissect", V3, "hex:" .. framed, "--protocol", "0x77")
+    assert.equal(0, status)
+    assert.matches("frame.crc = 0x%x+ ok\n", out)
+    assert.matches("    32     1  1                frame.type = 1\n", out, 1, true)
+    assert.matches("frame.check = ok\n", out, 1, true)
+    local err
+    status, out, err = run("dissect", V3, "hex:" .. framed, "--protocol", "0x78")
+    assert.equal(1, status)
+    assert.matches("frame.crc = 0x%x+ BAD\n", out)
+    assert.matches("tick = 5\n", out, 1, true)
+    assert.matches("[crc]\n", err, 1, true)
+    status, _, err = run("dissect", V3, "Snapshot", "hex:00", "--deltas")
+    assert.equal(1, status)
+    assert.matches("--deltas needs --protocol", err, 1, true)
+  end)
+
+  it("dissects a delta frame, marking the changed bits", function()
+    local proto = bitwire.protocol(s, { id = 1, deltas = true })
+    local base = s:decode("Snapshot", packet)
+    local v2 = s:decode("Snapshot", packet)
+    v2.tick = 6
+    local framed = proto:encode("Snapshot", v2, { baseline = base, baseline_id = 4 })
+    local status, out = run("dissect", V3, "hex:" .. H.tohex(framed), "--protocol", "1", "--deltas")
+    assert.equal(0, status)
+    assert.matches("frame.delta = 1\n", out, 1, true)
+    assert.matches("frame.baseline_id = 4\n", out, 1, true)
+    assert.matches("tick^ = 1\n", out, 1, true)
+    assert.matches("tick = 6\n", out, 1, true)
+    assert.matches("entities^ = 0\n", out, 1, true)
+  end)
+end)
+
+describe("bitwire diff and fingerprint", function()
+  it("prints each file's fingerprint", function()
+    local status, out = run("fingerprint", V1, V3)
+    assert.equal(0, status)
+    assert.equal(bitwire.load(V1):fingerprint() .. "  " .. V1 .. "\n"
+      .. bitwire.load(V3):fingerprint() .. "  " .. V3 .. "\n", out)
+  end)
+
+  it("lists what changes, status 2 when something does, 0 when nothing does", function()
+    local status, out = run("diff", V1, V3)
+    assert.equal(2, status)
+    assert.equal(tostring(bitwire.diff(bitwire.load(V1), bitwire.load(V3))) .. "\n"
+      .. "wire: changed (" .. bitwire.load(V1):fingerprint() .. " -> "
+      .. bitwire.load(V3):fingerprint() .. ")\n", out)
+    status, out = run("diff", V3, V3)
+    assert.equal(0, status)
+    assert.matches("^no changes", out)
+    local err
+    status, _, err = run("diff", V3, BAD)
+    assert.equal(1, status)
+    assert.matches("Entity.health: min 100 > max 0", err, 1, true)
+  end)
+end)
+
+describe("bitwire.json", function()
+  local s = bitwire.schema {
+    T = { { "big", "int", min = math.mininteger, max = math.maxinteger },
+          { "u", "uint", bits = 64 }, { "b", "bytes", max = 8 },
+          { "e", "enum", values = { "red", "green" } },
+          { "sp", "sparse", of = { "int", min = 0, max = 9 }, max = 20 },
+          { "o", "string", max = 5, optional = true }, { "f", "float64" },
+          { "q", "quat", bits = 10 } },
+  }
+
+  it("maps sparse, 64-bit, bytes, enums, optionals and floats both ways", function()
+    local v = { big = math.mininteger, u = -1, b = "\0\1\255", e = "green",
+                sp = { [3] = 7, [17] = 0 }, f = 1 / 0, q = { 0, 0, 0, 1 } }
+    local text = bitwire.json.encode(s, "T", v)
+    assert.equal('{"big":"-9223372036854775808","u":"18446744073709551615","b":"AAH/","e":"green",'
+      .. '"sp":{"3":7,"17":0},"f":"inf","q":[0,0,0,1]}', text)
+    assert.same(v, bitwire.json.decode(s, "T", text))
+    local back = bitwire.json.decode(s, "T", '{"big":1,"u":2,"b":"","e":"red","sp":{},'
+      .. '"o":null,"f":0.5,"q":[1,0,0,0]}')
+    assert.is_nil(back.o)
+    assert.equal(1, back.big)
+    assert.equal("integer", math.type(back.big))
+    local again = s:decode("T", s:encode("T", back))
+    back.q, again.q = nil, nil
+    assert.same(back, again)
+  end)
+
+  it("round-trips random base64", function()
+    local rand = H.lcg(3)
+    for n = 0, 40 do
+      local b = H.randbytes(rand, n)
+      assert.equal(b, bitwire.json.unbase64(bitwire.json.base64(b)))
+    end
+    assert.is_nil(bitwire.json.unbase64("A==="))
+    assert.is_nil(bitwire.json.unbase64("AB*="))
+  end)
+
+  it("names the path of a value of the wrong shape", function()
+    local _, err = bitwire.json.decode(s, "T", '{"sp":{"x":1}}')
+    assert.equal("bitwire.json.decode: T.sp: slot key 'x' is not an integer", err)
+    _, err = bitwire.json.decode(s, "T", '{"b":"***"}')
+    assert.equal("bitwire.json.decode: T.b: expected base64", err)
+    _, err = bitwire.json.decode(s, "T", "[1,")
+    assert.matches("^bitwire.json.decode: ", err)
+    assert.has_error(function() bitwire.json.encode(s, "T", { e = 5 }) end,
+      "bitwire.json.encode: T.e: expected a string, got number")
+  end)
+end)
+
+describe("bin/bitwire", function()
+  local root = here .. "../"
+  local function sh(cmd)
+    local p = io.popen("cd " .. root .. " && " .. cmd .. " 2>&1; echo \"status=$?\"")
+    local out = p:read("a")
+    p:close()
+    return out
+  end
+
+  it("runs from a checkout and exits 1 on an error", function()
+    local out = sh("lua5.4 bin/bitwire help")
+    assert.matches("  dissect      every field", out, 1, true)
+    assert.matches("status=0\n$", out)
+    out = sh("lua5.4 bin/bitwire check spec/fixtures/defs/invalid.lua")
+    assert.matches("Entity.health: min 100 > max 0\nstatus=1\n$", out)
+  end)
+end)
