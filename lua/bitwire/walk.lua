@@ -127,10 +127,10 @@ end
 -- A smallest-three quaternion (core/bw_game.c bw_quatdecode).
 function Walk:quat(path, f)
   local r = self.r
-  local q, largest = {}, nil
+  local q = {}
   local v, msg, code = r:bits(2)
   if v == nil then return self:fail(path, msg, code) end
-  largest = v + 1
+  local largest = v + 1
   for i = 1, 3 do
     v, msg, code = r:bits(f.bits)
     if v == nil then return self:fail(path, msg, code) end
@@ -154,8 +154,6 @@ function Walk:quat(path, f)
   for i = 1, 4 do out[i] = out[i] / len end
   return out
 end
-
-local CONTAINER = { array = true, struct = true, sparse = true }
 
 -- The value of field 'f' at 'path'; 'base' is its baseline value when the
 -- packet is a delta (nil otherwise).
