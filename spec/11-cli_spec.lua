@@ -251,7 +251,7 @@ describe("bitwire encode, decode, cost, dissect", function()
     assert.matches("    32     1  1                frame.type = 1\n", out, 1, true)
     assert.matches("frame.check = ok\n", out, 1, true)
     local err
-    status, _, err = run("dissect", V3, "hex:" .. framed, "--protocol", "0x78")
+    status, out, err = run("dissect", V3, "hex:" .. framed, "--protocol", "0x78")
     assert.equal(1, status)
     assert.matches("frame.crc = 0x%x+ BAD\n", out)
     assert.matches("tick = 5\n", out, 1, true)
