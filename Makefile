@@ -38,7 +38,7 @@ LIBS = -lz -lm
 
 BUSTED_ENV = LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./build/?.so;;"
 
-.PHONY: test-deps bench-deps fuzz-deps rock-test
+.PHONY: test-deps bench-deps fuzz-deps rock-test wireshark-test
 .PHONY: all deps check spec test demo bench sanitize fuzz valgrind lint \
         install uninstall clean help bandwidth
 
@@ -117,6 +117,7 @@ spec: test-deps all
 # 30 s) and the specs under valgrind (about 3 minutes) count as one each.
 TEST_STEPS = "$(MAKE) --no-print-directory lint" \
              "$(MAKE) --no-print-directory rock-test" \
+             "$(MAKE) --no-print-directory wireshark-test" \
              "$(MAKE) --no-print-directory sanitize" \
              "$(MAKE) --no-print-directory fuzz-short" \
              "$(MAKE) --no-print-directory valgrind"
@@ -246,6 +247,20 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(INST_LIBDIR)/bitwire/core.so $(DESTDIR)$(INST_BINDIR)/bitwire
 	rm -f $(addprefix $(DESTDIR)$(INST_LUADIR)/,$(LUA_FILES))
+
+# The generated Wireshark dissector under tshark (tools/test_wireshark.lua).
+# tshark is installed here, not by test-deps, so that a machine where it
+# cannot be installed still tests the rest; the test then says it skipped.
+wireshark-test: all
+	@if ! command -v tshark >/dev/null 2>&1 && command -v dpkg >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  echo 'wireshark-common wireshark-common/install-setuid boolean false' \
+	    | $$SUDO debconf-set-selections; \
+	  echo "installing: tshark"; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq tshark >/dev/null \
+	    || echo "tshark could not be installed"; \
+	fi
+	@$(BUSTED_ENV) $(LUA) tools/test_wireshark.lua
 
 # the rockspec against the Makefile's sources, then `luarocks make` of a
 # copy of the sources into a temporary tree: require bitwire from there and

@@ -53,6 +53,7 @@ build = {
     ["bitwire.cli.encode"] = "lua/bitwire/cli/encode.lua",
     ["bitwire.cli.fingerprint"] = "lua/bitwire/cli/fingerprint.lua",
     ["bitwire.cli.layout"] = "lua/bitwire/cli/layout.lua",
+    ["bitwire.cli.wireshark"] = "lua/bitwire/cli/wireshark.lua",
     ["bitwire.cliutil"] = "lua/bitwire/cliutil.lua",
     ["bitwire.diff"] = "lua/bitwire/diff.lua",
     ["bitwire.dissect"] = "lua/bitwire/dissect.lua",
@@ -62,6 +63,7 @@ build = {
     ["bitwire.schema"] = "lua/bitwire/schema.lua",
     ["bitwire.serializer"] = "lua/bitwire/serializer.lua",
     ["bitwire.walk"] = "lua/bitwire/walk.lua",
+    ["bitwire.wireshark"] = "lua/bitwire/wireshark.lua",
   },
   install = {
     bin = { bitwire = "bin/bitwire" },
