@@ -277,6 +277,82 @@ describe("bitwire encode, decode, cost, dissect", function()
   end)
 end)
 
+describe("bitwire dissect, encode and decode of registry frames", function()
+  it("reads the tag and version a versioned registry protocol sends", function()
+    local reg = bitwire.watch(V3)
+    local proto = reg:protocol({ versioned = true, id = 5 })
+    local v = { id = 1, health = 2, armor = 3, shield = 1 }
+    local packet = proto:encode("Entity", v, { version = 2 })
+    local flags = { "--protocol", "5", "--no-fingerprint", "--tag", "--version-bits", "16" }
+    local status, out = run("dissect", V3, "hex:" .. H.tohex(packet), table.unpack(flags))
+    assert.equal(0, status)
+    assert.matches("frame.tag = 0x" .. reg:current():fingerprint():sub(1, 8) .. "\n", out, 1, true)
+    assert.matches("    64    16  2                frame.version = 2\n", out, 1, true)
+    assert.matches("legacy = false\n", out, 1, true)
+    assert.is_nil(out:find("shield =", 1, true))   -- since 3: not sent at version 2
+    status, out = run("decode", V3, "hex:" .. H.tohex(packet), table.unpack(flags))
+    assert.equal(0, status)
+    local _, want = proto:decode(packet)
+    assert.same(want, bitwire.json.decode(reg:current(), "Entity",
+      out:match('"value":(.*)}\n$')))
+    status, out = run("encode", V3, "Entity", "json:" .. bitwire.json.encode(reg:current(),
+      "Entity", v), "--version", "2", table.unpack(flags))
+    assert.equal(0, status)
+    assert.equal(H.tohex(packet) .. "\n", out)
+  end)
+
+  it("marks the records a failure cut short as incomplete", function()
+    local s = bitwire.load(V3)
+    local packet = s:encode("Snapshot", bitwire.json.decode(s, "Snapshot", SNAP))
+    local list = s:dissect("Snapshot", packet:sub(1, 10))
+    local open = 0
+    for _, e in ipairs(list) do
+      if e.incomplete then
+        open = open + 1
+        assert.equal(64 - e.bit, e.bits)   -- up to the failing bit
+      end
+    end
+    assert.equal(2, open)
+    local _, out = run("dissect", V3, "Snapshot", "hex:" .. H.tohex(packet:sub(1, 10)))
+    assert.matches("    24    40                     entities[1] = (incomplete)\n", out, 1, true)
+  end)
+end)
+
+describe("bitwire wireshark", function()
+  it("writes a plugin for the schema, protocol and port", function()
+    local o = os.tmpname()
+    local status = run("wireshark", V3, "--protocol", "0x77", "--udp-port", "4000", "-o", o)
+    assert.equal(0, status)
+    local f = assert(io.open(o))
+    local text = f:read("a")
+    f:close()
+    os.remove(o)
+    local fp = bitwire.load(V3):fingerprint()
+    assert.matches("-- Schema fingerprint " .. fp .. ", protocol id 0x77, UDP port 4000.", text, 1, true)
+    assert.matches('["port"]=4000', text, 1, true)
+    assert.matches('DissectorTable.get("udp.port"):add(SETTINGS.port, proto)', text, 1, true)
+    -- the walker is embedded as it is, so dissect and Wireshark read alike
+    local walksrc = assert(io.open(assert(package.searchpath("bitwire.walk", package.path)))):read("a")
+    assert.matches(walksrc, text, 1, true)
+    assert.is_function(load(text, "=plugin", "t", {}))   -- it parses
+  end)
+
+  it("needs --protocol and --udp-port, and a port in range", function()
+    local status, _, err = run("wireshark", V3, "--udp-port", "4000")
+    assert.equal(1, status)
+    assert.matches("missing --protocol ID", err, 1, true)
+    status, _, err = run("wireshark", V3, "--protocol", "1")
+    assert.equal(1, status)
+    assert.matches("missing --udp-port N", err, 1, true)
+    status, _, err = run("wireshark", V3, "--protocol", "1", "--udp-port", "70000")
+    assert.equal(1, status)
+    assert.matches("--udp-port must be 1..65535", err, 1, true)
+    status, _, err = run("wireshark", BAD, "--protocol", "1", "--udp-port", "7")
+    assert.equal(1, status)
+    assert.matches("Entity.health: min 100 > max 0", err, 1, true)
+  end)
+end)
+
 describe("bitwire diff and fingerprint", function()
   it("prints each file's fingerprint", function()
     local status, out = run("fingerprint", V1, V3)

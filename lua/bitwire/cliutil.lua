@@ -144,8 +144,13 @@ function M.frame(s, opts)
     fingerprint = not opts["no-fingerprint"], deltas = opts.deltas or nil })
   local vb = opts["version-bits"] and integer(opts["version-bits"], "--version-bits") or 0
   if vb < 0 or vb > 32 then M.fail("--version-bits must be 0..32") end
+  -- a registry's frames name the schema by the first 8 digits of its fingerprint
+  local tag = opts.tag and tonumber(s:fingerprint():sub(1, 8), 16) or nil
   return { protocol = p, id = id, wire_id = p.wire_id, endcheck = p.endcheck,
-           tag = opts.tag or false, version_bits = vb, deltas = opts.deltas or false }
+           tag = opts.tag or false, tagvalue = tag, version_bits = vb,
+           deltas = opts.deltas or false,
+           -- the frame options of encode and decode
+           opts = { tag = tag, version_bits = vb > 0 and vb or nil } }
 end
 
 -- A value as one line of text.

@@ -76,6 +76,16 @@ local function collect(program, name, r, opts)
   return list, v, err
 end
 
+-- After a failure: containers that did not close end at the failing bit.
+local function cut(list, err)
+  for _, e in ipairs(list) do
+    if e.open then
+      e.open, e.incomplete = nil, true
+      e.bits = math.max(0, err.bit - e.bit)
+    end
+  end
+end
+
 local function errtext(err)
   return string.format("%s%s%s (bit %d)", err.path, err.path ~= "" and ": " or "",
     err.message, err.bit)
@@ -91,7 +101,10 @@ function M.dissect(s, name, bytes, opts)
     error("dissect: packet must be a string, got " .. type(bytes), 2)
   end
   local list, v, err = collect(p, name, core.reader(bytes), opts)
-  if v == nil then return list, errtext(err), err.code end
+  if v == nil then
+    cut(list, err)
+    return list, errtext(err), err.code
+  end
   return list
 end
 
@@ -175,6 +188,7 @@ function M.frame(s, bytes, frame)
       version = h.version, baseline = h.delta == 1 and walk.UNKNOWN or nil })
     top.bits, top.value, top.open = rd:pos() - top.bit, v, nil
   end
+  if err ~= nil then cut(list, err) end
   if err == nil and frame.endcheck then
     on({ path = "frame.check", bit = 8 * (n - 4), bits = 32,
          value = string.unpack("<I4", bytes, n - 3), kind = "check", depth = 0,

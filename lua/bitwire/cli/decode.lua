@@ -27,8 +27,7 @@ function M.run(args, io)
   if frame then
     local src = util.need(pos, 2, "packet", M.usage)
     local bytes = util.readpacket(src, io.stdin)
-    local name, value, code = frame.protocol:decode(bytes, {
-      version_bits = frame.version_bits > 0 and frame.version_bits or nil })
+    local name, value, code = frame.protocol:decode(bytes, frame.opts)
     if name == nil then util.fail("%s: %s [%s]", src, value, code) end
     io.stdout:write('{"type":"', name, '","value":', json.encode(s, name, value), "}\n")
     return 0

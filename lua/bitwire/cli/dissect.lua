@@ -25,7 +25,9 @@ local function line(out, bytes, e)
     raw = string.format("%x", util.rawbits(bytes, e.bit, e.bits))
   end
   local value
-  if e.kind == "struct" or e.kind == "array" or e.kind == "sparse" then
+  if e.incomplete then
+    value = "(incomplete)"
+  elseif e.kind == "struct" or e.kind == "array" or e.kind == "sparse" then
     value = e.role == "delta" and "(delta)" or ""
     if e.kind ~= "struct" and type(e.value) == "table" then
       local n = 0
@@ -36,6 +38,8 @@ local function line(out, bytes, e)
     value = string.format("0x%08x %s", e.value, e.bad and "BAD" or "ok")
   elseif e.kind == "check" then
     value = "ok"
+  elseif e.path == "frame.tag" then
+    value = string.format("0x%08x", e.value)
   elseif e.kind == "uint" and e.role == "header" then
     value = tostring(e.value)
   else
@@ -47,7 +51,7 @@ local function line(out, bytes, e)
 end
 
 function M.run(args, io)
-  local flags, options = { ["no-values"] = true }, { version = true }
+  local flags, options = {}, { version = true }
   for k in pairs(util.FRAME_FLAGS) do flags[k] = true end
   for k in pairs(util.FRAME_OPTIONS) do options[k] = true end
   local pos, opts = util.parse(args, { flags = flags, options = options }, M.usage)

@@ -41,7 +41,9 @@ function M.run(args, io)
   local eopts = opts.version and { version = util.integer(opts.version, "--version") } or nil
   local ok, packet
   if frame then
-    ok, packet = pcall(frame.protocol.encode, frame.protocol, name, value, eopts)
+    local fo = { version = eopts and eopts.version }
+    for k, v in pairs(frame.opts) do fo[k] = v end
+    ok, packet = pcall(frame.protocol.encode, frame.protocol, name, value, fo)
   else
     ok, packet = pcall(s.encode, s, name, value, eopts)
   end
