@@ -142,6 +142,17 @@ check(h and h.delta == 1 and (dframes[1] or ""):find("delta against baseline 7",
   "delta frame marked with its baseline id")
 check((dframes[1] or ""):find("ents^ = 0 [bits", 1, true) ~= nil
   and (dframes[1] or ""):find("(delta: kept)", 1, true) ~= nil, "kept fields marked")
+-- the plugin's fields filter packets
+local only = sh(string.format("tshark -X lua_script:%s/plain.lua -r %s/plain.pcap -Y 'bitwire.type == \"Vec3\"'",
+  DIR, DIR))
+local function rows(out) return select(2, out:gsub(" bitwire %d+ ", "")) end
+local nvec = rows(only)
+check(nvec == 2, "filter bitwire.type == \"Vec3\" keeps the 2 Vec3 packets (got " .. nvec .. ")")
+local badonly = sh(string.format("tshark -X lua_script:%s/plain.lua -r %s/plain.pcap -Y 'bitwire.crc_ok == 0'",
+  DIR, DIR))
+check(rows(badonly) == 1 and badonly:find("BAD CRC", 1, true) ~= nil,
+  "filter bitwire.crc_ok == 0 keeps the damaged packet")
+check(raw:find("Expert Info (Error/Checksum): Bad CRC32", 1, true) ~= nil, "bad CRC as expert info")
 print(string.format("wireshark (%s): %d passed, %d failed",
   "Lua " .. (sh("tshark -v"):gsub("%s+", " "):match("with Lua (%d+%.%d+)") or "?"), passed, failed))
 print(string.format("%d passed, %d failed", passed, failed))

@@ -268,6 +268,18 @@ local function show(v, kind)
 end
 
 local proto = Proto(SETTINGS.name, SETTINGS.title)
+-- filterable: <name>.type == "Snapshot", <name>.crc_ok == false, <name>.delta
+local F = {
+  type = ProtoField.string(SETTINGS.name .. ".type", "Message type"),
+  crc_ok = ProtoField.bool(SETTINGS.name .. ".crc_ok", "CRC32 matches"),
+  delta = ProtoField.bool(SETTINGS.name .. ".delta", "Delta frame"),
+}
+proto.fields = { F.type, F.crc_ok, F.delta }
+local BADCRC = ProtoExpert.new(SETTINGS.name .. ".bad_crc", "Bad CRC32",
+  expert.group.CHECKSUM, expert.severity.ERROR)
+local MALFORMED = ProtoExpert.new(SETTINGS.name .. ".malformed", "Malformed packet",
+  expert.group.MALFORMED, expert.severity.ERROR)
+proto.experts = { BADCRC, MALFORMED }
 
 local function range(tvb, first, e)
   local a = math.floor(e.bit / 8)
@@ -289,8 +301,10 @@ function proto.dissector(tvb, pinfo, tree)
   local want = crc32(tvb, 4, n)
   local crcitem = root:add(tvb(0, 4), string.format("frame.crc = 0x%08x [bits 0..31]", crc))
   local info = ""
+  root:add(F.crc_ok, crc == want):set_generated()
   if crc ~= want then
     crcitem:append_text(string.format(" BAD CRC (computed 0x%08x)", want))
+    crcitem:add_proto_expert_info(BADCRC)
     info = " [BAD CRC]"
   else
     crcitem:append_text(" ok")
@@ -307,6 +321,8 @@ function proto.dissector(tvb, pinfo, tree)
   if h then
     local top = root:add(tvb(math.floor(r:pos() / 8)), h.name ..
       (h.delta == 1 and (" (delta against baseline " .. h.baseline_id .. ")") or ""))
+    top:add(F.type, h.name):set_generated()
+    if SETTINGS.deltas then top:add(F.delta, h.delta == 1):set_generated() end
     stack[#stack + 1] = top
     local v
     v, err = walk.walk(PROGRAM, h.name, r, {
@@ -324,6 +340,7 @@ function proto.dissector(tvb, pinfo, tree)
     info = h.name .. (h.delta == 1 and " (delta)" or "") .. info
   end
   if err then
+    root:add_proto_expert_info(MALFORMED, err.code .. ": " .. err.path)
     root:add(tvb(), string.format("error: %s%s%s (bit %d) [%s]", err.path,
       err.path ~= "" and ": " or "", tostring(err.message):gsub(" %(bit %d+%)$", ""),
       err.bit, err.code))
