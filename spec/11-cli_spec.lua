@@ -275,6 +275,33 @@ describe("bitwire encode, decode, cost, dissect", function()
     assert.matches("tick = 6\n", out, 1, true)
     assert.matches("entities^ = 0\n", out, 1, true)
   end)
+
+  it("dissects a delta against --baseline, framed or not, as decode reads it", function()
+    local t = bitwire.schema { P = { { "hp", "int", min = 0, max = 100 } },
+      W = { { "tick", "uint", bits = 8 }, { "ps", "sparse", of = "P", max = 6, encoding = "mask" } } }
+    local defs = tmpfile([[return { P = { { "hp", "int", min = 0, max = 100 } },
+      W = { { "tick", "uint", bits = 8 }, { "ps", "sparse", of = "P", max = 6, encoding = "mask" } } }]])
+    local base = { tick = 1, ps = { [2] = { hp = 50 }, [5] = { hp = 7 } } }
+    local v = { tick = 2, ps = { [2] = { hp = 49 }, [5] = { hp = 7 }, [6] = { hp = 1 } } }
+    local bj = "json:" .. bitwire.json.encode(t, "W", base)
+    local packet = t:encode("W", v, { baseline = base })
+    local status, out = run("dissect", defs, "W", "hex:" .. H.tohex(packet), "--baseline", bj)
+    assert.equal(0, status)
+    assert.matches("ps[2].hp = 49\n", out, 1, true)
+    assert.matches("ps[6].hp = 1\n", out, 1, true)
+    assert.matches("ok: " .. t:bits("W", v, { baseline = base }) .. " bits read", out, 1, true)
+    local proto = bitwire.protocol(t, { id = 3, deltas = true })
+    local framed = "hex:" .. H.tohex(proto:encode("W", v, { baseline = base, baseline_id = 1 }))
+    status, out = run("dissect", defs, framed, "--protocol", "3", "--deltas", "--baseline", bj)
+    assert.equal(0, status)
+    assert.matches("ps[2].hp = 49\n", out, 1, true)
+    local err
+    status, out, err = run("dissect", defs, framed, "--protocol", "3", "--deltas")
+    assert.equal(1, status)
+    assert.matches("tick = 2\n", out, 1, true)
+    assert.matches("a slot delta needs the baseline", err, 1, true)
+    os.remove(defs)
+  end)
 end)
 
 describe("bitwire dissect, encode and decode of registry frames", function()

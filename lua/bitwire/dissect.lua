@@ -151,7 +151,9 @@ function M.cost(s, name, value, opts)
 end
 
 -- A framed packet (bitwire.protocol): the CRC, the header, the message and
--- the end check. 'frame' = {wire_id, endcheck, tag, version_bits, deltas}.
+-- the end check. 'frame' = {wire_id, endcheck, tag, version_bits, deltas,
+-- baseline}: the baseline of a delta frame, a value or function (name) ->
+-- value; without it, record deltas are read and sparse slot deltas stop.
 -- A bad CRC is reported, and the rest is still read, so the damage shows.
 -- Returns the list, the header, the value, and an error or nil.
 function M.frame(s, bytes, frame)
@@ -184,8 +186,14 @@ function M.frame(s, bytes, frame)
     on({ path = h.name, bit = rd:pos(), bits = 0, kind = "struct", depth = 0,
          role = h.delta == 1 and "delta" or nil, open = true })
     local top = list[#list]
+    local base
+    if h.delta == 1 then
+      base = frame.baseline
+      if type(base) == "function" then base = base(h.name) end
+      if base == nil then base = walk.UNKNOWN end
+    end
     v, err = walk.walk(p, h.name, rd, { on = on, depth = 1, path = "",
-      version = h.version, baseline = h.delta == 1 and walk.UNKNOWN or nil })
+      version = h.version, baseline = base })
     top.bits, top.value, top.open = rd:pos() - top.bit, v, nil
   end
   if err ~= nil then cut(list, err) end

@@ -5,8 +5,9 @@ local M = {}
 
 M.summary = "every field of a packet: bit offset, width, raw bits, value"
 M.usage = [[
-usage: bitwire dissect defs.lua Type packet [--version N]
+usage: bitwire dissect defs.lua Type packet [--version N] [--baseline value.json]
        bitwire dissect defs.lua packet --protocol ID [framing options]
+                       [--baseline value.json]
 
 packet: a file, - (stdin) or hex:0a1b2c...
 Prints an indented tree, one line per field: its first bit, its width in
@@ -16,6 +17,10 @@ encoding, ^ a delta's changed bits. A framed packet shows its header: the
 CRC (flagged when it does not match), tag, version, delta bit and baseline
 id, message type, and the end check. A bad packet shows every field up to
 the failure, then the error with its code, and exits with status 1.
+A delta (a packet encoded with {baseline = b}, or a delta frame) is read
+against --baseline (JSON, a file, - or json:...); a delta frame without it
+shows the records it changes, and stops at a sparse slot's delta, which
+needs the baseline to be read.
 ]] .. util.FRAME_USAGE
 
 local function line(out, bytes, e)
@@ -51,7 +56,7 @@ local function line(out, bytes, e)
 end
 
 function M.run(args, io)
-  local flags, options = {}, { version = true }
+  local flags, options = {}, { version = true, baseline = true }
   for k in pairs(util.FRAME_FLAGS) do flags[k] = true end
   for k in pairs(util.FRAME_OPTIONS) do options[k] = true end
   local pos, opts = util.parse(args, { flags = flags, options = options }, M.usage)
@@ -71,6 +76,15 @@ function M.run(args, io)
     util.checktype(s, name, path)
   end
   local bytes = util.readpacket(src, io.stdin)
+  local baseline   -- function (type name) -> the --baseline value
+  if opts.baseline then
+    local text = opts.baseline:match("^json:(.*)$") or util.readfile(opts.baseline, io.stdin)
+    baseline = function (tname)
+      local b, msg = require("bitwire.json").decode(s, tname, text)
+      if b == nil then util.fail("--baseline: %s", msg) end
+      return b
+    end
+  end
   local dissect = require "bitwire.dissect"
   local out = io.stdout
   out:write(string.format("%s: %d bytes%s\n", src:sub(1, 40), #bytes,
@@ -79,6 +93,7 @@ function M.run(args, io)
   local list, err, h
   if frame then
     local v
+    frame.baseline = baseline
     list, h, v, err = dissect.frame(s, bytes, frame)
     if err == nil and name and h.name ~= name then
       err = { path = "frame.type", message = "packet holds " .. h.name .. ", not "
@@ -88,7 +103,8 @@ function M.run(args, io)
   else
     local version = opts.version and util.integer(opts.version, "--version")
     local msg, code
-    list, msg, code = dissect.dissect(s, name, bytes, { version = version })
+    list, msg, code = dissect.dissect(s, name, bytes, { version = version,
+      baseline = baseline and baseline(name) })
     if msg then err = { text = msg, code = code } end
   end
   for _, e in ipairs(list) do line(out, bytes, e) end
