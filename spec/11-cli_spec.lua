@@ -284,8 +284,8 @@ describe("bitwire encode, decode, cost, dissect", function()
     local base = { tick = 1, ps = { [2] = { hp = 50 }, [5] = { hp = 7 } } }
     local v = { tick = 2, ps = { [2] = { hp = 49 }, [5] = { hp = 7 }, [6] = { hp = 1 } } }
     local bj = "json:" .. bitwire.json.encode(t, "W", base)
-    local packet = t:encode("W", v, { baseline = base })
-    local status, out = run("dissect", defs, "W", "hex:" .. H.tohex(packet), "--baseline", bj)
+    local delta = t:encode("W", v, { baseline = base })
+    local status, out = run("dissect", defs, "W", "hex:" .. H.tohex(delta), "--baseline", bj)
     assert.equal(0, status)
     assert.matches("ps[2].hp = 49\n", out, 1, true)
     assert.matches("ps[6].hp = 1\n", out, 1, true)
