@@ -21,7 +21,7 @@ FUZZ_SECONDS ?= 6
 # Debian packages: `make` needs only BUILD_PKGS (and a C compiler);
 # make test / bench / fuzz install theirs on top (see pkg_install below)
 BUILD_PKGS = liblua5.4-dev lua5.4 zlib1g-dev pkg-config \
-             $(if $(shell command -v $(CC) 2>/dev/null),,gcc)
+             $(if $(shell command -v $(firstword $(CC)) 2>/dev/null),,gcc)
 TEST_PKGS  = lua-busted lua-cjson lua-messagepack clang libclang-rt-14-dev \
              valgrind lua-check cppcheck luarocks
 BENCH_PKGS = lua-cjson lua-messagepack
@@ -78,7 +78,7 @@ endef
 
 # what `make` needs: a C compiler, Lua 5.4 with its headers, zlib
 deps:
-	$(call pkg_install,$(BUILD_PKGS),$(CC) $(LUA) pkg-config)
+	$(call pkg_install,$(BUILD_PKGS),$(firstword $(CC)) $(LUA) pkg-config)
 	@printf '#include <lua.h>\n#include <zlib.h>\n' | $(CC) $(LUA_CFLAGS) -E - >/dev/null 2>&1 \
 	  || { echo "missing: Lua 5.4 headers (lua.h; set LUA_INCDIR) or zlib (zlib.h)"; exit 1; }
 
