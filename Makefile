@@ -55,7 +55,9 @@ help:
 	@echo "make fuzz     libFuzzer targets, FUZZ_SECONDS each"
 	@echo "make fuzz-short  the same for FUZZ_SHORT_SECONDS each (for make test)"
 	@echo "make valgrind test_share and the busted suite under memcheck"
-	@echo "make install  PREFIX=... DESTDIR=..."
+	@echo "make rock-test  luarocks make into build/rock/tree; require and bitwire help"
+	@echo "make wireshark-test  the generated dissector under tshark"
+	@echo "make install  PREFIX=... DESTDIR=... (core.so, lua/bitwire/**, bin/bitwire)"
 
 # $(call pkg_install,<Debian packages>,<commands>): on Debian installs the
 # packages that are missing (sudo when not root); elsewhere installs
