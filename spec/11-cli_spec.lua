@@ -239,7 +239,8 @@ describe("bitwire encode, decode, cost, dissect", function()
     assert.matches("entities[1].health = 99\n", out, 1, true)
     local _, msg = s:decode("Snapshot", packet:sub(1, 9))
     local bit = msg:match("%(bit %d+%)$")
-    assert.matches("^error: entities%[1%]%.name: .*" .. bit:gsub("%p", "%%%0") .. " %[truncated%]\n$", err)
+    assert.matches("^error: hex:%x+: Snapshot: entities%[1%]%.name: .*"
+      .. bit:gsub("%p", "%%%0") .. " %[truncated%]\n$", err)
   end)
 
   it("dissects a framed packet: CRC, message type, end check; flags a bad CRC", function()

@@ -109,8 +109,10 @@ function M.run(args, io)
   end
   for _, e in ipairs(list) do line(out, bytes, e) end
   if err then
-    io.stderr:write(string.format("error: %s [%s]\n", err.text or dissect.errtext(err),
-      err.code))
+    local tname = name or (h and h.name)
+    io.stderr:write(string.format("error: %s: %s%s [%s]\n", src,
+      tname and err.path ~= "frame.crc" and tname .. ": " or "",
+      err.text or dissect.errtext(err), err.code))
     return 1
   end
   local last = list[#list]
