@@ -145,6 +145,21 @@ describe("bitwire layout", function()
     assert.matches("|a|b|\n", (d:gsub(" ", "")), 1, true)
   end)
 
+  it("draws nested records and fixed arrays of the prefix, up to the first variable field", function()
+    local defs = tmpfile([[return { V = { {"x","float",min=-512,max=512,res=0.01} },
+      P = { {"tick","uint",bits=16}, {"pos","V"}, {"aim","vector",count=2,min=-1,max=1,res=0.001},
+            {"check"}, {"name","string",max=8}, {"after","bool"} } }]])
+    local status, out = run("layout", defs, "P")
+    os.remove(defs)
+    assert.equal(0, status)
+    assert.matches("    x      17            ", out, 1, true)
+    assert.matches("float [-512, 512] in 102400 steps", out, 1, true)
+    assert.matches("fixed-size prefix of P (88 bits):", out, 1, true)   -- 16+17+22+1+32
+    assert.matches("|             tick              |             pos.x             |", out, 1, true)
+    assert.matches("|p|       aim[1]        |       aim[2]        |(|     check     |", out, 1, true)
+    assert.is_nil(out:find("name", out:find("prefix"), true))
+  end)
+
   it("names a type that does not exist", function()
     local status, _, err = run("layout", V3, "Nope")
     assert.equal(1, status)

@@ -28,8 +28,8 @@ local function form(f)
   if k == "int" then return string.format("int [%d, %d]", f.min, f.max)
   elseif k == "uint" then return string.format("uint %d bits", f.bits)
   elseif k == "float" then
-    return string.format("float [%s, %s] res %s (%s steps)", num(f.fmin),
-      num(f.fmax), num(f.res), num(f.qmax or 0))
+    return string.format("float [%s, %s] in %s steps", num(f.fmin), num(f.fmax),
+      num(f.qmax))
   elseif k == "enum" then
     return "enum {" .. table.concat(f.values, ", ") .. "}"
   elseif k == "string" then return string.format("string max %d", f.max)
@@ -97,6 +97,20 @@ local function prefix(p, ty, path, pos, out, version)
       if f.kind == "check" then
         out[#out + 1] = { name = "check", bits = 32 }
         pos = pos + 32
+      end
+    elseif f.kind == "array" and f.fixed and not f.optional and f.min <= 64
+        and f.of.maxbits and f.of.minbits == f.of.maxbits and f.of.kind ~= "bytes"
+        and f.of.kind ~= "string" and f.of.kind ~= "array" then
+      for i = 1, f.min do   -- a fixed array of fixed elements: each element
+        local el = full .. "[" .. i .. "]"
+        if f.of.kind == "struct" then
+          local done
+          pos, done = prefix(p, p.byname[f.of.type], el, pos, out, version)
+          if not done then return pos, false end
+        elseif f.of.minbits > 0 then
+          out[#out + 1] = { name = el, bits = f.of.minbits }
+          pos = pos + f.of.minbits
+        end
       end
     elseif f.optional or f.maxbits == nil or f.minbits ~= f.maxbits
         or f.kind == "string" or f.kind == "bytes" or f.kind == "array"
