@@ -247,3 +247,18 @@ describe("s:cost", function()
       { path = "a[2]", bits = 4 }, { path = "a", bits = 2 } }, list)
   end)
 end)
+
+describe("bitwire.walk's source", function()
+  it("stays in the Lua 5.2 subset that Wireshark's plugins run on", function()
+    local f = assert(io.open(assert(package.searchpath("bitwire.walk", package.path))))
+    local src = f:read("a")
+    f:close()
+    -- without comments and strings, no 5.3 operator or library is left
+    local code = src:gsub("%-%-[^\n]*", ""):gsub('"[^"\n]*"', '""')
+    for _, bad in ipairs { "//", "<<", ">>", "&", "|", "math.type", "math.tointeger",
+                           "string.pack", "string.unpack", "table.move", "utf8." } do
+      assert.is_nil(code:find(bad, 1, true), "walk.lua uses " .. bad)
+    end
+    assert.is_nil(code:find("[^~=<>]~[^=]"), "walk.lua uses the ~ operator")
+  end)
+end)
