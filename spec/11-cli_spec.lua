@@ -238,6 +238,16 @@ describe("bitwire encode, decode, cost, dissect", function()
     assert.equal(total, sum)
   end)
 
+  it("adds up array elements by field with --by-field", function()
+    local two = '{"tick":5,"entities":[{"id":7,"health":99,"armor":3,"shield":2},'
+      .. '{"id":8,"health":1,"armor":3,"shield":2}]}'
+    local status, out = run("cost", V3, "Snapshot", "json:" .. two, "--by-field")
+    assert.equal(0, status)
+    assert.matches("\n  entities%[%]%.id +24 ", out)
+    assert.matches("\n  entities%[%]%.name +2 ", out)   -- two presence bits
+    assert.is_nil(out:find("entities[1]", 1, true))
+  end)
+
   it("dissects a packet into a tree with offsets, raw bits and values", function()
     local status, out = run("dissect", V3, "Snapshot", "hex:" .. H.tohex(packet))
     assert.equal(0, status)

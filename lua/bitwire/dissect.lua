@@ -128,11 +128,10 @@ function M.cost(s, name, value, opts)
   for _, e in ipairs(list) do
     if e.kind ~= "struct" and e.kind ~= "array" and e.kind ~= "sparse" then
       local path = e.path
-      if e.role ~= nil then   -- to the field it describes, or its parent
+      if e.role ~= nil then   -- to the field it describes
         path = owner(path)
-        while not known[path] and path ~= "" do
-          path = path:match("^(.*)%[%d+%]$") or path:match("^(.-)%.?[%w_]+$")
-        end
+        -- an empty slot's mask bit: to the sparse array
+        if e.role == "slot" and not known[path] then path = path:match("^(.*)%[%d+%]$") end
       end
       if byp[path] == nil then
         byp[path] = { path = path, bits = 0, at = #order + 1 }

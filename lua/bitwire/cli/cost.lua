@@ -5,16 +5,18 @@ local M = {}
 
 M.summary = "where the bits of one value go, largest first"
 M.usage = [[
-usage: bitwire cost defs.lua Type value.json
+usage: bitwire cost defs.lua Type value.json [--by-field]
 
 Encodes the value (JSON, mapped as in `bitwire encode --help`; - reads
 stdin, json:{...} gives it inline) and lists every field path that costs
 bits, largest first: its bits and share of the total. A field's presence,
 count or index bits count to that field. The same as s:cost(Type, value).
+--by-field adds up the elements of arrays and sparse arrays: entities[].pos.x
+is the bits of every entity's pos.x.
 ]]
 
 function M.run(args, io)
-  local pos = util.parse(args, {}, M.usage)
+  local pos, opts = util.parse(args, { flags = { ["by-field"] = true } }, M.usage)
   local path = util.need(pos, 1, "definitions file", M.usage)
   local name = util.need(pos, 2, "type name", M.usage)
   local src = util.need(pos, 3, "value (JSON file, - or json:...)", M.usage)
@@ -25,6 +27,22 @@ function M.run(args, io)
   if value == nil then util.fail("%s: %s", src, err) end
   local ok, list, total = pcall(s.cost, s, name, value)
   if not ok then util.fail("%s: %s", src, tostring(list)) end
+  if opts["by-field"] then
+    local byf, order = {}, {}
+    for i, c in ipairs(list) do
+      local key = c.path:gsub("%[%d+%]", "[]")
+      if byf[key] == nil then
+        byf[key] = { path = key, bits = 0, at = i }
+        order[#order + 1] = byf[key]
+      end
+      byf[key].bits = byf[key].bits + c.bits
+    end
+    table.sort(order, function (a, b)
+      if a.bits ~= b.bits then return a.bits > b.bits end
+      return a.at < b.at
+    end)
+    list = order
+  end
   local w = 4
   for _, c in ipairs(list) do w = math.max(w, #c.path) end
   io.stdout:write(string.format("%s: %d bits, %d bytes\n", name, total, (total + 7) // 8))

@@ -18,9 +18,10 @@ CRC (flagged when it does not match), tag, version, delta bit and baseline
 id, message type, and the end check. A bad packet shows every field up to
 the failure, then the error with its code, and exits with status 1.
 A delta (a packet encoded with {baseline = b}, or a delta frame) is read
-against --baseline (JSON, a file, - or json:...); a delta frame without it
-shows the records it changes, and stops at a sparse slot's delta, which
-needs the baseline to be read.
+against --baseline (JSON, a file, - or json:...). A delta frame without it
+is read assuming the baseline holds every record the delta changes (true
+unless an optional record was absent there); it stops at a sparse slot's
+delta, which needs the baseline to be read.
 ]] .. util.FRAME_USAGE
 
 local function line(out, bytes, e)
