@@ -496,3 +496,21 @@ describe("bin/bitwire", function()
     assert.matches("Entity.health: min 100 > max 0\nstatus=1\n$", out)
   end)
 end)
+
+describe("examples/demo.lua (make demo)", function()
+  it("mentions only files that are in the repository", function()
+    local root = here .. "../"
+    local p = io.popen("cd " .. root .. " && lua5.4 examples/demo.lua 2>&1")
+    local out = p:read("a")
+    p:close()
+    assert.matches("checks, 0 failed", out, 1, true)
+    for name in out:gmatch("[%w_/%.-]+%.[mlch][duh]?a?") do
+      if name:match("%.md$") or name:match("%.lua$") or name:match("%.[ch]$") then
+        local f = io.open(root .. name) or io.open(root .. "docs/" .. name)
+        assert.is_truthy(f, "demo mentions " .. name .. ", which is not in the repository")
+        f:close()
+      end
+    end
+    assert.is_nil(out:find("DESIGN.md", 1, true))
+  end)
+end)
