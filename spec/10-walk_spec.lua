@@ -197,6 +197,19 @@ describe("bitwire.walk against s:decode", function()
   end)
 end)
 
+describe("bitwire.walk of a kind it does not know", function()
+  it("fails with code schema instead of raising", function()
+    local prog = { version = 0, typebits = 0, types = {}, byname = {} }
+    prog.byname.T = { name = "T", fields = { { name = "a", kind = "bool" },
+      { name = "z", kind = "zorp" } } }
+    local v, err = walk.walk(prog, "T", dissect.reader(bitwire.reader("\1")))
+    assert.is_nil(v)
+    assert.equal("schema", err.code)
+    assert.equal("z", err.path)
+    assert.equal(1, err.bit)
+  end)
+end)
+
 describe("s:dissect", function()
   it("lists path, bit, width and value of each field in wire order", function()
     local t = bitwire.schema { T = { { "a", "uint", bits = 3 },

@@ -53,7 +53,8 @@ function Reader:leaf(f)
   elseif k == "align" then return r:align()
   elseif k == "check" then return r:check(f.magic)
   end
-  error("bitwire.dissect: field kind '" .. tostring(k) .. "' is not a scalar")
+  -- a kind this walker does not know yet: a clean failure, never a crash
+  return nil, "field kind '" .. tostring(k) .. "' is not supported by bitwire.walk", "schema"
 end
 
 local function typecheck(s, name, fn)
