@@ -153,6 +153,18 @@ local badonly = sh(string.format("tshark -X lua_script:%s/plain.lua -r %s/plain.
 check(rows(badonly) == 1 and badonly:find("BAD CRC", 1, true) ~= nil,
   "filter bitwire.crc_ok == 0 keeps the damaged packet")
 check(raw:find("Expert Info (Error/Checksum): Bad CRC32", 1, true) ~= nil, "bad CRC as expert info")
+-- and every schema field is a filter field of its own
+local function filter(expr)
+  return rows(sh(string.format("tshark -X lua_script:%s/plain.lua -r %s/plain.pcap -Y '%s'",
+    DIR, DIR, expr)))
+end
+check(filter("bitwire.Ent.hp == 19") == 2, "bitwire.Ent.hp == 19: the Snap and the Ent packet")
+check(filter("bitwire.Vec3.x == 1") == 1, "bitwire.Vec3.x == 1: one packet")
+check(filter('bitwire.Ent.kind == "player"') == 1, "bitwire.Ent.kind == \"player\": the Snap packet")
+check(filter('bitwire.Ent.big == "-9007199254740993"') == 2, "64-bit values filter as strings")
+local ticks = sh(string.format("tshark -X lua_script:%s/plain.lua -r %s/plain.pcap -T fields "
+  .. "-e bitwire.Snap.tick -e bitwire.Snap.ids", DIR, DIR))
+check(ticks:find("77\t1,2,63", 1, true) ~= nil, "-e bitwire.Snap.tick -e bitwire.Snap.ids gives 77 and 1,2,63")
 print(string.format("wireshark (%s): %d passed, %d failed",
   "Lua " .. (sh("tshark -v"):gsub("%s+", " "):match("with Lua (%d+%.%d+)") or "?"), passed, failed))
 print(string.format("%d passed, %d failed", passed, failed))

@@ -55,9 +55,10 @@ function Walk:fail(path, msg, code, bit)
 end
 
 -- Report one entry; containers get their width when they close.
-function Walk:emit(path, kind, bit, value, role)
+-- 'field' is the program field the value is of (not for meta bits).
+function Walk:emit(path, kind, bit, value, role, field)
   local e = { path = path, bit = bit, bits = self.r:pos() - bit, value = value,
-              kind = kind, depth = self.depth, role = role }
+              kind = kind, depth = self.depth, role = role, field = field }
   if self.on then self.on(e) end
   return e
 end
@@ -197,7 +198,7 @@ function Walk:value(path, f, base)
     local bit = self.r:pos()
     local v = self:quat(path, f)
     if v == nil then return nil end
-    self:emit(path, kind, bit, v)
+    self:emit(path, kind, bit, v, nil, f)
     return v
   elseif kind == "float" then
     local bit = self.r:pos()
@@ -208,14 +209,14 @@ function Walk:value(path, f, base)
         "range", bit)
     end
     local v = self:qfloat(q, f.qmin, f.qdelta, f.qmax)
-    self:emit(path, kind, bit, v)
+    self:emit(path, kind, bit, v, nil, f)
     return v
   elseif kind == "tiered" then
     local bit = self.r:pos()
     local v = self:tiered(path, f.tiers, 0, f.max - f.min)
     if v == nil then return nil end
     v = v + f.min
-    self:emit(path, kind, bit, v)
+    self:emit(path, kind, bit, v, nil, f)
     return v
   end
   return self:leafvalue(path, f)
@@ -225,7 +226,7 @@ function Walk:leafvalue(path, f, role)
   local bit = self.r:pos()
   local v, msg, code = self.r:leaf(f)
   if v == nil then return self:fail(path, msg, code, bit) end
-  self:emit(path, f.kind, bit, v, role)
+  self:emit(path, f.kind, bit, v, role, role == nil and f or nil)
   return v
 end
 

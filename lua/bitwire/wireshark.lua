@@ -274,7 +274,33 @@ local F = {
   crc_ok = ProtoField.bool(SETTINGS.name .. ".crc_ok", "CRC32 matches"),
   delta = ProtoField.bool(SETTINGS.name .. ".delta", "Delta frame"),
 }
-proto.fields = { F.type, F.crc_ok, F.delta }
+-- a filterable field per schema field with a scalar value
+local NUMERIC = { int = true, uint = true, tiered = true, float = true, float32 = true,
+                  float64 = true }
+local VALUEFIELDS = {}
+local function valuefield(f)
+  local k = f.key
+  while f.of do f = f.of end
+  if k == nil or VALUEFIELDS[k] then return end
+  local abbr = SETTINGS.name .. "." .. k
+  local pf
+  if NUMERIC[f.kind] and (f.bits or 0) <= 32 then pf = ProtoField.double(abbr, k)
+  elseif NUMERIC[f.kind] or f.kind == "string" or f.kind == "enum" then
+    pf = ProtoField.string(abbr, k)
+  elseif f.kind == "bool" then pf = ProtoField.bool(abbr, k)
+  end
+  VALUEFIELDS[k] = pf
+end
+do
+  local list = { F.type, F.crc_ok, F.delta }
+  for _, t in ipairs(PROGRAM.types) do
+    for _, f in ipairs(t.fields) do
+      valuefield(f)
+    end
+  end
+  for _, pf in pairs(VALUEFIELDS) do list[#list + 1] = pf end
+  proto.fields = list
+end
 local BADCRC = ProtoExpert.new(SETTINGS.name .. ".bad_crc", "Bad CRC32",
   expert.group.CHECKSUM, expert.severity.ERROR)
 local MALFORMED = ProtoExpert.new(SETTINGS.name .. ".malformed", "Malformed packet",
@@ -315,7 +341,13 @@ function proto.dissector(tvb, pinfo, tree)
     local label = string.format("%s = %s [bits %d..%d]", e.path, show(e.value, e.kind),
       e.bit, e.bit + e.bits - 1)
     if e.role == "changed" then label = label .. " (delta: " .. (e.value == 1 and "changed" or "kept") .. ")" end
-    stack[#stack]:add(range(tvb, 0, e), label)
+    local pf = e.field and VALUEFIELDS[e.field.key]
+    local v = e.value
+    if pf and (type(v) == "number" or type(v) == "string" or type(v) == "boolean") then
+      stack[#stack]:add(pf, range(tvb, 0, e), v):set_text(label)
+    else
+      stack[#stack]:add(range(tvb, 0, e), label)
+    end
   end
   local h, err = walk.header(PROGRAM, r, SETTINGS, add)
   if h then
@@ -366,8 +398,17 @@ function M.generate(s, opts)
     end
     if f.of then halves(f.of) end
   end
+  -- each named field gets a filter name <name>.<Type>.<field>; array and
+  -- sparse elements share their field's
+  local function key(f, k)
+    f.key = k
+    if f.of then key(f.of, k) end
+  end
   for _, t in ipairs(p.types) do
-    for _, f in ipairs(t.fields) do halves(f) end
+    for _, f in ipairs(t.fields) do
+      halves(f)
+      if f.name then key(f, t.name .. "." .. f.name) end
+    end
   end
   local proto = require("bitwire").protocol(s, { id = opts.protocol,
     check = opts.endcheck, fingerprint = opts.fingerprint })
