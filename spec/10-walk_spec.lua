@@ -163,6 +163,37 @@ describe("bitwire.walk against s:decode", function()
     assert.is_true(failures > 50)
   end)
 
+  it("fails where decode fails on damaged deltas and versioned records too", function()
+    local rand = gen(71)
+    local failures = 0
+    for n = 1, 300 do
+      local opts
+      local name = n % 2 == 0 and "E" or "S"
+      if name == "S" then
+        opts = { baseline = record(p.byname.S, rand, p.version) }
+      else
+        opts = { version = rand(4) - 1 }
+      end
+      local v = record(p.byname[name], rand, opts.version or p.version)
+      local bytes = s:encode(name, v, opts)
+      local i = rand(#bytes)
+      local bad = rand(3) == 1 and bytes:sub(1, rand(#bytes) - 1)
+        or bytes:sub(1, i - 1) .. string.char(rand(256) - 1) .. bytes:sub(i + 1)
+      local want, msg, code = s:decode(name, bad, opts)
+      local got, err = walked(name, bad, opts)
+      if want == nil then
+        failures = failures + 1
+        assert.is_nil(got)
+        assert.equal(code, err.code)
+        assert.equal(msg:match("%(bit (%d+)%)$"), tostring(err.bit))
+      else
+        assert.is_nil(err)
+        assert.same(want, got)
+      end
+    end
+    assert.is_true(failures > 30)
+  end)
+
   it("reads frames as bitwire.protocol decodes them", function()
     local rand = gen(5)
     for _, o in ipairs { { id = 1 }, { id = 0x1234, check = false },
