@@ -38,7 +38,7 @@ LIBS = -lz -lm
 
 BUSTED_ENV = LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./build/?.so;;"
 
-.PHONY: test-deps bench-deps fuzz-deps rock-test wireshark-test
+.PHONY: test-deps tshark-deps bench-deps fuzz-deps rock-test wireshark-test
 .PHONY: all deps check spec test demo bench sanitize fuzz valgrind lint \
         install uninstall clean help bandwidth
 
@@ -84,8 +84,20 @@ deps:
 	@printf '#include <lua.h>\n#include <zlib.h>\n' | $(CC) $(LUA_CFLAGS) -E - >/dev/null 2>&1 \
 	  || { echo "missing: Lua 5.4 headers (lua.h; set LUA_INCDIR) or zlib (zlib.h)"; exit 1; }
 
-test-deps: deps
+test-deps: deps tshark-deps
 	$(call pkg_install,$(TEST_PKGS),busted luacheck cppcheck valgrind clang luarocks)
+# tshark on its own, answering debconf's setuid question: where it cannot be
+# installed, the rest of make test still runs
+tshark-deps:
+	@if ! command -v tshark >/dev/null 2>&1 && command -v dpkg >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  echo 'wireshark-common wireshark-common/install-setuid boolean false' \
+	    | $$SUDO debconf-set-selections; \
+	  echo "installing: tshark"; \
+	  { $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    $$SUDO apt-get install -y -qq tshark >/dev/null; } \
+	    || echo "tshark could not be installed: the Wireshark test will skip"; \
+	fi
 bench-deps: deps
 	$(call pkg_install,$(BENCH_PKGS),)
 fuzz-deps: deps
@@ -251,18 +263,9 @@ uninstall:
 	rm -f $(DESTDIR)$(INST_LIBDIR)/bitwire/core.so $(DESTDIR)$(INST_BINDIR)/bitwire
 	rm -f $(addprefix $(DESTDIR)$(INST_LUADIR)/,$(LUA_FILES))
 
-# The generated Wireshark dissector under tshark (tools/test_wireshark.lua).
-# tshark is installed here, not by test-deps, so that a machine where it
-# cannot be installed still tests the rest; the test then says it skipped.
-wireshark-test: all
-	@if ! command -v tshark >/dev/null 2>&1 && command -v dpkg >/dev/null 2>&1; then \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  echo 'wireshark-common wireshark-common/install-setuid boolean false' \
-	    | $$SUDO debconf-set-selections; \
-	  echo "installing: tshark"; \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq tshark >/dev/null \
-	    || echo "tshark could not be installed"; \
-	fi
+# The generated Wireshark dissector under tshark (tools/test_wireshark.lua);
+# without tshark the test says it skipped.
+wireshark-test: tshark-deps all
 	@$(BUSTED_ENV) $(LUA) tools/test_wireshark.lua
 
 # the rockspec against the Makefile's sources, then `luarocks make` of a
