@@ -153,6 +153,28 @@ function M.frame(s, opts)
            opts = { tag = tag, version_bits = vb > 0 and vb or nil } }
 end
 
+-- --baseline (JSON: a file, - or json:...) as a function (type name) ->
+-- value, or nil without the option. A delta is read and written against it.
+function M.baseline(s, opts, stdin)
+  if opts.baseline == nil then
+    if opts["baseline-id"] then M.fail("--baseline-id needs --baseline") end
+    return nil
+  end
+  local text = opts.baseline:match("^json:(.*)$") or M.readfile(opts.baseline, stdin)
+  return function (name)
+    local b, msg = require("bitwire.json").decode(s, name, text)
+    if b == nil then M.fail("--baseline: %s", msg) end
+    return b
+  end
+end
+
+-- --baseline-id: the id a delta frame names its baseline by (default 0).
+function M.baseline_id(opts)
+  local id = opts["baseline-id"] and M.integer(opts["baseline-id"], "--baseline-id") or 0
+  if id < 0 or id > 65535 then M.fail("--baseline-id must be 0..65535") end
+  return id
+end
+
 -- A value as one line of text.
 function M.show(v, kind)
   local t = type(v)

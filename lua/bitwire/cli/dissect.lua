@@ -77,15 +77,7 @@ function M.run(args, io)
     util.checktype(s, name, path)
   end
   local bytes = util.readpacket(src, io.stdin)
-  local baseline   -- function (type name) -> the --baseline value
-  if opts.baseline then
-    local text = opts.baseline:match("^json:(.*)$") or util.readfile(opts.baseline, io.stdin)
-    baseline = function (tname)
-      local b, msg = require("bitwire.json").decode(s, tname, text)
-      if b == nil then util.fail("--baseline: %s", msg) end
-      return b
-    end
-  end
+  local baseline = util.baseline(s, opts, io.stdin)
   local dissect = require "bitwire.dissect"
   local out = io.stdout
   out:write(string.format("%s: %d bytes%s\n", src:sub(1, 40), #bytes,

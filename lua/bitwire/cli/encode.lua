@@ -6,11 +6,14 @@ local M = {}
 M.summary = "encode a JSON value into a packet"
 M.usage = [=[
 usage: bitwire encode defs.lua Type value.json [-o packet.bin] [--version N]
+                      [--baseline base.json [--baseline-id N]]
                       [--protocol ID [framing options]]
 
 value.json: a file, - (stdin) or json:{...}. Writes the packet to -o, or
 prints it as hex. With --protocol the packet is framed, as
 bitwire.protocol(schema, {id = ID, ...}):encode(Type, value) frames it.
+With --baseline the packet is a delta against that value (JSON too); a
+delta frame (--deltas) names it by --baseline-id (0..65535, default 0).
 
 The JSON mapping (bitwire.json.encode / decode in Lua):
   record        object; an absent optional field is an absent key (null
@@ -25,7 +28,8 @@ The JSON mapping (bitwire.json.encode / decode in Lua):
 ]=] .. util.FRAME_USAGE
 
 function M.run(args, io)
-  local flags, options = {}, { o = true, version = true }
+  local flags, options = {}, { o = true, version = true, baseline = true,
+                                ["baseline-id"] = true }
   for k in pairs(util.FRAME_FLAGS) do flags[k] = true end
   for k in pairs(util.FRAME_OPTIONS) do options[k] = true end
   local pos, opts = util.parse(args, { flags = flags, options = options }, M.usage)
@@ -38,12 +42,15 @@ function M.run(args, io)
   local text = src:match("^json:(.*)$") or util.readfile(src, io.stdin)
   local value, err = require("bitwire.json").decode(s, name, text)
   if value == nil then util.fail("%s: %s", src, err) end
-  local eopts = opts.version and { version = util.integer(opts.version, "--version") } or nil
+  local baseline = util.baseline(s, opts, io.stdin)
+  local eopts = { version = opts.version and util.integer(opts.version, "--version"),
+                  baseline = baseline and baseline(name) }
   local ok, packet
   if frame then
-    local fo = { version = eopts and eopts.version }
-    for k, v in pairs(frame.opts) do fo[k] = v end
-    ok, packet = pcall(frame.protocol.encode, frame.protocol, name, value, fo)
+    if eopts.baseline and not frame.deltas then util.fail("--baseline in a frame needs --deltas") end
+    for k, v in pairs(frame.opts) do eopts[k] = v end
+    eopts.baseline_id = eopts.baseline and util.baseline_id(opts) or nil
+    ok, packet = pcall(frame.protocol.encode, frame.protocol, name, value, eopts)
   else
     ok, packet = pcall(s.encode, s, name, value, eopts)
   end
