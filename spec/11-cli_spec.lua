@@ -513,11 +513,14 @@ describe("bin/bitwire", function()
   end
 
   it("runs from a checkout and exits 1 on an error", function()
-    local out = sh("lua5.4 bin/bitwire help")
+    -- without LUA_PATH and LUA_CPATH: it finds lua/ and build/ itself
+    local out = sh("env -u LUA_PATH -u LUA_CPATH lua5.4 bin/bitwire help")
     assert.matches("  dissect      every field", out, 1, true)
     assert.matches("status=0\n$", out)
-    out = sh("lua5.4 bin/bitwire check spec/fixtures/defs/invalid.lua")
+    out = sh("env -u LUA_PATH -u LUA_CPATH lua5.4 bin/bitwire check spec/fixtures/defs/invalid.lua")
     assert.matches("Entity.health: min 100 > max 0\nstatus=1\n$", out)
+    out = sh("cd bin && env -u LUA_PATH -u LUA_CPATH lua5.4 ../bin/bitwire help")
+    assert.matches("status=0\n$", out)
   end)
 end)
 
