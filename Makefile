@@ -144,7 +144,7 @@ demo: all
 
 # luacheck (settings in .luacheckrc) and cppcheck; either's finding fails
 lint: test-deps
-	@luacheck --no-color -q lua spec examples tools bench
+	@luacheck --no-color -q lua spec examples tools bench bin/bitwire
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 	  --std=c99 --inline-suppr -Icore core bindings bench
 	@echo "lint: luacheck and cppcheck clean"
