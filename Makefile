@@ -38,7 +38,7 @@ LIBS = -lz -lm
 
 BUSTED_ENV = LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./build/?.so;;"
 
-.PHONY: test-deps tshark-deps bench-deps fuzz-deps rock-test wireshark-test
+.PHONY: test-deps tshark-deps bench-deps fuzz-deps rock-test wireshark-test rockspec
 .PHONY: all deps check spec test demo bench sanitize fuzz valgrind lint \
         install uninstall clean help bandwidth
 
@@ -56,6 +56,7 @@ help:
 	@echo "make fuzz-short  the same for FUZZ_SHORT_SECONDS each (for make test)"
 	@echo "make valgrind test_share and the busted suite under memcheck"
 	@echo "make rock-test  luarocks make into build/rock/tree; require and bitwire help"
+	@echo "make rockspec rewrite the rockspec's modules from the Makefile and lua/"
 	@echo "make wireshark-test  the generated dissector under tshark"
 	@echo "make install  PREFIX=... DESTDIR=... (core.so, lua/bitwire/**, bin/bitwire)"
 
@@ -272,6 +273,9 @@ wireshark-test: tshark-deps all
 # copy of the sources into a temporary tree: require bitwire from there and
 # run its `bitwire help`
 ROCK_DIR = build/rock
+rockspec:
+	@$(LUA) tools/check_rockspec.lua "$(CORE_SRC) $(BIND_SRC)" --write
+
 rock-test: test-deps
 	@$(LUA) tools/check_rockspec.lua "$(CORE_SRC) $(BIND_SRC)"
 	@rm -rf $(ROCK_DIR) && mkdir -p $(ROCK_DIR)/src
