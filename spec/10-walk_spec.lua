@@ -203,7 +203,7 @@ describe("bitwire.walk against s:decode", function()
         local name = rand(2) == 1 and "E" or "S"
         local v = record(p.byname[name], rand, p.version)
         local bytes = proto:encode(name, v)
-        local list, h, got, err = dissect.frame(s, bytes, { wire_id = proto.wire_id,
+        local list, h, got, err = dissect.frame(s, bytes, { wire_id = dissect.wire_id(proto),
           endcheck = proto.endcheck, deltas = o.deltas })
         assert.is_nil(err)
         local wname, want = proto:decode(bytes)
@@ -219,7 +219,7 @@ describe("bitwire.walk against s:decode", function()
   it("flags a bad CRC and still shows the fields", function()
     local proto = bitwire.protocol(s, { id = 1 })
     local bytes = proto:encode("Item", { id = 5, count = 2 })
-    local list, h, v, err = dissect.frame(s, bytes, { wire_id = proto.wire_id + 1,
+    local list, h, v, err = dissect.frame(s, bytes, { wire_id = dissect.wire_id(proto) + 1,
       endcheck = true })
     assert.equal("crc", err.code)
     assert.is_true(list[1].bad)

@@ -108,7 +108,7 @@ local function show(v, kind, bits)
 end
 
 local function compare(frames, bytes, proto, note, label)
-  local frame = { wire_id = proto.wire_id, endcheck = proto.endcheck, deltas = proto.deltas }
+  local frame = { wire_id = dissect.wire_id(proto), endcheck = proto.endcheck, deltas = proto.deltas }
   local entries, h = dissect.frame(s, bytes, frame)
   local text = frames or ""
   local n = 0

@@ -146,7 +146,7 @@ function M.frame(s, opts)
   if vb < 0 or vb > 32 then M.fail("--version-bits must be 0..32") end
   -- a registry's frames name the schema by the first 8 digits of its fingerprint
   local tag = opts.tag and tonumber(s:fingerprint():sub(1, 8), 16) or nil
-  return { protocol = p, id = id, wire_id = p.wire_id, endcheck = p.endcheck,
+  return { protocol = p, id = id, wire_id = require("bitwire.dissect").wire_id(p), endcheck = p.endcheck,
            tag = opts.tag or false, tagvalue = tag, version_bits = vb,
            deltas = opts.deltas or false,
            -- the frame options of encode and decode

@@ -150,6 +150,13 @@ function M.cost(s, name, value, opts)
   return order, total
 end
 
+-- The protocol id a bitwire.protocol feeds to the CRC (a field today; a
+-- method p:wire_id() once the frame header moves to the core).
+function M.wire_id(p)
+  if type(p.wire_id) == "function" then return p:wire_id() end
+  return p.wire_id
+end
+
 -- A framed packet (bitwire.protocol): the CRC, the header, the message and
 -- the end check. 'frame' = {wire_id, endcheck, tag, version_bits, deltas,
 -- baseline}: the baseline of a delta frame, a value or function (name) ->

@@ -412,7 +412,7 @@ function M.generate(s, opts)
   end
   local proto = require("bitwire").protocol(s, { id = opts.protocol,
     check = opts.endcheck, fingerprint = opts.fingerprint })
-  local id = proto.wire_id
+  local id = require("bitwire.dissect").wire_id(proto)
   local idbytes = {}
   for i = 0, 7 do idbytes[#idbytes + 1] = (id >> (8 * i)) & 0xFF end
   local name = opts.name or "bitwire"
