@@ -228,6 +228,32 @@ describe("bitwire.walk against s:decode", function()
   end)
 end)
 
+describe("hostile bytes through dissect.frame and bitwire.json", function()
+  it("never raise: a result or an error with a code", function()
+    local rand = gen(13)
+    local proto = bitwire.protocol(s, { id = 9, deltas = true })
+    local good = proto:encode("S", record(p.byname.S, rand, p.version))
+    for n = 1, 300 do
+      local bytes
+      if n % 2 == 0 then bytes = H.randbytes(RAW, rand(64) - 1)
+      else   -- a real frame, one byte changed: the CRC fails and the rest is still read
+        local i = rand(#good - 4) + 4
+        bytes = good:sub(1, i - 1) .. string.char(rand(256) - 1) .. good:sub(i + 1)
+      end
+      for _, frame in ipairs { { wire_id = dissect.wire_id(proto), endcheck = true, deltas = true },
+                               { wire_id = 0, endcheck = false, tag = true, version_bits = 7 } } do
+        local ok, list, _, v, err = pcall(dissect.frame, s, bytes, frame)
+        assert.is_true(ok, list)
+        assert.is_table(list)
+        if v == nil then assert.is_string(err.code) end
+      end
+      local ok, v, msg = pcall(bitwire.json.decode, s, "S", bytes)
+      assert.is_true(ok, v)
+      if v == nil then assert.is_string(msg) end
+    end
+  end)
+end)
+
 describe("bitwire.walk of a kind it does not know", function()
   it("fails with code schema instead of raising", function()
     local prog = { version = 0, typebits = 0, types = {}, byname = {} }
