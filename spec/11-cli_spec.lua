@@ -360,7 +360,7 @@ describe("bitwire dissect, encode and decode of registry frames", function()
     local proto = reg:protocol({ versioned = true, id = 5 })
     local v = { id = 1, health = 2, armor = 3, shield = 1 }
     local packet = proto:encode("Entity", v, { version = 2 })
-    local flags = { "--protocol", "5", "--no-fingerprint", "--tag", "--version-bits", "16" }
+    local flags = { "--protocol", "5", "--tag", "--version-bits", "16" }
     local status, out = run("dissect", V3, "hex:" .. H.tohex(packet), table.unpack(flags))
     assert.equal(0, status)
     assert.matches("frame.tag = 0x" .. reg:current():fingerprint():sub(1, 8) .. "\n", out, 1, true)

@@ -118,7 +118,8 @@ framing (bitwire.protocol packets):
   --no-fingerprint    the id is used as it is (fingerprint = false)
   --deltas            frames carry the delta bit (deltas = true)
   --version-bits N    frames carry the version in N bits (registries)
-  --tag               frames carry the 32-bit schema tag (registries)
+  --tag               a registry's frames (bitwire.protocol(bitwire.watch(defs))):
+                      the 32-bit schema tag, the id not folded
 ]]
 
 local function integer(v, what)
@@ -129,8 +130,10 @@ end
 M.integer = integer
 
 -- The frame settings of the options, or nil for an unframed packet:
--- {protocol (a bitwire.protocol), wire_id, endcheck, tag, version_bits, deltas}
-function M.frame(s, opts)
+-- {protocol, id, wire_id, endcheck, tag, version_bits, deltas, opts}; opts
+-- are what encode and decode add for protocols that do not carry the
+-- version themselves. --tag frames are a registry's (bitwire.watch(path)).
+function M.frame(s, opts, path)
   if opts.protocol == nil then
     for k in pairs(M.FRAME_FLAGS) do
       if opts[k] then M.fail("--%s needs --protocol", k) end
@@ -140,17 +143,27 @@ function M.frame(s, opts)
   end
   local bitwire = require "bitwire"
   local id = integer(opts.protocol, "--protocol")
-  local p = bitwire.protocol(s, { id = id, check = not opts["no-check"],
-    fingerprint = not opts["no-fingerprint"], deltas = opts.deltas or nil })
   local vb = opts["version-bits"] and integer(opts["version-bits"], "--version-bits") or 0
   if vb < 0 or vb > 32 then M.fail("--version-bits must be 0..32") end
-  -- a registry's frames name the schema by the first 8 digits of its fingerprint
-  local tag = opts.tag and tonumber(s:fingerprint():sub(1, 8), 16) or nil
-  return { protocol = p, id = id, wire_id = require("bitwire.dissect").wire_id(p), endcheck = p.endcheck,
-           tag = opts.tag or false, tagvalue = tag, version_bits = vb,
-           deltas = opts.deltas or false,
-           -- the frame options of encode and decode
-           opts = { tag = tag, version_bits = vb > 0 and vb or nil } }
+  local po = { id = id, check = not opts["no-check"], versioned = vb > 0 or nil,
+               version_bits = vb > 0 and vb or nil }
+  local p
+  local fo = {}
+  if opts.tag then
+    if opts.deltas then M.fail("--tag (a registry's frames) and --deltas do not combine") end
+    local reg, err = bitwire.watch(path)
+    if reg == nil then M.fail("%s", err) end
+    p = bitwire.protocol(reg, po)
+  else
+    po.fingerprint = not opts["no-fingerprint"]
+    po.deltas = opts.deltas or nil
+    p = bitwire.protocol(s, po)
+    -- a protocol that does not carry the version itself: the frame options do
+    if vb > 0 and p.version_bits ~= vb then fo.version_bits = vb end
+  end
+  return { protocol = p, id = id, wire_id = require("bitwire.dissect").wire_id(p),
+           endcheck = p.endcheck, tag = opts.tag or false, version_bits = vb,
+           deltas = opts.deltas or false, opts = fo }
 end
 
 -- --baseline (JSON: a file, - or json:...) as a function (type name) ->

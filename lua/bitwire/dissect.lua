@@ -151,10 +151,11 @@ function M.cost(s, name, value, opts)
 end
 
 -- The protocol id a bitwire.protocol feeds to the CRC (a field today; a
--- method p:wire_id() once the frame header moves to the core).
+-- method p:wire_id() once the frame header moves to the core; a registry's
+-- protocol uses its id).
 function M.wire_id(p)
   if type(p.wire_id) == "function" then return p:wire_id() end
-  return p.wire_id
+  return p.wire_id or p.id   -- a registry's protocol: its id as it is
 end
 
 -- A framed packet (bitwire.protocol): the CRC, the header, the message and

@@ -63,7 +63,7 @@ function M.run(args, io)
   local pos, opts = util.parse(args, { flags = flags, options = options }, M.usage)
   local path = util.need(pos, 1, "definitions file", M.usage)
   local s = util.loadschema(path)
-  local frame = util.frame(s, opts)
+  local frame = util.frame(s, opts, path)
   local name, src
   if frame then
     src = util.need(pos, 2, "packet", M.usage)

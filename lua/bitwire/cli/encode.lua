@@ -38,7 +38,7 @@ function M.run(args, io)
   local src = util.need(pos, 3, "value (JSON file, - or json:...)", M.usage)
   local s = util.loadschema(path)
   util.checktype(s, name, path)
-  local frame = util.frame(s, opts)
+  local frame = util.frame(s, opts, path)
   local text = src:match("^json:(.*)$") or util.readfile(src, io.stdin)
   local value, err = require("bitwire.json").decode(s, name, text)
   if value == nil then util.fail("%s: %s", src, err) end
