@@ -49,6 +49,8 @@ local function form(f)
     return string.format("tiered [%d, %d] tiers {%s}", f.min, f.max,
       table.concat(f.tiers, ", "))
   elseif k == "check" then return string.format("check 0x%08x", f.magic)
+  elseif k == "angle" then
+    return string.format("angle %d bits, period %s", f.bits, num(f.period))
   end
   return k
 end
@@ -71,7 +73,8 @@ local function rows(p, ty, path, depth, out)
     local full = path == "" and name or path .. "." .. name
     local mn, mx = size(f)
     out[#out + 1] = { path = full, name = name, depth = depth,
-      form = form(f) .. (f.optional and " optional" or "") .. versions(f),
+      form = form(f) .. (f.optional and " optional" or "")
+        .. (f.relative and " (relative in deltas)" or "") .. versions(f),
       min = mn, max = mx, leaf = f.kind ~= "struct" }
     if f.kind == "struct" and depth < 16 then
       rows(p, p.byname[f.type], full, depth + 1, out)
