@@ -54,6 +54,8 @@ do
   methods.dissect = dissect.dissect
   methods.cost = dissect.cost
 end
+-- Values as JSON along the schema (bitwire/json.lua, needs lua-cjson).
+M.json = require "bitwire.json"
 
 -- Schemas across lua_States: s:share() gives a handle, bitwire.adopt(handle)
 -- in the other state makes a schema of it (each handle adopted once).
@@ -68,8 +70,5 @@ local loader = require "bitwire.loader"
 M.load = loader.load
 M.watch = loader.watch
 M.diff = require("bitwire.diff").diff
-
--- Values as JSON along the schema (bitwire/json.lua, needs lua-cjson).
-M.json = require "bitwire.json"
 
 return M
