@@ -58,6 +58,25 @@ describe("bitwire help", function()
     assert.equal("bitwire nosuch: 'nosuch' is not available in this installation\n", err)
   end)
 
+  it("reports a subcommand's error(msg, 0) plainly, and a bug with its traceback", function()
+    package.loaded["bitwire.cli.zz"] = { summary = "", usage = "usage: bitwire zz\n",
+      run = function (args)
+        if args[1] == "user" then error("zz needs a value", 0) end
+        local t = nil
+        return t.field   -- a bug
+      end }
+    table.insert(cli.commands, "zz")
+    local s1, _, e1 = run("zz", "user")
+    local s2, _, e2 = run("zz", "bug")
+    table.remove(cli.commands)
+    package.loaded["bitwire.cli.zz"] = nil
+    assert.equal(1, s1)
+    assert.equal("bitwire zz: zz needs a value\n", e1)
+    assert.equal(1, s2)
+    assert.matches("attempt to index a nil value", e2, 1, true)
+    assert.matches("stack traceback:", e2, 1, true)
+  end)
+
   it("refuses an unknown command and an unknown option", function()
     local status, _, err = run("frobnicate")
     assert.equal(1, status)

@@ -14,9 +14,15 @@ function M.message(e)
   return tostring(e)
 end
 
--- user errors pass as they are; anything else is a bug: keep its traceback
+-- User errors pass as they are: M.fail's, and messages raised without a
+-- position (error(msg, 0), as subcommands of other modules do). An error
+-- with a source position is a bug: keep its traceback.
 function M.traceback(e)
   if getmetatable(e) == FAIL then return e end
+  if type(e) == "table" and type(e.msg) == "string" then return setmetatable(e, FAIL) end
+  if type(e) == "string" and not e:match("^[^\n]-%.lua:%d+: ") and not e:match("^%[") then
+    return setmetatable({ msg = e }, FAIL)
+  end
   return debug.traceback(tostring(e), 2)
 end
 
