@@ -35,6 +35,7 @@ build = {
       sources = {
         "core/bw_stream.c",
         "core/bw_schema.c",
+        "core/bw_compile.c",
         "core/bw_game.c",
         "bindings/lbw.c",
         "bindings/lbw_path.c",
