@@ -82,6 +82,8 @@ static void writerel (Ctx *c, const bw_Field *f, uint64_t prev, uint64_t cur) {
 
 
 
+static void encdeltavalue (Ctx *c, const bw_Field *f, int idx, int bidx);
+
 /* Is slot 'i' sent? Present, or with a baseline at 'bidx', different. */
 static int slotsent (Ctx *c, const bw_Field *e, int idx, int bidx,
                      lua_Integer i) {
@@ -112,10 +114,7 @@ static void encslot (Ctx *c, const bw_Field *e, int idx, int bidx,
     int present = !lua_isnil(L, v);
     bw_writebits(c->w, (uint64_t)present, 1);
     lua_rawgeti(L, bidx, i);
-    if (present && e->kind == BW_KSTRUCT && lua_istable(L, -1))
-      bw_encdeltastruct(c, e->ref, v, v + 1);
-    else if (present)
-      bw_encvalue(c, e, v, lua_type(L, v));
+    if (present) encdeltavalue(c, e, v, v + 1);
     lua_pop(L, 1);
   }
   else
@@ -377,6 +376,50 @@ void bw_encstruct (Ctx *c, uint32_t t, int idx) {
   c->nframes--;
 }
 
+/* An array against the baseline array at 'bidx' (see decdeltaarray). */
+static void encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx) {
+  lua_State *L = c->L;
+  const bw_Field *e = &c->S->fields[f->ref];
+  lua_Integer i, n, bn = (lua_Integer)lua_rawlen(L, bidx);
+  if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
+  n = (lua_Integer)lua_rawlen(L, idx);
+  checklen(c, f, (size_t)n, "count");
+  bw_writebits(c->w, (uint64_t)n - (uint64_t)f->min, f->nbits);
+  for (i = 1; i <= n; i++) {
+    int v, et;
+    pushframe(c, BW_NONE, i);
+    et = lua_rawgeti(L, idx, i);
+    v = lua_gettop(L);
+    if (et == LUA_TNIL) bw_encerror(c, "missing");
+    if (i <= bn) {
+      int changed;
+      lua_rawgeti(L, bidx, i);
+      changed = !bw_equalopt(c, e, v, v + 1);
+      bw_writebits(c->w, (uint64_t)changed, 1);
+      if (changed) encdeltavalue(c, e, v, v + 1);
+      lua_pop(L, 1);
+    }
+    else bw_encvalue(c, e, v, et);
+    lua_pop(L, 1);
+    popframe(c);
+  }
+}
+
+/* A changed value at 'idx' of field 'f' against its baseline value at
+** 'bidx': records, arrays and sparse arrays as deltas when the baseline has
+** one, anything else in full. */
+static void encdeltavalue (Ctx *c, const bw_Field *f, int idx, int bidx) {
+  if (lua_istable(c->L, bidx)) {
+    switch (f->kind) {
+      case BW_KSTRUCT: bw_encdeltastruct(c, f->ref, idx, bidx); return;
+      case BW_KSPARSE: encsparse(c, f, idx, bidx); return;
+      case BW_KARRAY: encdeltaarray(c, f, idx, bidx); return;
+      default: break;
+    }
+  }
+  bw_encvalue(c, f, idx, lua_type(c->L, idx));
+}
+
 /* A record against its baseline at 'bidx': per field a changed bit, then
 ** only what changed (nested records and sparse slots as deltas again). */
 void bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
@@ -407,6 +450,10 @@ void bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
       lua_pop(L, 1);
       lua_pushnil(L);
     }
+    if (lua_isnil(L, -1) && !f->optional && f->hasdefault) {
+      lua_pop(L, 1);  /* a baseline of definitions that lacked the field */
+      bw_pushdefault(c, f);  /* has its default, as decode gives it */
+    }
     b = lua_gettop(L);
     v = b - 1;
     changed = !bw_equalopt(c, f, v, b);
@@ -414,12 +461,7 @@ void bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
     if (changed) {
       int present = !lua_isnil(L, v);
       if (f->optional) bw_writebits(c->w, (uint64_t)present, 1);
-      if (present && !lua_isnil(L, b) && f->kind == BW_KSTRUCT)
-        bw_encdeltastruct(c, f->ref, v, b);
-      else if (present && lua_istable(L, b) && f->kind == BW_KSPARSE)
-        encsparse(c, f, v, b);
-      else if (present)
-        bw_encvalue(c, f, v, lua_type(L, v));
+      if (present) encdeltavalue(c, f, v, b);
     }
     lua_pop(L, 3);
     popframe(c);

@@ -3,11 +3,25 @@
 ** See LICENSE for copyright and terms.
 */
 
+/*
+** s:frame_encode(hdr, name, value [, opts]) and s:frame_decode(hdr,
+** packet [, opts]) are what bitwire.protocol calls. 'hdr' holds the
+** protocol's header options (read once per call into a bw_FrameHeader; the
+** layout itself is core/bw_frame.c's):
+**   id            integer fed to the CRC, never sent (default 0)
+**   fingerprint   fold the schema's fingerprint into the id
+**   check         an end check closes the packet
+**   tagged        the 32-bit tag of the schema follows the CRC; on decode,
+**                 'schemas' (tag -> schema) finds the schema of another tag
+**   version_bits  the version travels in that many bits (0: not sent)
+**   deltas        bool(delta) and a 16-bit baseline id
+**   message       false: no message id; decode reads type 'type'
+** Per call: encode takes baseline, baseline_id and version; decode takes
+** into, baselines ({[id] = value}) and version.
+*/
+
 #include <inttypes.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "lauxlib.h"
@@ -17,175 +31,238 @@
 
 /* {===================== framed packets ===================== */
 
-static uint64_t checkid (lua_State *L, int arg) {
-  return (uint64_t)luaL_checkinteger(L, arg);
+static int optbool (lua_State *L, int arg, const char *k, int def) {
+  int v;
+  if (lua_getfield(L, arg, k) == LUA_TNIL) v = def;
+  else v = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return v;
 }
 
-/* Frame header options: 'tag' (32 bits naming the schema) and
-** 'version_bits' (the version travels in that many bits). */
-typedef struct FrameOpts {
-  int      hastag;
-  uint32_t tag;
-  unsigned versionbits;
-  int      deltas;      /* frames say whether they are deltas, and of what */
-} FrameOpts;
-
-#define BASELINEBITS 16   /* width of a baseline id in a frame */
-
-static void optframe (lua_State *L, int arg, FrameOpts *fo) {
+/* Header options of the table at 'arg' into 'h' (protocolid: the user's
+** id); '*fold' says whether to fold the schema's fingerprint into it. */
+static void checkheader (lua_State *L, int arg, bw_FrameHeader *h,
+                         int *fold) {
   lua_Integer v;
-  memset(fo, 0, sizeof(*fo));
-  if (!lua_istable(L, arg)) return;
-  lua_getfield(L, arg, "tag");
-  if (!lua_isnil(L, -1)) {
-    v = bw_optfield(L, arg, "tag", 0);
-    luaL_argcheck(L, v >= 0 && v <= 0xFFFFFFFF, arg, "'tag' must fit 32 bits");
-    fo->hastag = 1;
-    fo->tag = (uint32_t)v;
-  }
-  lua_pop(L, 1);
+  luaL_checktype(L, arg, LUA_TTABLE);
+  memset(h, 0, sizeof(*h));
+  h->protocolid = (uint64_t)bw_optfield(L, arg, "id", 0);
+  *fold = optbool(L, arg, "fingerprint", 0);
+  if (optbool(L, arg, "check", 1)) h->flags |= BW_FCHECK;
+  if (optbool(L, arg, "tagged", 0)) h->flags |= BW_FTAG;
+  luaL_argcheck(L, !(*fold && (h->flags & BW_FTAG)), arg,
+                "'fingerprint' and 'tagged' together");
   v = bw_optfield(L, arg, "version_bits", 0);
   luaL_argcheck(L, v >= 0 && v <= 32, arg, "'version_bits' must be 0..32");
-  fo->versionbits = (unsigned)v;
-  lua_getfield(L, arg, "deltas");
-  fo->deltas = lua_toboolean(L, -1);
-  lua_pop(L, 1);
+  if (v > 0) {
+    h->flags |= BW_FVERSION;
+    h->versionbits = (unsigned)v;
+  }
+  if (optbool(L, arg, "deltas", 0)) h->flags |= BW_FDELTAS;
+  if (optbool(L, arg, "message", 1)) h->flags |= BW_FMESSAGE;
 }
 
-/* s:frame_encode(id, endcheck, name, value, message [, opts]) -> packet.
-** Layout: CRC32, [tag], [version], [type id], value, [check]. */
+/* The options table at 'arg', or none; raises on other types. */
+static void checkopts (lua_State *L, int arg) {
+  if (!lua_isnoneornil(L, arg)) luaL_checktype(L, arg, LUA_TTABLE);
+}
+
+/* s:frame_encode(hdr, name, value [, opts]) -> packet */
 static int schema_frameencode (lua_State *L) {
   LSchema *ls = bw_checkschema(L, 1);
-  uint64_t id = checkid(L, 2);
-  int endcheck = lua_toboolean(L, 3);
-  uint32_t t = bw_checktype(L, 4);
-  int msg = lua_toboolean(L, 6);
-  FrameOpts fo;
+  bw_FrameHeader h;
+  uint32_t t;
+  int fold, b;
   Ctx c;
-  int b;
-  lua_Integer bid = 0;
-  optframe(L, 7, &fo);
-  b = bw_optbaseline(L, 7);
+  checkheader(L, 2, &h, &fold);
+  t = bw_checktype(L, 3);
+  lua_settop(L, 5);  /* an omitted value is nil */
+  checkopts(L, 5);
+  b = bw_optbaseline(L, 5);
   if (b) {
-    luaL_argcheck(L, fo.deltas, 7, "a baseline needs a protocol with deltas");
-    lua_getfield(L, 7, "baseline_id");
+    lua_Integer bid;
+    luaL_argcheck(L, h.flags & BW_FDELTAS, 5,
+                  "a baseline needs a protocol with deltas");
+    lua_getfield(L, 5, "baseline_id");
     bid = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
-    luaL_argcheck(L, bid >= 0 && bid < (1 << BASELINEBITS), 7,
+    luaL_argcheck(L, bid >= 0 && bid < (1 << BW_BASELINEBITS), 5,
                   "'baseline_id' must be an integer in [0, 65535]");
     lua_pop(L, 1);
+    h.delta = 1;
+    h.baseline = (uint32_t)bid;
   }
-  bw_initctx(L, &c, ls, bw_optversion(L, 7, ls->S), 1);
-  if (fo.versionbits < 32 && (uint64_t)c.version >> fo.versionbits != 0
-      && fo.versionbits > 0)
+  if (!(h.flags & BW_FVERSION) && lua_istable(L, 5)) {
+    lua_getfield(L, 5, "version");
+    luaL_argcheck(L, lua_isnil(L, -1), 5,
+                  "'version' needs a versioned protocol");
+    lua_pop(L, 1);
+  }
+  bw_initctx(L, &c, ls, bw_optversion(L, 5, ls->S), 1);
+  if ((h.flags & BW_FVERSION) && h.versionbits < 32
+      && (uint64_t)c.version >> h.versionbits != 0)
     return luaL_error(L, "version %d does not fit in %d bits",
-                      (int)c.version, (int)fo.versionbits);
+                      (int)c.version, (int)h.versionbits);
+  if (fold) h.protocolid = bw_frameprotocolid(h.protocolid, ls->S->fingerprint);
+  h.tag = bw_frametag(ls->S->fingerprint);
+  h.version = c.version;
+  h.typebits = ls->S->typebits;
+  h.type = t;
   bw_writerreset(c.w);
-  bw_framebegin(c.w);
-  if (fo.hastag) bw_writebits(c.w, fo.tag, 32);
-  if (fo.versionbits) bw_writebits(c.w, c.version, fo.versionbits);
-  if (fo.deltas) {
-    bw_writebits(c.w, b != 0, 1);
-    if (b) bw_writebits(c.w, (uint64_t)bid, BASELINEBITS);
-  }
-  if (msg) bw_writebits(c.w, t, ls->S->typebits);
-  bw_encodebody(&c, t, 5, b);
-  if (bw_frameend(c.w, id, endcheck) != BW_OK)
+  bw_framewriteheader(c.w, &h);
+  bw_encodebody(&c, t, 4, b);
+  if (bw_frameend(c.w, h.protocolid, (h.flags & BW_FCHECK) != 0) != BW_OK)
     return bw_encerror(&c, "%s", bw_strerror(c.w->status));
   return bw_pushencoded(L, c.w);
 }
 
-/* s:frame_decode(packet, id, endcheck, name, message [, opts]) ->
-** value, or name, value for a message | nil, message, code */
+/* Reading a tagged frame: the schema the tag names becomes the one at
+** index 1 (and '*ls'): this one, or one of 'hdr.schemas' (tag -> schema). */
+typedef struct Lookup {
+  lua_State *L;
+  LSchema  **ls;
+} Lookup;
+
+static int picktagged (void *ud, uint32_t tag, unsigned *typebits) {
+  Lookup *lk = (Lookup *)ud;
+  lua_State *L = lk->L;
+  LSchema *o;
+  if (tag != bw_frametag((*lk->ls)->S->fingerprint)) {
+    lua_pushliteral(L, "schemas");
+    if (lua_rawget(L, 2) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      return 0;
+    }
+    lua_rawgeti(L, -1, (lua_Integer)tag);
+    o = (LSchema *)luaL_testudata(L, -1, SCHEMA_MT);
+    if (o == NULL || o->S == NULL || bw_frametag(o->S->fingerprint) != tag) {
+      lua_pop(L, 2);
+      return 0;
+    }
+    *lk->ls = o;
+    lua_replace(L, 1);
+    lua_pop(L, 1);
+  }
+  *typebits = (*lk->ls)->S->typebits;
+  return 1;
+}
+
+/* s:frame_decode(hdr, packet [, opts]) -> name, value, schema |
+** nil, message, code. 'schema' is the one the packet's tag named. */
 static int schema_framedecode (lua_State *L) {
   LSchema *ls = bw_checkschema(L, 1);
+  bw_FrameHeader h;
+  bw_Reader r;
   size_t len;
-  const char *s = luaL_checklstring(L, 2, &len);
-  uint64_t id = checkid(L, 3);
-  int endcheck = lua_toboolean(L, 4);
-  int msg = lua_toboolean(L, 6);
-  uint32_t version = bw_optversion(L, 7, ls->S);
-  int into = bw_optinto(L, 7), b = 0, baselines = 0;
-  uint64_t t = msg ? 0 : bw_checktype(L, 5);
-  FrameOpts fo;
+  const char *s;
+  int fold, into, b = 0;
+  Lookup lk;
+  uint32_t version;
   Ctx c;
-  optframe(L, 7, &fo);
-  if (fo.deltas && lua_istable(L, 7)) {
-    lua_getfield(L, 7, "baselines");
-    baselines = lua_istable(L, -1) ? lua_gettop(L) : 0;
+  checkheader(L, 2, &h, &fold);
+  s = luaL_checklstring(L, 3, &len);
+  lua_settop(L, 4);
+  checkopts(L, 4);
+  into = bw_optinto(L, 4);
+  if (fold) h.protocolid = bw_frameprotocolid(h.protocolid, ls->S->fingerprint);
+  h.typebits = ls->S->typebits;
+  lk.L = L;
+  lk.ls = &ls;
+  h.lookup = picktagged;
+  h.ud = &lk;
+  bw_framereadheader(&r, s, len, &h);
+  if (h.flags & BW_FVERSION) {
+    if (lua_istable(L, 4)) {
+      lua_getfield(L, 4, "version");
+      luaL_argcheck(L, lua_isnil(L, -1), 4,
+                    "'version' comes from the packet of a versioned protocol");
+      lua_pop(L, 1);
+    }
+    version = h.version;
   }
+  else version = bw_optversion(L, 4, ls->S);
   bw_initctx(L, &c, ls, version, 1);
-  if (bw_frameopen(&c.r, s, len, id, endcheck) != BW_OK) {
-    bw_readfail(&c);
+  c.r = r;
+  if (r.status != BW_OK) {
+    if (r.status == BW_ECRC)
+      bw_decfail(&c, BW_ECRC, 0, "CRC32 mismatch: corrupt, or another "
+                 "protocol id or definitions");
+    else if (r.status == BW_ERANGE)  /* the one version no encode writes */
+      bw_decfail(&c, BW_ERANGE, r.errpos, "version %" PRIu32 " out of range "
+                 "[0, %" PRIu32 "]", h.version, UINT32_MAX - 1);
+    else if (r.status == BW_ESCHEMA)
+      bw_decfail(&c, BW_ESCHEMA, 32, "packet for schema %08" PRIx32 ", which "
+                 "this registry does not keep (current %016" PRIx64 ")", h.tag,
+                 ls->S->fingerprint);
+    else bw_readfail(&c);
     return bw_pushdecodeerror(L, &c);
   }
-  if (fo.hastag) {
-    uint64_t tag = bw_readbits(&c.r, 32);
-    if (c.r.status != BW_OK) {
-      bw_readfail(&c);
-      return bw_pushdecodeerror(L, &c);
-    }
-    if (tag != fo.tag) {
-      bw_decfail(&c, BW_ESCHEMA, 32, "packet for schema %08" PRIx64
-              ", this is %08" PRIx32, tag, fo.tag);
-      return bw_pushdecodeerror(L, &c);
-    }
-  }
-  if (fo.versionbits) {
-    uint64_t start = c.r.pos;
-    c.version = (uint32_t)bw_readbits(&c.r, fo.versionbits);
-    if (c.r.status != BW_OK) {
-      bw_readfail(&c);
-      return bw_pushdecodeerror(L, &c);
-    }
-    if (c.version == UINT32_MAX) {  /* no encode writes it (optversion) */
-      bw_decfail(&c, BW_ERANGE, start, "version %" PRIu32 " out of range [0, %"
-              PRIu32 "]", c.version, UINT32_MAX - 1);
-      return bw_pushdecodeerror(L, &c);
-    }
-  }
-  if (fo.deltas && bw_readbits(&c.r, 1)) {
-    uint64_t start = c.r.pos;
-    lua_Integer bid = (lua_Integer)bw_readbits(&c.r, BASELINEBITS);
-    if (c.r.status != BW_OK) {
-      bw_readfail(&c);
-      return bw_pushdecodeerror(L, &c);
+  if (h.delta) {
+    lua_Integer bid = (lua_Integer)h.baseline;
+    int baselines = 0;
+    if (lua_istable(L, 4)) {
+      lua_getfield(L, 4, "baselines");
+      baselines = lua_istable(L, -1) ? lua_gettop(L) : 0;
     }
     if (baselines == 0 || lua_rawgeti(L, baselines, bid) != LUA_TTABLE) {
-      bw_decfail(&c, BW_EBASELINE, start, "unknown baseline %lld",
-              (long long)bid);
+      bw_decfail(&c, BW_EBASELINE, h.typepos - BW_BASELINEBITS,
+                 "unknown baseline %lld", (long long)bid);
       return bw_pushdecodeerror(L, &c);
     }
     b = lua_gettop(L);
-    into = 0;
   }
-  if (c.r.status != BW_OK) {
-    bw_readfail(&c);
-    return bw_pushdecodeerror(L, &c);
-  }
-  if (msg) {
-    uint64_t start = c.r.pos;
-    t = bw_readbits(&c.r, ls->S->typebits);
-    if (c.r.status != BW_OK) {
-      bw_readfail(&c);
+  if (h.flags & BW_FMESSAGE) {
+    if (h.type >= ls->S->ntypes) {
+      bw_decfail(&c, BW_ETAG, h.typepos, "message type %" PRIu32
+                 " out of range [0, %" PRIu32 "]", h.type, ls->S->ntypes - 1);
       return bw_pushdecodeerror(L, &c);
     }
-    if (t >= ls->S->ntypes) {
-      bw_decfail(&c, BW_ETAG, start, "message type %" PRIu64
-              " out of range [0, %" PRIu32 "]", t, ls->S->ntypes - 1);
-      return bw_pushdecodeerror(L, &c);
-    }
-    lua_rawgeti(L, c.names, (lua_Integer)ls->S->types[t].name + 1);
+    lua_rawgeti(L, c.names, (lua_Integer)ls->S->types[h.type].name + 1);
   }
-  if (!bw_decodefrom(&c, (uint32_t)t, into, b)) return bw_pushdecodeerror(L, &c);
-  return msg ? 2 : 1;
+  else {
+    lua_getfield(L, 2, "type");
+    h.type = bw_checktype(L, lua_gettop(L));
+  }
+  if (!bw_decodefrom(&c, h.type, into, b)) return bw_pushdecodeerror(L, &c);
+  lua_pushvalue(L, 1);
+  return 3;
 }
 
-/* s:share() -> handle: a light userdata holding one more reference, for
-** core.adopt in another lua_State of this process. */
+/* s:tag() -> the 32-bit tag that names the schema in tagged frames */
+static int schema_tag (lua_State *L) {
+  LSchema *ls = bw_checkschema(L, 1);
+  lua_pushinteger(L, (lua_Integer)bw_frametag(ls->S->fingerprint));
+  return 1;
+}
 
+/* core.protocol_id(id, fingerprint) -> the id a protocol over a schema of
+** that fingerprint (16 hex digits) feeds its CRC */
+static int core_protocolid (lua_State *L) {
+  lua_Integer id = luaL_checkinteger(L, 1);
+  size_t n;
+  const char *fp = luaL_checklstring(L, 2, &n);
+  uint64_t f = 0;
+  size_t i;
+  luaL_argcheck(L, n == 16, 2, "expected 16 hex digits");
+  for (i = 0; i < n; i++) {
+    int d = fp[i] >= '0' && fp[i] <= '9' ? fp[i] - '0'
+          : fp[i] >= 'a' && fp[i] <= 'f' ? fp[i] - 'a' + 10 : -1;
+    luaL_argcheck(L, d >= 0, 2, "expected 16 lowercase hex digits");
+    f = f << 4 | (uint64_t)d;
+  }
+  lua_pushinteger(L, (lua_Integer)bw_frameprotocolid((uint64_t)id, f));
+  return 1;
+}
 
 const luaL_Reg bw_framemethods[] = {
   {"frame_encode", schema_frameencode},
   {"frame_decode", schema_framedecode},
+  {"tag", schema_tag},
   {NULL, NULL}
 };
+
+const luaL_Reg bw_framefuncs[] = {
+  {"protocol_id", core_protocolid},
+  {NULL, NULL}
+};
+
+/* }========================================================== */

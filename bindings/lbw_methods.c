@@ -149,7 +149,7 @@ int bw_pushdecodeerror (lua_State *L, Ctx *c) {
 /* Decode type 't' from c->r, against the baseline at 'b' if set; pushes
 ** the value or returns 0. */
 int bw_decodefrom (Ctx *c, uint32_t t, int into, int b) {
-  if (b ? bw_decdeltastruct(c, t, b) : bw_decstruct(c, t, into)) return 1;
+  if (bw_decodetop(c, t, into, b)) return 1;
   if (c->code == BW_OK) bw_readfail(c);
   return 0;
 }
@@ -297,4 +297,5 @@ void bw_openschema (lua_State *L) {
   lua_pushcfunction(L, bw_schemacompile);
   lua_setfield(L, -2, "compile");
   luaL_setfuncs(L, bw_sharefuncs, 0);
+  luaL_setfuncs(L, bw_framefuncs, 0);
 }

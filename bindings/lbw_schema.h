@@ -43,7 +43,9 @@
 #define BATCH      32   /* fields a record fetches before encoding them */
 
 /* user values of a schema userdata */
-enum { UV_NAMES = 1, UV_TYPES, NUV = UV_TYPES };
+enum { UV_NAMES = 1, UV_TYPES,
+       UV_ORIGINS,  /* weak-keyed: decoded table -> type id (lbw_decode.c) */
+       NUV = UV_ORIGINS };
 
 typedef struct LSchema {
   bw_Schema *S;
@@ -132,6 +134,10 @@ void bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
 ** failure in 'c'. */
 int bw_decstruct (Ctx *c, uint32_t t, int into);
 int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx);
+/* A whole value: a delta against the baseline at 'b' (when set, and then
+** moved 'into' a table when set), else decoded 'into'; remembers which
+** schema decoded the result (lbw_decode.c). */
+int bw_decodetop (Ctx *c, uint32_t t, int into, int b);
 
 /* }========================================================== */
 
@@ -160,6 +166,7 @@ int  bw_decodefrom (Ctx *c, uint32_t t, int into, int b);
 
 /* Method and function lists of the other files, for bw_openschema. */
 extern const luaL_Reg bw_framemethods[];   /* lbw_frame.c */
+extern const luaL_Reg bw_framefuncs[];     /* lbw_frame.c: protocol_id */
 extern const luaL_Reg bw_sharemethods[];   /* lbw_share.c */
 extern const luaL_Reg bw_sharefuncs[];     /* lbw_share.c: adopt, unshare */
 extern const luaL_Reg bw_programmethods[]; /* lbw_program.c */
