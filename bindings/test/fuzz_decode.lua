@@ -435,7 +435,7 @@ local function run (data)
     local packet = body
     if m == 4 and mode & 8 == 0 then
       if p.endcheck then body = body .. "\x78\x56\x34\x12" end
-      packet = M.crc(p.wire_id, body) .. body
+      packet = M.crc(p:wire_id(), body) .. body
     end
     local b = dec(S, SN[opt % #SN + 1], first, nil, "protocol (first)")
     local bid = (opt * 257 + n) & 0xFFFF
@@ -443,6 +443,7 @@ local function run (data)
     local name, v, code = p:decode(packet, opts)
     if name == nil then checkfail("protocol", name, v, code)
     else
+      code = nil  -- the third result is the schema
       local what = "protocol " .. name
       local n2, v2 = p:decode(p:encode(name, v))
       if n2 ~= name then error(what .. ": type changed", 0) end
