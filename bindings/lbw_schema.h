@@ -129,7 +129,8 @@ int bw_equalopt (Ctx *c, const bw_Field *f, int a, int b);
 void bw_pushdefault (Ctx *c, const bw_Field *f);
 void bw_encvalue (Ctx *c, const bw_Field *f, int idx, int tt);
 void bw_encstruct (Ctx *c, uint32_t t, int idx);
-void bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
+/* Returns 1 if any field changed. */
+int  bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
 /* Decode (lbw_decode.c): push the value and return 1, or return 0 with the
 ** failure in 'c'. */
 int bw_decstruct (Ctx *c, uint32_t t, int into);

@@ -153,6 +153,20 @@ static inline bw_Status bw_writebits (bw_Writer *w, uint64_t v, unsigned n) {
   return BW_OK;
 }
 
+/* Forget the bits written from bit 'pos' on (pos <= bw_bitswritten(w)), as
+** if they had never been written; a failed writer stays as it is. A delta
+** encoder writes a record optimistically and takes it back when nothing in
+** it changed. */
+static inline void bw_writerrewind (bw_Writer *w, uint64_t pos) {
+  size_t word = (size_t)(pos / 64) * 8;
+  unsigned sb = (unsigned)(pos % 64);
+  if (w->status != BW_OK || pos > bw_bitswritten(w)) return;
+  if (word < w->wordpos) w->scratch = bw_load64(w->buf + word);
+  w->wordpos = word;
+  w->scratch = sb == 0 ? 0 : w->scratch & (UINT64_MAX >> (64 - sb));
+  w->scratchbits = sb;
+}
+
 /* }========================================================== */
 
 
