@@ -19,7 +19,7 @@ SANFLAGS     = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-
 FUZZ_SECONDS ?= 6
 
 # Debian packages the build, the tests and the benchmarks need
-DEB_PKGS = liblua5.4-dev lua5.4 lua-busted lua-cjson lua-messagepack \
+DEB_PKGS = liblua5.4-dev lua5.4 lua-busted lua-cjson lua-messagepack lua-socket \
            zlib1g-dev pkg-config clang libclang-rt-14-dev valgrind \
            lua-check cppcheck
 
