@@ -518,29 +518,31 @@ static void pushkept (Ctx *c, const bw_Field *f, int idx) {
       lua_createtable(L, 0, (int)ty->count);
       t = lua_gettop(L);
       for (; g < end; g++) {
+        int tt;
         if (g->name == BW_NONE) continue;
-        pushkey(c, g->name);
-        if (!bw_fieldpresent(g, c->version)) {  /* as decode leaves it */
-          if (g->hasdefault) {
+        if (ty->versioned && !bw_fieldpresent(g, c->version)) {
+          if (g->hasdefault) {  /* as decode leaves it */
+            pushkey(c, g->name);
             bw_pushdefault(c, g);
             lua_rawset(L, t);
           }
-          else lua_pop(L, 1);
           continue;
         }
-        lua_pushvalue(L, -1);
-        if (lua_rawget(L, idx) == LUA_TNIL) {
+        pushkey(c, g->name);
+        pushkey(c, g->name);
+        tt = lua_rawget(L, idx);  /* stack: key, value */
+        if (tt == LUA_TTABLE) {
+          pushkept(c, g, lua_gettop(L));
+          lua_replace(L, -2);
+        }
+        else if (tt == LUA_TNIL) {
           lua_pop(L, 1);
           if (g->optional || !g->hasdefault) {  /* checked: optional */
             lua_pop(L, 1);
             continue;
           }
           bw_pushdefault(c, g);  /* a field the baseline's schema lacked */
-          lua_rawset(L, t);
-          continue;
         }
-        pushkept(c, g, lua_gettop(L));
-        lua_remove(L, -2);
         lua_rawset(L, t);
       }
       return;
@@ -631,44 +633,48 @@ static int decdeltavalue (Ctx *c, const bw_Field *f, int bidx) {
   return decvalue(c, f, 0);
 }
 
-/* A record against its baseline at 'bidx' (see encdeltastruct). */
+/* A record against its baseline at 'bidx' (see bw_encdeltastruct). The
+** changed bit comes first, so the baseline's value is fetched only where it
+** is needed: to keep it, or to decode a delta of it. */
 int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
-  int tbl;
+  int tbl, hasb = lua_istable(L, bidx);
+  Frame *fr = enterframe(c);
   lua_createtable(L, 0, (int)ty->count);
   tbl = lua_gettop(L);
   for (; f < end; f++) {
     uint64_t changed;
-    int b;
-    if (f->name == BW_NONE) {
-      if (bw_fieldpresent(f, c->version) && !decvalue(c, f, 0)) return 0;
-      continue;
-    }
-    pushkey(c, f->name);
-    if (!bw_fieldpresent(f, c->version)) {
-      if (!f->hasdefault) {
-        lua_pop(L, 1);
-        continue;
+    if (ty->versioned && !bw_fieldpresent(f, c->version)) {
+      if (f->name != BW_NONE && f->hasdefault) {
+        pushkey(c, f->name);
+        bw_pushdefault(c, f);
+        lua_rawset(L, tbl);
       }
-      bw_pushdefault(c, f);
-      lua_rawset(L, tbl);
       continue;
     }
-    pushframe(c, f->name, 0);
-    lua_pushvalue(L, -1);
-    if (lua_istable(L, bidx)) lua_rawget(L, bidx);
-    else {
-      lua_pop(L, 1);
-      lua_pushnil(L);
+    setframe(fr, f);
+    if (f->name == BW_NONE) {  /* align or check */
+      if (!decleaf(c, f)) return 0;
+      continue;
     }
-    b = lua_gettop(L);  /* stack: key, baseline value */
     changed = bw_readbits(&c->r, 1);
     if (c->r.status != BW_OK) return bw_readfail(c);
+    pushkey(c, f->name);
     if (!changed) {
-      if (!keep(c, f, b)) return 0;
+      int tt = LUA_TNIL;
+      if (hasb) {
+        pushkey(c, f->name);
+        tt = lua_rawget(L, bidx);
+      }
+      else lua_pushnil(L);
+      /* a scalar of a baseline this schema decoded is kept as it is */
+      if (tt == LUA_TTABLE || tt == LUA_TNIL || c->checked == 0) {
+        if (!keep(c, f, tbl + 2)) return 0;
+        lua_replace(L, tbl + 2);
+      }
     }
     else {
       uint64_t present = 1;
@@ -677,12 +683,22 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
         if (c->r.status != BW_OK) return bw_readfail(c);
       }
       if (!present) lua_pushnil(L);
-      else if (!decdeltavalue(c, f, b)) return 0;
+      else if (f->kind < BW_KARRAY) {  /* no baseline needed */
+        if (!decleaf(c, f)) return 0;
+      }
+      else {
+        if (hasb) {
+          pushkey(c, f->name);
+          lua_rawget(L, bidx);
+        }
+        else lua_pushnil(L);
+        if (!decdeltavalue(c, f, tbl + 2)) return 0;
+        lua_remove(L, tbl + 2);
+      }
     }
-    lua_remove(L, b);
     lua_rawset(L, tbl);
-    popframe(c);
   }
+  c->nframes--;
   return 1;
 }
 
