@@ -408,6 +408,10 @@ static int encdeltafield (Ctx *c, const bw_Field *f, int v, int vt, int b,
   if (vt == LUA_TTABLE && bt == LUA_TTABLE
       && (f->kind == BW_KSTRUCT || f->kind == BW_KARRAY)) {
     uint64_t start = bw_bitswritten(w);
+    if (lua_rawequal(c->L, v, b)) {  /* shared with the baseline */
+      bw_writebits(w, 0, 1);
+      return 0;
+    }
     bw_writebits(w, 1, 1);
     if (f->optional) bw_writebits(w, 1, 1);
     if (encdelta(c, f, v, b)) return 1;
@@ -536,7 +540,10 @@ int bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
         lua_replace(L, b);     /* the field: its default, as decode gives */
         tb[k] = lua_type(L, b);
       }
-      changed |= encdeltafield(c, f, v, tv[k], b, tb[k]);
+      if (tv[k] == tb[k] && tv[k] != LUA_TNIL && lua_rawequal(L, v, b))
+        bw_writebits(c->w, 0, 1);  /* the common case, inline; a table */
+                                   /* shared with the baseline is unchanged */
+      else changed |= encdeltafield(c, f, v, tv[k], b, tb[k]);
       k++;
     }
     lua_settop(L, top);

@@ -250,6 +250,17 @@ describe("arrays in deltas", function ()
     assert.is_true(#d * 10 <= #full * 4, #d .. " vs " .. #full)
   end)
 
+  it("sends the same delta when unchanged elements are the baseline's own tables", function ()
+    local a = snapshot(1, {})
+    local b = snapshot(2, { [4] = true })          -- slot 4 is not in 'others'
+    local shared = { tick = b.tick, entities = {}, others = a.others, scores = a.scores }
+    for i, e in ipairs(b.entities) do shared.entities[i] = i == 4 and e or a.entities[i] end
+    assert.equal(s:encode("Snapshot", b, { baseline = a }),
+      s:encode("Snapshot", shared, { baseline = a }))
+    -- a snapshot against itself: four changed bits, all 0
+    assert.equal(4, s:bits("Snapshot", a, { baseline = a }))
+  end)
+
   it("writes the count, then a changed bit per element the baseline has", function ()
     local t = bitwire.schema { T = { { "v", "array", of = { "int", min = 0, max = 15 }, max = 7 } } }
     local b = { v = { 1, 2, 3 } }
