@@ -606,8 +606,10 @@ static int decdeltaarray (Ctx *c, const bw_Field *f, int bidx) {
     if (i <= bn) {
       uint64_t changed = bw_readbits(&c->r, 1);
       if (c->r.status != BW_OK) return bw_readfail(c);
-      lua_rawgeti(L, bidx, (lua_Integer)i);
-      if (!(changed ? decdeltavalue(c, e, t + 1) : keep(c, e, t + 1)))
+      if (lua_rawgeti(L, bidx, (lua_Integer)i) == LUA_TTABLE && !changed
+          && c->checked > 0)
+        pushkept(c, e, t + 1);  /* the common case: a trusted element */
+      else if (!(changed ? decdeltavalue(c, e, t + 1) : keep(c, e, t + 1)))
         return 0;
       lua_remove(L, t + 1);
     }
