@@ -344,3 +344,42 @@ describe("bitwire.protocol options", function ()
     assert.same({ text = "hi" }, v)
   end)
 end)
+
+describe("deltas of random values", function ()
+  local s = bitwire.schema {
+    P = { { "a", "int", min = 0, max = 3 }, { "b", "float", min = 0, max = 1, res = 0.1, optional = true } },
+    T = { { "fixed", "array", of = { "int", min = 0, max = 7 }, count = 3 },
+          { "nest", "array", of = { "array", of = "P", max = 3 }, max = 3 },
+          { "opt", "P", optional = true },
+          { "sp", "sparse", of = "P", max = 5 },
+          { "xs", "array", of = "P", max = 4 } },
+  }
+  local rand = H.lcg(1234)   -- rand(n): 0 .. n - 1
+  local function P ()
+    return { a = rand(4), b = rand(2) == 1 and rand(11) / 10 or nil }
+  end
+  local function arr (n, f)
+    local t = {}
+    for i = 1, n do t[i] = f() end
+    return t
+  end
+  local function T ()
+    local t = { fixed = arr(3, function () return rand(8) end),
+      nest = arr(rand(4), function () return arr(rand(4), P) end),
+      sp = {}, xs = arr(rand(5), P), opt = rand(2) == 1 and P() or nil }
+    for i = 1, 5 do if rand(5) < 2 then t.sp[i] = P() end end
+    return t
+  end
+
+  it("decode to the full value against a decoded and a hand-built baseline", function ()
+    for i = 1, 1500 do
+      local a, b = T(), T()
+      if i % 3 == 0 then b.xs, b.nest = a.xs, a.nest end     -- shared tables
+      local base = s:decode("T", s:encode("T", a))
+      local d = s:encode("T", b, { baseline = a })
+      local want = s:decode("T", s:encode("T", b))
+      assert.same(want, assert(s:decode("T", d, { baseline = base })))
+      assert.same(want, assert(s:decode("T", d, { baseline = a })))
+    end
+  end)
+end)
