@@ -379,7 +379,8 @@ describe("deltas of random values", function ()
       local d = s:encode("T", b, { baseline = a })
       local want = s:decode("T", s:encode("T", b))
       assert.same(want, assert(s:decode("T", d, { baseline = base })))
-      assert.same(want, assert(s:decode("T", d, { baseline = a })))
+      -- a hand-built baseline's kept floats stay as given: equal on the wire
+      assert.equal(s:encode("T", want), s:encode("T", assert(s:decode("T", d, { baseline = a }))))
     end
   end)
 end)
