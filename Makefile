@@ -115,6 +115,7 @@ bench: all build/bench_stream build/bench/handc.so
 	./build/bench_stream
 	@LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" \
 	  LUA_CPATH="./build/?.so;./build/bench/?.so;;" $(LUA) bench/bench_schema.lua
+	@$(BUSTED_ENV) $(LUA) bench/bench_delta.lua
 
 # the hand-written C peer of the schema benchmark (Lua module "handc")
 build/bench/handc.so: bench/handc.c
