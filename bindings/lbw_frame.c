@@ -40,9 +40,11 @@ static int optbool (lua_State *L, int arg, const char *k, int def) {
 }
 
 /* Header options of the table at 'arg' into 'h' (protocolid: the user's
-** id); '*fold' says whether to fold the schema's fingerprint into it. */
+** id); '*fold' says whether to fold the schema's fingerprint into it,
+** '*given' whether the table named the tag ('tag') instead of taking the
+** schema's ('tagged'). */
 static void checkheader (lua_State *L, int arg, bw_FrameHeader *h,
-                         int *fold) {
+                         int *fold, int *given) {
   lua_Integer v;
   luaL_checktype(L, arg, LUA_TTABLE);
   memset(h, 0, sizeof(*h));
@@ -50,6 +52,15 @@ static void checkheader (lua_State *L, int arg, bw_FrameHeader *h,
   *fold = optbool(L, arg, "fingerprint", 0);
   if (optbool(L, arg, "check", 1)) h->flags |= BW_FCHECK;
   if (optbool(L, arg, "tagged", 0)) h->flags |= BW_FTAG;
+  lua_getfield(L, arg, "tag");  /* an explicit tag instead of the schema's */
+  if (!lua_isnil(L, -1)) {
+    v = bw_optfield(L, arg, "tag", 0);
+    luaL_argcheck(L, v >= 0 && v <= 0xFFFFFFFF, arg, "'tag' must fit 32 bits");
+    h->flags |= BW_FTAG;
+    h->tag = (uint32_t)v;
+  }
+  *given = !lua_isnil(L, -1);
+  lua_pop(L, 1);
   luaL_argcheck(L, !(*fold && (h->flags & BW_FTAG)), arg,
                 "'fingerprint' and 'tagged' together");
   v = bw_optfield(L, arg, "version_bits", 0);
@@ -67,14 +78,71 @@ static void checkopts (lua_State *L, int arg) {
   if (!lua_isnoneornil(L, arg)) luaL_checktype(L, arg, LUA_TTABLE);
 }
 
+/* The positional form of earlier releases, kept so code written against
+** it runs: s:frame_encode(id, endcheck, name, value, message [, opts]) and
+** s:frame_decode(packet, id, endcheck, name, message [, opts]), 'opts'
+** holding the header options (tag, version_bits, deltas) with the call's.
+** Pushes the header table those arguments describe. */
+static void pusholdheader (lua_State *L, int id, int check, int name,
+                           int msg, int opts) {
+  static const char *const keys[] = {"tag", "version_bits", "deltas", NULL};
+  int i;
+  lua_createtable(L, 0, 8);
+  lua_pushinteger(L, luaL_checkinteger(L, id));
+  lua_setfield(L, -2, "id");
+  lua_pushboolean(L, lua_toboolean(L, check));
+  lua_setfield(L, -2, "check");
+  lua_pushboolean(L, lua_toboolean(L, msg));
+  lua_setfield(L, -2, "message");
+  lua_pushvalue(L, name);
+  lua_setfield(L, -2, "type");
+  if (lua_istable(L, opts))
+    for (i = 0; keys[i] != NULL; i++) {
+      lua_getfield(L, opts, keys[i]);
+      lua_setfield(L, -2, keys[i]);
+    }
+}
+
+static int schema_frameencode (lua_State *L);
+static int schema_framedecode (lua_State *L);
+
+static int oldencode (lua_State *L) {
+  lua_settop(L, 7);
+  lua_pushcfunction(L, schema_frameencode);
+  lua_pushvalue(L, 1);
+  pusholdheader(L, 2, 3, 4, 6, 7);
+  lua_pushvalue(L, 4);
+  lua_pushvalue(L, 5);
+  lua_pushvalue(L, 7);
+  lua_call(L, 5, 1);
+  return 1;
+}
+
+static int olddecode (lua_State *L) {
+  int msg;
+  lua_settop(L, 7);
+  msg = lua_toboolean(L, 6);
+  lua_pushcfunction(L, schema_framedecode);
+  lua_pushvalue(L, 1);
+  pusholdheader(L, 3, 4, 5, 6, 7);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 7);
+  lua_call(L, 4, 3);
+  if (lua_isnil(L, -3)) return 3;  /* nil, message, code */
+  lua_pop(L, 1);                   /* the schema */
+  return msg ? 2 : 1;              /* name, value | value */
+}
+
 /* s:frame_encode(hdr, name, value [, opts]) -> packet */
 static int schema_frameencode (lua_State *L) {
-  LSchema *ls = bw_checkschema(L, 1);
+  LSchema *ls;
+  if (lua_type(L, 2) == LUA_TNUMBER) return oldencode(L);
+  ls = bw_checkschema(L, 1);
   bw_FrameHeader h;
   uint32_t t;
-  int fold, b;
+  int fold, given, b;
   Ctx c;
-  checkheader(L, 2, &h, &fold);
+  checkheader(L, 2, &h, &fold, &given);
   t = bw_checktype(L, 3);
   lua_settop(L, 5);  /* an omitted value is nil */
   checkopts(L, 5);
@@ -103,7 +171,7 @@ static int schema_frameencode (lua_State *L) {
     return luaL_error(L, "version %d does not fit in %d bits",
                       (int)c.version, (int)h.versionbits);
   if (fold) h.protocolid = bw_frameprotocolid(h.protocolid, ls->S->fingerprint);
-  h.tag = bw_frametag(ls->S->fingerprint);
+  if (!given) h.tag = bw_frametag(ls->S->fingerprint);
   h.version = c.version;
   h.typebits = ls->S->typebits;
   h.type = t;
@@ -120,13 +188,18 @@ static int schema_frameencode (lua_State *L) {
 typedef struct Lookup {
   lua_State *L;
   LSchema  **ls;
+  int        given;   /* the header named its tag: only that one */
+  uint32_t   tag;
 } Lookup;
 
 static int picktagged (void *ud, uint32_t tag, unsigned *typebits) {
   Lookup *lk = (Lookup *)ud;
   lua_State *L = lk->L;
   LSchema *o;
-  if (tag != bw_frametag((*lk->ls)->S->fingerprint)) {
+  if (lk->given) {
+    if (tag != lk->tag) return 0;
+  }
+  else if (tag != bw_frametag((*lk->ls)->S->fingerprint)) {
     lua_pushliteral(L, "schemas");
     if (lua_rawget(L, 2) != LUA_TTABLE) {
       lua_pop(L, 1);
@@ -149,16 +222,18 @@ static int picktagged (void *ud, uint32_t tag, unsigned *typebits) {
 /* s:frame_decode(hdr, packet [, opts]) -> name, value, schema |
 ** nil, message, code. 'schema' is the one the packet's tag named. */
 static int schema_framedecode (lua_State *L) {
-  LSchema *ls = bw_checkschema(L, 1);
+  LSchema *ls;
   bw_FrameHeader h;
   bw_Reader r;
   size_t len;
   const char *s;
-  int fold, into, b = 0;
+  int fold, given, into, b = 0;
   Lookup lk;
   uint32_t version;
   Ctx c;
-  checkheader(L, 2, &h, &fold);
+  if (lua_type(L, 3) == LUA_TNUMBER) return olddecode(L);
+  ls = bw_checkschema(L, 1);
+  checkheader(L, 2, &h, &fold, &given);
   s = luaL_checklstring(L, 3, &len);
   lua_settop(L, 4);
   checkopts(L, 4);
@@ -167,6 +242,8 @@ static int schema_framedecode (lua_State *L) {
   h.typebits = ls->S->typebits;
   lk.L = L;
   lk.ls = &ls;
+  lk.given = given;
+  lk.tag = h.tag;
   h.lookup = picktagged;
   h.ud = &lk;
   bw_framereadheader(&r, s, len, &h);
@@ -189,6 +266,9 @@ static int schema_framedecode (lua_State *L) {
     else if (r.status == BW_ERANGE)  /* the one version no encode writes */
       bw_decfail(&c, BW_ERANGE, r.errpos, "version %" PRIu32 " out of range "
                  "[0, %" PRIu32 "]", h.version, UINT32_MAX - 1);
+    else if (r.status == BW_ESCHEMA && lk.given)
+      bw_decfail(&c, BW_ESCHEMA, 32, "packet for schema %08" PRIx32
+                 ", this is %08" PRIx32, h.tag, lk.tag);
     else if (r.status == BW_ESCHEMA)
       bw_decfail(&c, BW_ESCHEMA, 32, "packet for schema %08" PRIx32 ", which "
                  "this registry does not keep (current %016" PRIx64 ")", h.tag,

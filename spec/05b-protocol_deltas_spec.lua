@@ -384,3 +384,31 @@ describe("deltas of random values", function ()
     end
   end)
 end)
+
+describe("s:frame_encode and s:frame_decode", function ()
+  local s = bitwire.schema(load(defs())())
+
+  it("take a header table, and still the positional form of earlier releases", function ()
+    local hdr = { id = 7, check = true, message = true }
+    local pk = s:frame_encode(hdr, "Chat", { text = "yo" })
+    assert.equal(pk, s:frame_encode(7, true, "Chat", { text = "yo" }, true))
+    local name, v, schema = s:frame_decode(hdr, pk)
+    assert.same({ "Chat", { text = "yo" }, s }, { name, v, schema })
+    name, v = s:frame_decode(pk, 7, true, nil, true)
+    assert.same({ "Chat", { text = "yo" } }, { name, v })
+    local one = s:frame_encode(3, false, "Chat", { text = "x" }, false, { version_bits = 8 })
+    assert.same({ text = "x" }, s:frame_decode(one, 3, false, "Chat", false, { version_bits = 8 }))
+    fails("crc", nil, s:frame_decode(one, 4, false, "Chat", false, { version_bits = 8 }))
+  end)
+
+  it("write an explicit tag, and refuse another one with code schema", function ()
+    local pk = s:frame_encode({ id = 1, tag = 0xCAFEF00D }, "Chat", { text = "t" })
+    assert.equal(0xCAFEF00D, string.unpack("<I4", pk, 5))
+    assert.equal("Chat", (s:frame_decode({ id = 1, tag = 0xCAFEF00D }, pk)))
+    fails("schema", "packet for schema cafef00d, this is cafef00e",
+      s:frame_decode({ id = 1, tag = 0xCAFEF00E }, pk))
+    local tagged = s:frame_encode({ tagged = true }, "Chat", { text = "t" })
+    assert.equal(s:tag(), string.unpack("<I4", tagged, 5))
+    assert.equal(tonumber(s:fingerprint():sub(1, 8), 16), s:tag())
+  end)
+end)
