@@ -136,12 +136,12 @@ static int olddecode (lua_State *L) {
 /* s:frame_encode(hdr, name, value [, opts]) -> packet */
 static int schema_frameencode (lua_State *L) {
   LSchema *ls;
-  if (lua_type(L, 2) == LUA_TNUMBER) return oldencode(L);
-  ls = bw_checkschema(L, 1);
   bw_FrameHeader h;
   uint32_t t;
   int fold, given, b;
   Ctx c;
+  if (lua_type(L, 2) == LUA_TNUMBER) return oldencode(L);
+  ls = bw_checkschema(L, 1);
   checkheader(L, 2, &h, &fold, &given);
   t = bw_checktype(L, 3);
   lua_settop(L, 5);  /* an omitted value is nil */
