@@ -312,6 +312,19 @@ describe("bitwire.protocol options", function ()
     contains("'version_bits' must be an integer in [1, 32]",
       errorof(bitwire.protocol, s, { versioned = true, version_bits = 33 }))
     contains("first argument must be a schema or a registry", errorof(bitwire.protocol, {}))
+    contains("'version_bits' needs versioned = true",
+      errorof(bitwire.protocol, s, { versioned = false, version_bits = 8 }))
+    local reg = assert(bitwire.watch(tempdefs(defs())))
+    contains("a registry protocol names its schema by tag",
+      errorof(bitwire.protocol, reg, { fingerprint = true }))
+    local p = bitwire.protocol(reg, { fingerprint = false })
+    assert.equal("Chat", (p:decode(p:encode("Chat", { text = "a" }))))
+    contains("'version' needs a versioned protocol", errorof(p.encode, p, "Chat", { text = "" },
+      { version = 1 }))
+    local v = bitwire.protocol(reg, { version_bits = 8 })   -- implies versioned
+    contains("'version' comes from the packet", errorof(v.decode, v,
+      v:encode("Chat", { text = "" }), { version = 1 }))
+    cleanup()
   end)
 
   it("says what a CRC mismatch may mean", function ()
