@@ -174,7 +174,12 @@ static int schema_frameencode (lua_State *L) {
   if (!given) h.tag = bw_frametag(ls->S->fingerprint);
   h.version = c.version;
   h.typebits = ls->S->typebits;
-  h.type = t;
+  if (h.flags & BW_FMESSAGE) {  /* the type's message id (its 'messages') */
+    h.type = bw_msgid(ls->S, t);
+    if (h.type == BW_NONE)
+      return luaL_error(L, "'%s' is not a message (not in the schema's "
+                        "'messages')", ls->S->names[ls->S->types[t].name]);
+  }
   bw_writerreset(c.w);
   bw_framewriteheader(c.w, &h);
   bw_encodebody(&c, t, 4, b);
@@ -229,7 +234,7 @@ static int schema_framedecode (lua_State *L) {
   const char *s;
   int fold, given, into, b = 0;
   Lookup lk;
-  uint32_t version;
+  uint32_t version, t;
   Ctx c;
   if (lua_type(L, 3) == LUA_TNUMBER) return olddecode(L);
   ls = bw_checkschema(L, 1);
@@ -291,19 +296,21 @@ static int schema_framedecode (lua_State *L) {
     }
     b = lua_gettop(L);
   }
-  if (h.flags & BW_FMESSAGE) {
-    if (h.type >= ls->S->ntypes) {
+  if (h.flags & BW_FMESSAGE) {  /* a message id: its type */
+    t = bw_msgtype(ls->S, h.type);
+    if (t == BW_NONE) {
       bw_decfail(&c, BW_ETAG, h.typepos, "message type %" PRIu32
-                 " out of range [0, %" PRIu32 "]", h.type, ls->S->ntypes - 1);
+                 " out of range [0, %" PRIu32 "]", h.type,
+                 ls->S->nmessages - 1);
       return bw_pushdecodeerror(L, &c);
     }
-    lua_rawgeti(L, c.names, (lua_Integer)ls->S->types[h.type].name + 1);
+    lua_rawgeti(L, c.names, (lua_Integer)ls->S->types[t].name + 1);
   }
   else {
     lua_getfield(L, 2, "type");
-    h.type = bw_checktype(L, lua_gettop(L));
+    t = bw_checktype(L, lua_gettop(L));
   }
-  if (!bw_decodefrom(&c, h.type, into, b)) return bw_pushdecodeerror(L, &c);
+  if (!bw_decodefrom(&c, t, into, b)) return bw_pushdecodeerror(L, &c);
   lua_pushvalue(L, 1);
   return 3;
 }

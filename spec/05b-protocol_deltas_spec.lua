@@ -425,3 +425,25 @@ describe("s:frame_encode and s:frame_decode", function ()
     assert.equal(tonumber(s:fingerprint():sub(1, 8), 16), s:tag())
   end)
 end)
+
+describe("a protocol over a schema with a messages list", function ()
+  it("frames the message ids of the list, and refuses other types", function ()
+    local s = bitwire.schema {
+      messages = { "Move", "Chat" },
+      Vec = { { "x", "int", min = 0, max = 7 } },
+      Move = { { "to", "Vec" } },
+      Chat = { { "text", "string", max = 8 } },
+    }
+    local p = bitwire.protocol(s, { id = 1, fingerprint = false, check = false })
+    local pk = p:encode("Chat", { text = "" })
+    -- CRC, then message id 1 in 1 bit, then the length 0 in 4 bits
+    assert.equal(1, pk:byte(5))
+    local name, v = p:decode(pk)
+    assert.equal("Chat", name)
+    assert.same({ text = "" }, v)
+    name, v = p:decode(p:encode("Move", { to = { x = 3 } }))
+    assert.equal("Move", name)
+    assert.same({ to = { x = 3 } }, v)
+    contains("'Vec' is not a message", errorof(p.encode, p, "Vec", { x = 1 }))
+  end)
+end)
