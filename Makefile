@@ -35,6 +35,10 @@ BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
 CORE_HDR = core/bw.h core/bw_schema.h
 ALL_CFLAGS = $(WARN) $(FPFLAGS) -Icore $(CFLAGS)
 LIBS = -lz -lm
+# the CRC and the frame header, apart from the stream primitives
+CORE_SRC += core/bw_frame.c
+# the UDP game examples and spec/05c-game_loop_spec.lua
+DEB_PKGS += lua-socket
 
 BUSTED_ENV = LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./build/?.so;;"
 
@@ -160,6 +164,7 @@ bench: bench-deps all build/bench_stream build/bench/handc.so build/bench/handc_
 	  LUA_CPATH="./build/?.so;./build/bench/?.so;;" $(LUA) bench/bench_schema.lua
 	@LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" \
 	  LUA_CPATH="./build/?.so;./build/bench/?.so;;" $(LUA) bench/bench_shapes.lua
+	@$(BUSTED_ENV) $(LUA) bench/bench_delta.lua
 
 # the hand-written C peer of the schema benchmark (Lua module "handc")
 build/bench/handc.so: bench/handc.c
