@@ -279,7 +279,8 @@ function Walk:deltastruct(path, ty, base)
       local changed = self:meta(p .. "^", "bool", 1, "changed")
       if changed == nil then return nil end
       if changed == 0 then
-        t[f.name] = b
+        if b == nil and not f.optional then b = f.default end
+        t[f.name] = self:kept(f, b)
       else
         local here = true
         if f.optional then
@@ -288,22 +289,99 @@ function Walk:deltastruct(path, ty, base)
           here = pb == 1
         end
         if here then
-          local v
-          if b ~= nil and f.kind == "struct" then
-            local e = self:open(p, "struct", "delta")
-            v = self:deltastruct(p, self.types[f.type], b)
-            if v ~= nil then self:close(e, v) end
-          elseif (b == M.UNKNOWN or type(b) == "table") and f.kind == "sparse" then
-            v = self:value(p, f, b)
-          else
-            v = self:value(p, f)
-          end
+          local v = self:deltavalue(p, f, b)
           if v == nil then return nil end
           t[f.name] = v
         end
       end
     end
   end
+  return t
+end
+
+-- What a delta keeps of baseline value 'b' of field 'f', copied along the
+-- schema as the driver copies it: a field the baseline lacks takes its
+-- default, one not on the wire at this version its default too.
+function Walk:kept(f, b)
+  if type(b) ~= "table" or b == M.UNKNOWN then return b end
+  local t = {}
+  if f.kind == "struct" then
+    local ty = self.types[f.type]
+    for _, g in ipairs(ty.fields) do
+      if g.name == nil then   -- align, check: no value
+      elseif not present(g, self.version) then
+        t[g.name] = g.default
+      else
+        local v = b[g.name]
+        if v == nil and not g.optional then v = g.default end
+        t[g.name] = self:kept(g, v)
+      end
+    end
+  elseif f.kind == "array" or f.kind == "sparse" then
+    for k, v in pairs(b) do t[k] = self:kept(f.of, v) end
+  else
+    for k, v in pairs(b) do t[k] = v end
+  end
+  return t
+end
+
+-- A changed value against its baseline value 'b' (WIRE.md, "Delta against
+-- a baseline"): records, arrays and sparse arrays whose baseline is a table
+-- are deltas again, everything else is sent in full.
+function Walk:deltavalue(p, f, b)
+  local known = b == M.UNKNOWN or type(b) == "table"
+  if b ~= nil and f.kind == "struct" then
+    local e = self:open(p, "struct", "delta")
+    local v = self:deltastruct(p, self.types[f.type], b)
+    if v ~= nil then self:close(e, v) end
+    return v
+  elseif known and f.kind == "array" then
+    return self:deltaarray(p, f, b)
+  elseif known and f.kind == "sparse" then
+    return self:value(p, f, b)
+  end
+  return self:value(p, f)
+end
+
+-- An array against its baseline: the count as usual, then per element
+-- within the baseline's length bool(changed) and, if changed, the element
+-- as a delta of the baseline's; past it, the element in full.
+function Walk:deltaarray(path, f, base)
+  if base == M.UNKNOWN then
+    return self:fail(path, "an array delta needs the baseline", "baseline")
+  end
+  local e = self:open(path, "array", "delta")
+  local n = f.min
+  if not f.fixed then
+    n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max }, "count")
+    if n == nil then return nil end
+  end
+  local t, blen = {}, #base
+  -- as the driver: a kept element costs a bit, a new one its minbits
+  local need = math.min(n, blen) + math.max(n - blen, 0) * (f.of.minbits or 0)
+  if need > self.r:remaining() then
+    return self:fail(path, "count " .. n .. " needs " .. need
+      .. " bits or more, " .. self.r:remaining() .. " left", "truncated", e.bit)
+  end
+  for i = 1, n do
+    local p = path .. "[" .. i .. "]"
+    if i <= blen then
+      local c = self:meta(p .. "^", "bool", 1, "changed")
+      if c == nil then return nil end
+      if c == 0 then
+        t[i] = self:kept(f.of, base[i])
+      else
+        local x = self:deltavalue(p, f.of, base[i])
+        if x == nil then return nil end
+        t[i] = x
+      end
+    else
+      local x = self:value(p, f.of)
+      if x == nil then return nil end
+      t[i] = x
+    end
+  end
+  self:close(e, t)
   return t
 end
 
@@ -356,7 +434,7 @@ function Walk:sparse(path, f, base)
   self.sparseenc = ENCODING_NAMES[enc]
   local t = {}
   if base ~= nil and base ~= M.UNKNOWN then
-    for k, v in pairs(base) do t[k] = v end
+    for k, v in pairs(base) do t[k] = self:kept(f.of, v) end
   end
   if enc == 0 then
     for i = 1, n do
