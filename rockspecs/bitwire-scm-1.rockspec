@@ -37,6 +37,7 @@ build = {
         "core/bw_schema.c",
         "core/bw_compile.c",
         "core/bw_game.c",
+        "core/bw_frame.c",
         "bindings/lbw.c",
         "bindings/lbw_path.c",
         "bindings/lbw_equal.c",
