@@ -278,7 +278,7 @@ function Walk:deltastruct(path, ty, base)
       end
       local changed = self:meta(p .. "^", "bool", 1, "changed")
       if changed == nil then return nil end
-      if changed == 0 then   -- kept; a baseline without the field: its default
+      if changed == 0 then
         if b == nil and not f.optional then b = f.default end
         t[f.name] = self:kept(f, b)
       else
@@ -299,54 +299,53 @@ function Walk:deltastruct(path, ty, base)
   return t
 end
 
--- What a delta keeps of the baseline value 'v' of field 'f': a copy along
--- the schema, where fields not on the wire at this version and fields the
--- baseline lacks take their defaults (bindings/lbw_decode.c pushkept).
-function Walk:kept(f, v)
-  if type(v) ~= "table" or v == M.UNKNOWN then return v end
+-- What a delta keeps of baseline value 'b' of field 'f', copied along the
+-- schema as the driver copies it: a field the baseline lacks takes its
+-- default, one not on the wire at this version its default too.
+function Walk:kept(f, b)
+  if type(b) ~= "table" or b == M.UNKNOWN then return b end
   local t = {}
   if f.kind == "struct" then
-    for _, g in ipairs(self.types[f.type].fields) do
-      if g.name ~= nil then
-        local x = v[g.name]
-        if not present(g, self.version) then x = g.default
-        elseif x == nil and not g.optional then x = g.default
-        elseif type(x) == "table" then x = self:kept(g, x) end
-        t[g.name] = x
+    local ty = self.types[f.type]
+    for _, g in ipairs(ty.fields) do
+      if g.name == nil then   -- luacheck: ignore 542 (align, check: no value)
+      elseif not present(g, self.version) then
+        t[g.name] = g.default
+      else
+        local v = b[g.name]
+        if v == nil and not g.optional then v = g.default end
+        t[g.name] = self:kept(g, v)
       end
     end
-  elseif f.kind == "array" then
-    for i = 1, #v do t[i] = self:kept(f.of, v[i]) end
-  elseif f.kind == "sparse" then
-    for k, x in pairs(v) do t[k] = self:kept(f.of, x) end
+  elseif f.kind == "array" or f.kind == "sparse" then
+    for k, v in pairs(b) do t[k] = self:kept(f.of, v) end
   else
-    for i = 1, #v do t[i] = v[i] end
+    for k, v in pairs(b) do t[k] = v end
   end
   return t
 end
 
--- A changed value of field 'f' against its baseline value 'b': records,
--- arrays and sparse arrays as deltas when the baseline has a table there,
--- anything else in full.
-function Walk:deltavalue(path, f, b)
-  if type(b) == "table" or b == M.UNKNOWN then
-    if f.kind == "struct" then
-      local e = self:open(path, "struct", "delta")
-      local v = self:deltastruct(path, self.types[f.type], b)
-      if v ~= nil then self:close(e, v) end
-      return v
-    elseif f.kind == "sparse" then
-      return self:value(path, f, b)
-    elseif f.kind == "array" then
-      return self:deltaarray(path, f, b)
-    end
+-- A changed value against its baseline value 'b' (WIRE.md, "Delta against
+-- a baseline"): records, arrays and sparse arrays whose baseline is a table
+-- are deltas again, everything else is sent in full.
+function Walk:deltavalue(p, f, b)
+  local known = b == M.UNKNOWN or type(b) == "table"
+  if b ~= nil and f.kind == "struct" then
+    local e = self:open(p, "struct", "delta")
+    local v = self:deltastruct(p, self.types[f.type], b)
+    if v ~= nil then self:close(e, v) end
+    return v
+  elseif known and f.kind == "array" then
+    return self:deltaarray(p, f, b)
+  elseif known and f.kind == "sparse" then
+    return self:value(p, f, b)
   end
-  return self:value(path, f)
+  return self:value(p, f)
 end
 
--- An array against the baseline array 'base': its count, then for each
--- element the baseline has, bool(changed) and what changed; the elements
--- past the baseline's length in full.
+-- An array against its baseline: the count as usual, then per element
+-- within the baseline's length bool(changed) and, if changed, the element
+-- as a delta of the baseline's; past it, the element in full.
 function Walk:deltaarray(path, f, base)
   if base == M.UNKNOWN then
     return self:fail(path, "an array delta needs the baseline", "baseline")
@@ -357,30 +356,30 @@ function Walk:deltaarray(path, f, base)
     n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max }, "count")
     if n == nil then return nil end
   end
-  local bn = #base
-  local need = (n < bn and n or bn) + (n > bn and (n - bn) * (f.of.minbits or 0) or 0)
+  local t, blen = {}, #base
+  -- as the driver: a kept element costs a bit, a new one its minbits
+  local need = math.min(n, blen) + math.max(n - blen, 0) * (f.of.minbits or 0)
   if need > self.r:remaining() then
-    return self:fail(path, "count " .. n .. " needs more bits than are left",
-      "truncated", e.bit)
+    return self:fail(path, "count " .. n .. " needs " .. need
+      .. " bits or more, " .. self.r:remaining() .. " left", "truncated", e.bit)
   end
-  local t = {}
   for i = 1, n do
     local p = path .. "[" .. i .. "]"
-    local x
-    if i <= bn then
-      local changed = self:meta(p .. "^", "bool", 1, "changed")
-      if changed == nil then return nil end
-      if changed == 1 then x = self:deltavalue(p, f.of, base[i])
+    if i <= blen then
+      local c = self:meta(p .. "^", "bool", 1, "changed")
+      if c == nil then return nil end
+      if c == 0 then
+        t[i] = self:kept(f.of, base[i])
       else
-        x = base[i]
-        if x == nil then x = f.of.default end
-        x = self:kept(f.of, x)
+        local x = self:deltavalue(p, f.of, base[i])
+        if x == nil then return nil end
+        t[i] = x
       end
     else
-      x = self:value(p, f.of)
+      local x = self:value(p, f.of)
+      if x == nil then return nil end
+      t[i] = x
     end
-    if x == nil then return nil end
-    t[i] = x
   end
   self:close(e, t)
   return t
@@ -404,11 +403,17 @@ function Walk:slot(path, f, t, base, i)
   end
   local bv
   if base ~= M.UNKNOWN then bv = base[i] end
-  local k = f.of.kind
-  if base == M.UNKNOWN and (k == "struct" or k == "array" or k == "sparse") then
+  if base == M.UNKNOWN and f.of.kind == "struct" then
     return self:fail(p, "a slot delta needs the baseline", "baseline")
   end
-  local v = self:deltavalue(p, f.of, bv)
+  local v
+  if f.of.kind == "struct" and type(bv) == "table" then
+    local e = self:open(p, "struct", "delta")
+    v = self:deltastruct(p, self.types[f.of.type], bv)
+    if v ~= nil then self:close(e, v) end
+  else
+    v = self:value(p, f.of)
+  end
   if v == nil then return nil end
   t[i] = v
   return true
@@ -428,7 +433,9 @@ function Walk:sparse(path, f, base)
   end
   self.sparseenc = ENCODING_NAMES[enc]
   local t = {}
-  if base ~= nil and base ~= M.UNKNOWN then t = self:kept(f, base) end
+  if base ~= nil and base ~= M.UNKNOWN then
+    for k, v in pairs(base) do t[k] = self:kept(f.of, v) end
+  end
   if enc == 0 then
     for i = 1, n do
       local b = self:meta(path .. "[" .. i .. "]?", "bool", 1, "slot")
