@@ -23,9 +23,9 @@ DEB_PKGS = liblua5.4-dev lua5.4 lua-busted lua-cjson lua-messagepack \
            zlib1g-dev pkg-config clang libclang-rt-14-dev valgrind \
            lua-check cppcheck
 
-CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_game.c
+CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_game.c core/bw_blob.c
 BIND_SRC = bindings/lbw.c bindings/lbw_schema.c
-CORE_HDR = core/bw.h core/bw_schema.h
+CORE_HDR = core/bw.h core/bw_schema.h core/bw_blob.h
 ALL_CFLAGS = $(WARN) $(FPFLAGS) -Icore $(CFLAGS)
 LIBS = -lz -lm
 
