@@ -27,7 +27,7 @@ CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_game.c core/bw_blob.c
 BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
            bindings/lbw_encode.c bindings/lbw_decode.c bindings/lbw_compile.c \
            bindings/lbw_methods.c bindings/lbw_frame.c bindings/lbw_share.c \
-           bindings/lbw_program.c
+           bindings/lbw_program.c bindings/lbw_blob.c
 CORE_HDR = core/bw.h core/bw_schema.h core/bw_blob.h
 ALL_CFLAGS = $(WARN) $(FPFLAGS) -Icore $(CFLAGS)
 LIBS = -lz -lm
