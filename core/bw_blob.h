@@ -92,6 +92,28 @@ typedef struct bw_BlobHeader {
   uint32_t reserved;      /* zero */
 } bw_BlobHeader;
 
+/* {===================== mapped access ===================== */
+/* What generated headers use on a mapped, checked blob: a relative array
+** is {offset from its own address, count}, a relative pointer an offset;
+** offset 0 is null. */
+
+typedef struct bw_RelArray { int32_t offset; uint32_t count; } bw_RelArray;
+typedef struct bw_RelPtr { int32_t offset; } bw_RelPtr;
+typedef struct bw_BlobQuat { float x, y, z, w; } bw_BlobQuat;
+
+static inline const void *bw_relptr_get (const bw_RelPtr *p) {
+  return p->offset != 0 ? (const void *)((const char *)p + p->offset) : NULL;
+}
+
+static inline const void *bw_relarray_data (const bw_RelArray *a) {
+  return a->offset != 0 ? (const void *)((const char *)a + a->offset) : NULL;
+}
+
+/* Element 'i' (< a->count) of relative array 'a' of 'T'. */
+#define bw_relarray_at(a, T, i)  ((const T *)bw_relarray_data(a) + (i))
+
+/* }========================================================== */
+
 /* Byte sizes of the C types. */
 extern const uint8_t bw_blobctypesize[BW_NCTYPES];
 
