@@ -81,6 +81,16 @@ LUA_LIBS ?= $(shell pkg-config --libs lua$(LUA_VERSION) 2>/dev/null)
 build/test_share: bindings/test/test_share.c core/test/check.h build/bitwire/core.so
 	$(CC) $(WARN) $(CFLAGS) -Icore/test $(LUA_CFLAGS) -pthread -o $@ $< $(LUA_LIBS)
 
+# a blob written from Lua (bindings/test/blobmap.lua), mapped and read from
+# C through bitwire.gen.blob's header, under ASan and UBSan
+C_TESTS += build/test_blobmap
+build/blobmap/blobmap.h: bindings/test/blobmap.lua lua/bitwire/gen/blob.lua build/bitwire/core.so
+	@mkdir -p build/blobmap
+	@$(BUSTED_ENV) $(LUA) bindings/test/blobmap.lua build/blobmap
+build/test_blobmap: bindings/test/test_blobmap.c build/blobmap/blobmap.h core/bw_blob.c core/bw_stream.c $(CORE_HDR) core/test/check.h
+	$(CC) $(subst c99,c11,$(WARN)) $(SANFLAGS) -g -Icore -Icore/test -Ibuild/blobmap \
+	  -o $@ $< core/bw_blob.c core/bw_stream.c $(LIBS)
+
 check: deps $(C_TESTS)
 	@for t in $(C_TESTS); do ./$$t || exit 1; done
 
