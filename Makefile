@@ -180,7 +180,7 @@ valgrind: deps all build/test_share
 # prints exec/s; a crash or a failed check exits non-zero.
 FUZZ_CC            ?= clang
 FUZZ_SHORT_SECONDS ?= 8
-CORE_FUZZ           = fuzz_stream fuzz_frame
+CORE_FUZZ           = fuzz_stream fuzz_frame fuzz_blob
 FUZZ_TARGETS        = $(CORE_FUZZ) fuzz_decode
 FUZZ_CFLAGS         = $(WARN) -g -O1 -fno-omit-frame-pointer $(FPFLAGS) -Icore
 FUZZ_SAN            = -fno-sanitize-recover=all
