@@ -103,7 +103,8 @@ spec: all
 TEST_STEPS = "$(MAKE) --no-print-directory lint" \
              "$(MAKE) --no-print-directory sanitize" \
              "$(MAKE) --no-print-directory fuzz-short" \
-             "$(MAKE) --no-print-directory valgrind"
+             "$(MAKE) --no-print-directory valgrind" \
+             "$(MAKE) --no-print-directory -C examples/cutscene"
 test: deps all $(C_TESTS)
 	@$(LUA) tools/runtests.lua "$(BUSTED)" $(C_TESTS) -- $(TEST_STEPS)
 

@@ -289,3 +289,64 @@ describe("schema:blob_layout", function()
     assert.equal("uint32_t", lay.fields[lay.types[2].first + 1].ctype)
   end)
 end)
+
+describe("bitwire blob (the command)", function()
+  local cli = require "bitwire.cli.blob"
+  local tmp = os.tmpname()
+  local defs = tmp .. "_defs.lua"
+  local function write(path, text)
+    local f = assert(io.open(path, "wb")); f:write(text); f:close()
+  end
+  local function read(path)
+    local f = assert(io.open(path, "rb")); local d = f:read("a"); f:close(); return d
+  end
+  local function run(args)
+    local out = {}
+    local sink = { write = function (self, ...) for _, s in ipairs { ... } do out[#out + 1] = s end return self end }
+    local ok, status = pcall(cli.run, args, { stdout = sink, stderr = sink })
+    return ok, ok and table.concat(out) or (type(status) == "table" and status.msg or tostring(status))
+  end
+  teardown(function ()
+    for _, p in ipairs { tmp, defs, tmp .. ".json", tmp .. ".bin", tmp .. ".up", tmp .. ".h" } do os.remove(p) end
+  end)
+
+  it("builds a blob from JSON and prints it back", function()
+    write(defs, [[return { Cmd = { {"type", "enum", values = {"fade", "say"}},
+      {"text", "string", max = 32, optional = true}, {"at", "float32"} },
+      Scene = { {"name", "string", max = 8}, {"cmds", "array", of = "Cmd", max = 9} } }]])
+    write(tmp .. ".json", [[{"name": "x", "cmds": [{"type": "fade", "at": 0.5, "text": null},
+      {"type": "say", "text": "hé", "at": 2}]}]])
+    assert.same({ true, "" }, { run { defs, "Scene", tmp .. ".json", "-o", tmp .. ".bin" } })
+    local s = bitwire.load(defs)
+    assert.same({ name = "x", cmds = { { type = "fade", at = 0.5 }, { type = "say", text = "hé", at = 2 } } },
+                s:unblob("Scene", read(tmp .. ".bin")))
+    local ok, out = run { defs, "Scene", tmp .. ".bin", "--json" }
+    assert.is_true(ok)
+    assert.same(s:unblob("Scene", read(tmp .. ".bin")), require("cjson").decode(out))
+  end)
+
+  it("upgrades a blob of an older version to the current one", function()
+    write(defs, [[return { T = { {"a", "int", min = 0, max = 9},
+      {"b", "int", min = 0, max = 9, since = 1, default = 7} } }]])
+    local s = bitwire.load(defs)
+    write(tmp .. ".bin", s:blob("T", { a = 3 }, { version = 0 }))
+    assert.is_true((run { "upgrade", defs, "T", tmp .. ".bin", "-o", tmp .. ".up" }))
+    local up = read(tmp .. ".up")
+    assert.equal(s:blob("T", { a = 3, b = 7 }), up)
+    assert.equal(1, string.unpack("<I4", up, 17))
+  end)
+
+  it("prints the C header and fails cleanly on bad input", function()
+    write(defs, [[return { T = { {"a", "int", min = 0, max = 9}, {"s", "string", max = 4} } }]])
+    local ok, out = run { "header", defs }
+    assert.is_true(ok)
+    assert.matches("struct T {", out, 1, true)
+    assert.matches("_Static_assert(offsetof(T, s) == 4", out, 1, true)
+    assert.matches("T_blob_check", out, 1, true)
+    write(tmp .. ".bin", "not a blob")
+    local ok2, msg = run { defs, "T", tmp .. ".bin", "--json" }
+    assert.is_false(ok2)
+    assert.matches("truncated header", msg)
+    assert.is_false((run { defs, "Nope", tmp .. ".bin", "--json" }))
+  end)
+end)
