@@ -885,6 +885,8 @@ static int schema_bloblayout (lua_State *L) {
     setint(L, "max", f->max);
     lua_pushboolean(L, f->ctype == BW_CBOOL && f->form == BW_BSCALAR);
     lua_setfield(L, -2, "bool");
+    lua_pushboolean(L, f->check);
+    lua_setfield(L, -2, "check");
     if (sf->kind == BW_KENUM) {
       int64_t k;
       lua_createtable(L, (int)sf->max + 1, 0);

@@ -147,24 +147,6 @@ static int addframe (Chk *c, const char *name, int64_t index) {
   return 0;
 }
 
-/* Does every value of the element need looking at? */
-static int needscheck (const bw_BlobLayout *L, const bw_BlobField *f) {
-  if (f->form != BW_BSCALAR) return f->form != BW_BFIXBYTES
-                                    && f->form != BW_BQUAT;
-  switch (f->ctype) {
-    case BW_CF32: case BW_CF64: return 0;
-    case BW_CU8: return !(f->min == 0 && f->max == 0xFF);
-    case BW_CU16: return !(f->min == 0 && f->max == 0xFFFF);
-    case BW_CU32: return !(f->min == 0 && f->max == 0xFFFFFFFF);
-    case BW_CU64: return !(f->min == 0 && f->max == -1);
-    case BW_CI8: return !(f->min == INT8_MIN && f->max == INT8_MAX);
-    case BW_CI16: return !(f->min == INT16_MIN && f->max == INT16_MAX);
-    case BW_CI32: return !(f->min == INT32_MIN && f->max == INT32_MAX);
-    case BW_CI64: return !(f->min == INT64_MIN && f->max == INT64_MAX);
-    default: (void)L; return 1;
-  }
-}
-
 /* Follow the relative offset at 'at' to a block of 'count' items of
 ** 'stride' bytes plus 'extra', aligned to 'align'; claim it. '*target'
 ** gets its position (0 for a null offset, which claims nothing). */
@@ -211,7 +193,7 @@ static int checkscalar (Chk *c, const bw_BlobField *f, size_t p) {
 static int checkelems (Chk *c, const bw_BlobField *e, size_t p, uint64_t n,
                        size_t stride) {
   uint64_t i;
-  if (!needscheck(c->L, e)) return 1;
+  if (!e->check) return 1;
   for (i = 0; i < n; i++, p += stride)
     if (!checkvalue(c, e, p)) return addframe(c, NULL, (int64_t)i);
   return 1;
@@ -293,6 +275,7 @@ static int checkrecord (Chk *c, uint32_t t, size_t p) {
   if (++c->level > MAXLEVEL)
     return chkfail(c, BW_EDEPTH, p, "nesting too deep");
   for (; f < end; f++) {
+    if (!f->check) continue;
     if (f->presence != BW_BLOBNONE) {
       uint8_t has = c->b[p + f->presence];
       if (has > 1) {
@@ -502,6 +485,36 @@ static uint32_t roundup (uint64_t n, uint32_t align) {
 
 static int laytype (Lay *z, uint32_t t);
 
+/* Must the validator look at a value of 'f'? Not at floats, ints whose C
+** type holds exactly their range, or records and fixed arrays of those. */
+static int needscheck (const Lay *z, const bw_BlobField *f) {
+  switch (f->form) {
+    case BW_BFIXBYTES: case BW_BQUAT: return 0;
+    case BW_BINLINE: return z->F[f->ref].check;
+    case BW_BRECORD: {
+      const bw_BlobType *ty = &z->T[f->ref];
+      uint32_t i;
+      for (i = ty->first; i < ty->first + ty->count; i++)
+        if (z->F[i].check || z->F[i].presence != BW_BLOBNONE) return 1;
+      return 0;
+    }
+    case BW_BSCALAR: break;
+    default: return 1;  /* offsets */
+  }
+  switch (f->ctype) {
+    case BW_CF32: case BW_CF64: return 0;
+    case BW_CU8: return !(f->min == 0 && f->max == 0xFF);
+    case BW_CU16: return !(f->min == 0 && f->max == 0xFFFF);
+    case BW_CU32: return !(f->min == 0 && f->max == 0xFFFFFFFF);
+    case BW_CU64: return !(f->min == 0 && f->max == -1);
+    case BW_CI8: return !(f->min == INT8_MIN && f->max == INT8_MAX);
+    case BW_CI16: return !(f->min == INT16_MIN && f->max == INT16_MAX);
+    case BW_CI32: return !(f->min == INT32_MIN && f->max == INT32_MAX);
+    case BW_CI64: return !(f->min == INT64_MIN && f->max == INT64_MAX);
+    default: return 1;  /* bool */
+  }
+}
+
 static int toobig (Lay *z, const bw_BlobField *f) {
   if (z->msgsize > 0)
     snprintf(z->msg, z->msgsize, "%s: too large for a blob",
@@ -593,6 +606,7 @@ static int layfield (Lay *z, uint32_t lf) {
   }
   if (size > BW_BLOBMAX / 2) return toobig(z, f);
   f->size = (uint32_t)size;
+  f->check = (uint8_t)needscheck(z, f);
   return 1;
 }
 

@@ -56,6 +56,8 @@ typedef struct bw_BlobField {
   uint32_t size, align; /* of the value in place */
   uint8_t  form;        /* BW_B* */
   uint8_t  ctype;       /* BW_C*: SCALAR */
+  uint8_t  check;       /* 1 if the validator must look at its bytes (0 for
+                           floats, full-range ints and records of them) */
   uint32_t ref;         /* RECORD/PTR: type; ARRAY/SPARSE/INLINE: element */
   uint32_t stride;      /* ARRAY/SPARSE/INLINE: bytes per element/entry */
   uint32_t voff;        /* SPARSE: offset of the value in an entry */

@@ -102,6 +102,9 @@ static void test_layout (void) {
   CHECK(F[scene->first + 1].stride == 20);
   CHECK(scene->size == 20);
   CHECK(cmd->fingerprint != scene->fingerprint);
+  /* floats need no look; enums, ranged ints and offsets do */
+  CHECK(F[cmd->first + 1].check == 0 && F[cmd->first].check == 1);
+  CHECK(F[scene->first + 2].check == 1 && F[scene->first + 1].check == 1);
   free(l.mem);
   bw_schemarelease(S);
 }
