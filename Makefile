@@ -122,10 +122,19 @@ lint: deps
 bandwidth: all
 	@$(BUSTED_ENV) $(LUA) tools/bandwidth.lua $(BANDWIDTH_ARGS)
 
-bench: all build/bench_stream build/bench/handc.so
+bench: all build/bench_stream build/bench/handc.so build/bench/bench_blob
 	./build/bench_stream
+	./build/bench/bench_blob
+	@$(BUSTED_ENV) $(LUA) bench/bench_blob.lua
 	@LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" \
 	  LUA_CPATH="./build/?.so;./build/bench/?.so;;" $(LUA) bench/bench_schema.lua
+
+# mapped blobs: the generated header of bench/blobgen.lua's records
+build/bench/bench_blob.h: bench/blobgen.lua lua/bitwire/gen/blob.lua build/bitwire/core.so
+	@mkdir -p build/bench
+	@$(BUSTED_ENV) $(LUA) bench/blobgen.lua $@
+build/bench/bench_blob: bench/bench_blob.c build/bench/bench_blob.h core/bw_blob.c core/bw_stream.c $(CORE_HDR)
+	$(CC) $(subst c99,c11,$(WARN)) -O2 -Icore -Ibuild/bench -o $@ $< core/bw_blob.c core/bw_stream.c $(LIBS)
 
 # the hand-written C peer of the schema benchmark (Lua module "handc")
 build/bench/handc.so: bench/handc.c
