@@ -16,17 +16,15 @@ assert(msg.compare(snap, cjson.decode(json)))
 local clock = os.clock
 -- seconds per call of f, best of 5 runs of at least 0.2 s
 local function per(f)
-  local n, best = 1, math.huge
-  while true do
+  local n, best = 1
+  repeat
     local t0 = clock()
     for _ = 1, n do f() end
     local t = clock() - t0
-    if t >= 0.2 then
-      best = t / n
-      break
-    end
+    best = t / n
     n = n * 2
-  end
+  until t >= 0.2
+  n = n // 2
   for _ = 1, 4 do
     local t0 = clock()
     for _ = 1, n do f() end

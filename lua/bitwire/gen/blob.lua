@@ -29,10 +29,6 @@ function M.generate(s, opts)
   local function emit(fmt, ...) out[#out + 1] = string.format(fmt, ...) end
   local cname = {}          -- type id -> C struct name
   for _, t in ipairs(types) do cname[t.id] = prefix .. ident(t.name) end
-  local owner = {}          -- field index -> type (members only)
-  for _, t in ipairs(types) do
-    for i = t.first, t.first + t.count - 1 do owner[i] = t end
-  end
 
   -- the C type of an element (or member) field, and typedefs it needs
   local typedefs, asserts, defined = {}, {}, {}
