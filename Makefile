@@ -191,7 +191,7 @@ valgrind: deps all build/test_share
 FUZZ_CC            ?= clang
 FUZZ_SHORT_SECONDS ?= 8
 CORE_FUZZ           = fuzz_stream fuzz_frame fuzz_blob
-FUZZ_TARGETS        = $(CORE_FUZZ) fuzz_decode
+FUZZ_TARGETS        = $(CORE_FUZZ) fuzz_decode fuzz_unblob
 FUZZ_CFLAGS         = $(WARN) -g -O1 -fno-omit-frame-pointer $(FPFLAGS) -Icore
 FUZZ_SAN            = -fno-sanitize-recover=all
 FUZZ_BINS           = $(FUZZ_TARGETS:%=build/fuzz/%) $(FUZZ_TARGETS:%=build/fuzz/%_seed)
@@ -217,6 +217,20 @@ build/fuzz/fuzz_decode: $(FUZZ_DEC_DEPS)
 build/fuzz/fuzz_decode_seed: $(FUZZ_DEC_DEPS)
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibindings -Icore/test $(LUA_CFLAGS) -DFUZZ_SEEDGEN \
+	  -fsanitize=address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
+
+# s:unblob and s:blobview on hostile blobs: fuzz_decode's harness running
+# bindings/test/fuzz_unblob.lua
+build/fuzz/fuzz_unblob: $(FUZZ_DEC_DEPS) bindings/test/fuzz_unblob.lua
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibindings -Icore/test $(LUA_CFLAGS) \
+	  -DSCRIPT='"bindings/test/fuzz_unblob.lua"' \
+	  -fsanitize=fuzzer,address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
+
+build/fuzz/fuzz_unblob_seed: $(FUZZ_DEC_DEPS) bindings/test/fuzz_unblob.lua
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibindings -Icore/test $(LUA_CFLAGS) -DFUZZ_SEEDGEN \
+	  -DSCRIPT='"bindings/test/fuzz_unblob.lua"' \
 	  -fsanitize=address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
 
 .PHONY: fuzz-short

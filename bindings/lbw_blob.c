@@ -232,13 +232,16 @@ static void wscalar (Wr *c, const bw_BlobField *f, int idx, size_t p) {
       double x;
       if (lua_type(L, idx) != LUA_TNUMBER) wexpect(c, idx, "a number");
       x = (double)lua_tonumber(L, idx);
-      if (sf->kind == BW_KFLOAT && !(x >= sf->dmin && x <= sf->dmax)) {
-        if (!sf->clamp || x != x) {
-          lua_pushfstring(L, "%f out of range [%f, %f]", (lua_Number)x,
-                          (lua_Number)sf->dmin, (lua_Number)sf->dmax);
-          werror(c, lua_tostring(L, -1));
+      if (f->dmin <= f->dmax) {  /* the layout's range, as stored */
+        double y = f->ctype == BW_CF32 ? (double)bw_tofloat32(x) : x;
+        if (!(y >= f->dmin && y <= f->dmax)) {
+          if (!sf->clamp || x != x) {
+            lua_pushfstring(L, "%f out of range [%f, %f]", (lua_Number)x,
+                            (lua_Number)sf->dmin, (lua_Number)sf->dmax);
+            werror(c, lua_tostring(L, -1));
+          }
+          x = y < f->dmin ? f->dmin : f->dmax;
         }
-        x = x < sf->dmin ? sf->dmin : sf->dmax;
       }
       bw_blobsetf(c->w->buf + p, f->ctype, x);
       return;
@@ -883,6 +886,10 @@ static int schema_bloblayout (lua_State *L) {
     setint(L, "count", f->count);
     setint(L, "min", f->min);
     setint(L, "max", f->max);
+    lua_pushnumber(L, (lua_Number)f->dmin);
+    lua_setfield(L, -2, "dmin");
+    lua_pushnumber(L, (lua_Number)f->dmax);
+    lua_setfield(L, -2, "dmax");
     lua_pushboolean(L, f->ctype == BW_CBOOL && f->form == BW_BSCALAR);
     lua_setfield(L, -2, "bool");
     lua_pushboolean(L, f->check);

@@ -174,7 +174,12 @@ static int checkrecord (Chk *c, uint32_t t, size_t p);
 static int checkvalue (Chk *c, const bw_BlobField *f, size_t p);
 
 static int checkscalar (Chk *c, const bw_BlobField *f, size_t p) {
-  if (f->ctype >= BW_CF32 && f->ctype != BW_CBOOL) return 1;
+  if (f->ctype == BW_CF32 || f->ctype == BW_CF64) {
+    double x = bw_blobgetf(c->b + p, f->ctype);
+    if (f->dmin <= f->dmax && !(x >= f->dmin && x <= f->dmax))
+      return chkfail(c, BW_ERANGE, p, "value out of range");
+    return 1;
+  }
   if (f->ctype == BW_CU64 || f->ctype == BW_CU32 || f->ctype == BW_CU16
       || f->ctype == BW_CU8 || f->ctype == BW_CBOOL) {
     uint64_t u = bw_blobloadu(c->b + p, bw_blobctypesize[f->ctype]);
@@ -502,7 +507,7 @@ static int needscheck (const Lay *z, const bw_BlobField *f) {
     default: return 1;  /* offsets */
   }
   switch (f->ctype) {
-    case BW_CF32: case BW_CF64: return 0;
+    case BW_CF32: case BW_CF64: return f->dmin <= f->dmax;
     case BW_CU8: return !(f->min == 0 && f->max == 0xFF);
     case BW_CU16: return !(f->min == 0 && f->max == 0xFFFF);
     case BW_CU32: return !(f->min == 0 && f->max == 0xFFFFFFFF);
@@ -530,6 +535,8 @@ static int layfield (Lay *z, uint32_t lf) {
   f->form = BW_BSCALAR;
   f->min = sf->min;
   f->max = sf->max;
+  f->dmin = 1;  /* no float range */
+  f->dmax = 0;
   f->align = 0;
   switch (sf->kind) {
     case BW_KINT: case BW_KTIERED: case BW_KENUM:
@@ -543,7 +550,12 @@ static int layfield (Lay *z, uint32_t lf) {
              : (int64_t)((UINT64_C(1) << sf->nbits) - 1);
       break;
     case BW_KBOOL: f->ctype = BW_CBOOL; f->min = 0; f->max = 1; break;
-    case BW_KFLOAT: case BW_KFLOAT32: f->ctype = BW_CF32; break;
+    case BW_KFLOAT:  /* the range as stored: rounding keeps order */
+      f->ctype = BW_CF32;
+      f->dmin = bw_tofloat32(sf->dmin);
+      f->dmax = bw_tofloat32(sf->dmax);
+      break;
+    case BW_KFLOAT32: f->ctype = BW_CF32; break;
     case BW_KFLOAT64: f->ctype = BW_CF64; break;
     case BW_KQUAT: f->form = BW_BQUAT; size = 16; f->align = 4; break;
     case BW_KSTRING: f->form = BW_BSTRING; f->min = 0; break;
@@ -637,6 +649,13 @@ static uint64_t hashfield (const Lay *z, const bw_BlobField *f, uint64_t h) {
   h = fnvu(h, f->count);
   h = fnvu(h, (uint64_t)f->min);
   h = fnvu(h, (uint64_t)f->max);
+  if (f->dmin <= f->dmax) {
+    uint64_t u;
+    memcpy(&u, &f->dmin, 8);
+    h = fnvu(h, u);
+    memcpy(&u, &f->dmax, 8);
+    h = fnvu(h, u);
+  }
   if (sf->kind == BW_KENUM) {  /* unblob gives names: they matter */
     int64_t i;
     for (i = 0; i <= sf->max; i++) {

@@ -64,6 +64,8 @@ typedef struct bw_BlobField {
   uint32_t count;       /* INLINE/FIXBYTES: element count */
   int64_t  min, max;    /* SCALAR: value range (unsigned ctypes compare
                            as uint64); STRING/BYTES/ARRAY/SPARSE: count */
+  double   dmin, dmax;  /* F32/F64 of a quantized float: its range, rounded
+                           as stored; dmin > dmax: any value (NaN too) */
   uint32_t sfield;      /* index of the schema field (bw_Schema) */
 } bw_BlobField;
 

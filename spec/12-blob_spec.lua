@@ -74,6 +74,14 @@ describe("schema:blob and schema:unblob", function()
     assert.equal(0, #b % 8)
   end)
 
+  it("keep a quantized float's range as stored, so what is read writes again", function()
+    local d = bitwire.schema { T = { { "v", "float", min = 0, max = 0.1, res = 0.001 } } }
+    local b = d:blob("T", { v = 0.1 })
+    local t = assert(d:unblob("T", b))
+    assert.equal(string.unpack("<f", string.pack("<f", 0.1)), t.v)
+    assert.equal(b, d:blob("T", t))
+  end)
+
   it("store values, not quantized bits", function()
     local v = entity(1)
     v.speed, v.pos.x = 1.2345, 0.1
@@ -157,6 +165,8 @@ describe("schema:blob and schema:unblob", function()
       { put(b, e1 + field(ent, "health").offset, "<i1", -101), "range",
         "^entities%[1%]%.health: value out of range" },
       { put(b, e1 + field(ent, "kind").offset, "B", 3), "range", "kind" },
+      { put(b, e1 + field(ent, "speed").offset, "<f", 10.5), "range", "speed: value out of range" },
+      { put(b, e1 + field(ent, "speed").offset, "<f", 0 / 0), "range", "speed" },
       { put(b, e1 + field(ent, "at_rest").offset, "B", 2), "range", "at_rest" },
       { put(b, e1 + field(ent, "name").presence, "B", 7), "range", "presence" },
       { put(b, chars + 3, "B", 65), "utf8", "^names%[1%]: string not NUL%-terminated" },

@@ -40,7 +40,9 @@
 #include "fuzz.h"
 
 #define GCEVERY  2048
+#ifndef SCRIPT  /* fuzz_unblob: the same harness over fuzz_unblob.lua */
 #define SCRIPT   "bindings/test/fuzz_decode.lua"
+#endif
 
 int luaopen_bitwire_core (lua_State *L);
 int LLVMFuzzerInitialize (int *argc, char ***argv);

@@ -187,13 +187,14 @@ function M.generate(s, opts)
   -- the layout, for the validator
   emit("static const bw_BlobField %sblob_fields_[] = {", prefix)
   for _, f in ipairs(fields) do
-    emit("  {%s, %d, %s, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %s, %d},",
+    emit("  {%s, %d, %s, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %s, %s, %s, %d},",
       f.name and string.format("%q", f.name) or "NULL", f.offset,
       f.presence and tostring(f.presence) or "BW_BLOBNONE", f.size, f.align,
       f.formid, f.ctypeid, f.check and 1 or 0, f.ref, f.stride, f.voff,
-      f.count, int64(f.min), int64(f.max), 0)
+      f.count, int64(f.min), int64(f.max), string.format("%a", f.dmin),
+      string.format("%a", f.dmax), 0)
   end
-  if #fields == 0 then emit("  {NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}") end
+  if #fields == 0 then emit("  {NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}") end
   emit("};")
   emit("static const bw_BlobType %sblob_types_[] = {", prefix)
   for _, t in ipairs(types) do
