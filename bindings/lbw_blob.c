@@ -184,7 +184,7 @@ static void pushdefault (lua_State *L, const bw_Schema *S,
                          const bw_Field *f) {
   switch (f->kind) {
     case BW_KBOOL: lua_pushboolean(L, (int)f->def.i); break;
-    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64:
+    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KANGLE:
       lua_pushnumber(L, (lua_Number)f->def.d);
       break;
     case BW_KENUM: case BW_KSTRING: case BW_KBYTES:
@@ -228,7 +228,7 @@ static void wscalar (Wr *c, const bw_BlobField *f, int idx, size_t p) {
       bw_blobseti(c->w->buf + p, f->ctype, i);
       return;
     }
-    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: {
+    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KANGLE: {
       double x;
       if (lua_type(L, idx) != LUA_TNUMBER) wexpect(c, idx, "a number");
       x = (double)lua_tonumber(L, idx);
@@ -482,7 +482,7 @@ static void rscalar (Rd *c, const bw_BlobField *f, size_t p) {
       lua_rawgeti(L, c->names,
                   (lua_Integer)(sf->ref + bw_blobgeti(c->b + p, f->ctype)) + 1);
       break;
-    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64:
+    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KANGLE:
       lua_pushnumber(L, (lua_Number)bw_blobgetf(c->b + p, f->ctype));
       break;
     default:

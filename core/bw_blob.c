@@ -555,7 +555,7 @@ static int layfield (Lay *z, uint32_t lf) {
       f->dmin = bw_tofloat32(sf->dmin);
       f->dmax = bw_tofloat32(sf->dmax);
       break;
-    case BW_KFLOAT32: f->ctype = BW_CF32; break;
+    case BW_KFLOAT32: case BW_KANGLE: f->ctype = BW_CF32; break;
     case BW_KFLOAT64: f->ctype = BW_CF64; break;
     case BW_KQUAT: f->form = BW_BQUAT; size = 16; f->align = 4; break;
     case BW_KSTRING: f->form = BW_BSTRING; f->min = 0; break;
