@@ -173,7 +173,7 @@ static int claim (Chk *c, size_t at, uint64_t count, size_t stride,
 static int checkrecord (Chk *c, uint32_t t, size_t p);
 static int checkvalue (Chk *c, const bw_BlobField *f, size_t p);
 
-static int checkscalar (Chk *c, const bw_BlobField *f, size_t p) {
+static inline int checkscalar (Chk *c, const bw_BlobField *f, size_t p) {
   if (f->ctype == BW_CF32 || f->ctype == BW_CF64) {
     double x = bw_blobgetf(c->b + p, f->ctype);
     if (f->dmin <= f->dmax && !(x >= f->dmin && x <= f->dmax))
@@ -289,7 +289,9 @@ static int checkrecord (Chk *c, uint32_t t, size_t p) {
       }
       if (!has) continue;
     }
-    if (!checkvalue(c, f, p + f->offset)) return addframe(c, f->name, -1);
+    if (f->form == BW_BSCALAR ? !checkscalar(c, f, p + f->offset)
+                              : !checkvalue(c, f, p + f->offset))
+      return addframe(c, f->name, -1);
   }
   c->level--;
   return 1;
