@@ -12,6 +12,7 @@
 
 #include "lauxlib.h"
 
+#include "bw_blob.h"
 #include "lbw_schema.h"
 
 
@@ -84,6 +85,10 @@ static void fillfield (lua_State *L, bw_Schema *S, uint32_t fi, int t) {
   f->optional = (uint8_t)optbool(L, t, "optional");
   f->fixed = (uint8_t)optbool(L, t, "fixed");
   f->clamp = (uint8_t)optbool(L, t, "clamp");
+  lua_getfield(L, t, "ctype");  /* blob layout only; checked in Lua */
+  if (!lua_isnil(L, -1))
+    f->ctype = (uint8_t)(luaL_checkoption(L, -1, NULL, bw_blobctypenames) + 1);
+  lua_pop(L, 1);
   f->since = (uint32_t)optint(L, t, "since", 0);
   f->removed = (uint32_t)optint(L, t, "removed", UINT32_MAX);
   f->min = (int64_t)optint(L, t, "min", 0);

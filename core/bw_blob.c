@@ -26,6 +26,10 @@
 #include "bw_schema.h"
 
 const uint8_t bw_blobctypesize[BW_NCTYPES] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 1};
+const char *const bw_blobctypenames[BW_CF32 + 1] = {
+  "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64",
+  NULL
+};
 
 #define MAXLEVEL  (2 * BW_MAXDEPTH + 8)  /* records and arrays, nested */
 #define RELSIZE   8                      /* int32 offset + uint32 count */
@@ -542,10 +546,12 @@ static int layfield (Lay *z, uint32_t lf) {
   f->align = 0;
   switch (sf->kind) {
     case BW_KINT: case BW_KTIERED: case BW_KENUM:
-      f->ctype = (uint8_t)intctype(sf->min, sf->max);
+      f->ctype = (uint8_t)(sf->ctype ? sf->ctype - 1
+                                     : intctype(sf->min, sf->max));
       break;
     case BW_KUINT:
-      f->ctype = sf->nbits <= 8 ? BW_CU8 : sf->nbits <= 16 ? BW_CU16
+      f->ctype = sf->ctype ? (uint8_t)(sf->ctype - 1)
+               : sf->nbits <= 8 ? BW_CU8 : sf->nbits <= 16 ? BW_CU16
                : sf->nbits <= 32 ? BW_CU32 : BW_CU64;
       f->min = 0;
       f->max = sf->nbits >= 64 ? -1

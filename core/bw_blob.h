@@ -118,8 +118,10 @@ static inline const void *bw_relarray_data (const bw_RelArray *a) {
 
 /* }========================================================== */
 
-/* Byte sizes of the C types. */
+/* Byte sizes of the C types; the names of the integer ones ("uint8",
+** "int8", ... "int64", in BW_C* order, then NULL) for the 'ctype' option. */
 extern const uint8_t bw_blobctypesize[BW_NCTYPES];
+extern const char *const bw_blobctypenames[BW_CF32 + 1];
 
 
 /* {===================== scalars ===================== */

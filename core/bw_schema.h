@@ -34,6 +34,8 @@ typedef struct bw_Field {
   uint8_t  optional;      /* a presence bit comes first */
   uint8_t  fixed;         /* ARRAY/BYTES: count fixed, not sent */
   uint8_t  hasdefault;
+  uint8_t  ctype;         /* INT/UINT/ENUM/TIERED in blobs: BW_C* + 1
+                             (bw_blob.h); 0: the smallest that holds it */
   uint8_t  clamp;         /* FLOAT: clamp out-of-range values, not raise */
   uint8_t  encoding;      /* SPARSE: BW_SP* */
   uint8_t  ntiers;        /* TIERED: number of tiers */

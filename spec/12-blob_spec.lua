@@ -360,3 +360,37 @@ describe("bitwire blob (the command)", function()
     assert.is_false((run { defs, "Nope", tmp .. ".bin", "--json" }))
   end)
 end)
+
+describe("the ctype option", function()
+  it("picks the C integer type of a field in blobs, not on the wire", function()
+    local d = { T = { { "a", "int", min = 0, max = 9, ctype = "int32" },
+                      { "e", "enum", values = { "x", "y" }, ctype = "uint16" },
+                      { "u", "uint", bits = 64, ctype = "uint64" } } }
+    local s = bitwire.schema(d)
+    local lay = s:blob_layout()
+    assert.same({ "int32_t", "uint16_t", "uint64_t" },
+                { lay.fields[1].ctype, lay.fields[2].ctype, lay.fields[3].ctype })
+    assert.same({ 0, 4, 8 }, { lay.fields[1].offset, lay.fields[2].offset, lay.fields[3].offset })
+    local v = { a = 9, e = "y", u = -1 }
+    assert.same(v, s:unblob("T", s:blob("T", v)))
+    local plain = bitwire.schema { T = { { "a", "int", min = 0, max = 9 },
+      { "e", "enum", values = { "x", "y" } }, { "u", "uint", bits = 64 } } }
+    assert.equal(plain:fingerprint(), s:fingerprint())
+    assert.equal(plain:encode("T", v), s:encode("T", v))
+    assert.not_equal(plain:blob_layout().types[1].fingerprint, lay.types[1].fingerprint)
+  end)
+
+  it("raises on a type that cannot hold the range, or an unknown one", function()
+    for _, f in ipairs {
+      { { "a", "int", min = -1, max = 9, ctype = "uint8" }, "cannot hold" },
+      { { "a", "int", min = 0, max = 300, ctype = "int8" }, "cannot hold" },
+      { { "a", "uint", bits = 64, ctype = "int64" }, "cannot hold" },
+      { { "a", "int", min = 0, max = 9, ctype = "int33" }, "unknown ctype" },
+      { { "a", "bool", ctype = "int32" }, "unknown option 'ctype'" },
+    } do
+      local ok, err = pcall(bitwire.schema, { T = { f[1] } })
+      assert.is_false(ok)
+      assert.matches("T%.a: .*" .. f[2], err)
+    end
+  end)
+end)

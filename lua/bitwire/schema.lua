@@ -7,13 +7,13 @@ local mtype, huge = math.type, math.huge
 
 -- Options each field type accepts besides the common ones.
 local OPTIONS = {
-  int = { min = true, max = true },
-  uint = { bits = true },
+  int = { min = true, max = true, ctype = true },
+  uint = { bits = true, ctype = true },
   bool = {},
   float = { min = true, max = true, res = true, clamp = true },
   float32 = {},
   float64 = {},
-  enum = { values = true },
+  enum = { values = true, ctype = true },
   string = { max = true },
   bytes = { max = true, min = true, count = true },
   array = { of = true, max = true, min = true, count = true },
@@ -22,7 +22,7 @@ local OPTIONS = {
   check = { magic = true },
   sparse = { of = true, max = true, encoding = true, tiers = true },
   quat = { bits = true },
-  tiered = { tiers = true, min = true, max = true },
+  tiered = { tiers = true, min = true, max = true, ctype = true },
 }
 local COMMON = { optional = true, default = true, since = true, removed = true }
 local KEYED = { align = true, check = true }   -- may stand without a name
@@ -117,6 +117,33 @@ local function checktiers(where, tiers)
 end
 
 local normfield
+
+-- ctype: the C integer type of the field in blobs (bw_blob.h), instead of
+-- the smallest that holds its range; it must hold the range.
+local CTYPES = {
+  uint8 = { 0, 0xFF }, int8 = { -0x80, 0x7F }, uint16 = { 0, 0xFFFF },
+  int16 = { -0x8000, 0x7FFF }, uint32 = { 0, 0xFFFFFFFF },
+  int32 = { -0x80000000, 0x7FFFFFFF }, uint64 = { 0, math.maxinteger },
+  int64 = { math.mininteger, math.maxinteger },
+}
+
+local function checkctype(where, ct, out)
+  local r = CTYPES[ct]
+  if r == nil then
+    fail(where, "unknown ctype '%s' (int8, uint8, ... int64, uint64)", tostring(ct))
+  end
+  local lo, hi = out.min or 0, out.max
+  if out.kind == "uint" then
+    hi = out.bits < 64 and (1 << out.bits) - 1 or math.maxinteger
+    if out.bits == 64 and ct ~= "uint64" then hi = -1 end
+  elseif out.kind == "enum" then
+    hi = #out.values - 1
+  end
+  if hi == -1 or lo < r[1] or hi > r[2] then
+    fail(where, "ctype %s cannot hold the field's range", ct)
+  end
+  return ct
+end
 
 M.MAXDEPTH = 32   -- the C core's BW_MAXDEPTH
 
@@ -297,6 +324,7 @@ function normfield(f, where, named, ctx)
     end
   end
   if f.default ~= nil then out.default = checkdefault(where, out, f.default) end
+  if f.ctype ~= nil then out.ctype = checkctype(where, f.ctype, out) end
   return out
 end
 
