@@ -707,6 +707,23 @@ static void pushvalue (lua_State *L, const View *v, int src,
   }
 }
 
+/* Push the current description's field 'sfi' of the record view 'v' (at
+** stack index 1): read, its default when the blob lacks it, or nil. */
+static void viewfield (lua_State *L, const View *v, uint32_t sfi) {
+  const bw_Field *sf = &v->S->fields[sfi];
+  uint32_t lf = v->B->map[sfi];
+  if (lf == BW_BLOBNONE) {
+    if (sf->hasdefault) pushdefault(L, v->S, sf);
+    else lua_pushnil(L);
+  }
+  else {
+    const bw_BlobField *f = &v->B->fields[lf];
+    if (f->presence != BW_BLOBNONE && v->b[v->pos + f->presence] == 0)
+      lua_pushnil(L);
+    else pushvalue(L, v, 1, f, v->pos + f->offset);
+  }
+}
+
 static int view_index (lua_State *L) {
   View *v = (View *)luaL_checkudata(L, 1, BLOB_MT);
   if (v->isarray) {
@@ -741,27 +758,81 @@ static int view_index (lua_State *L) {
     if (k != NULL && lua_type(L, 2) == LUA_TSTRING)
       for (i = ty->first; i < ty->first + ty->count; i++) {
         const bw_Field *sf = &v->S->fields[i];
-        uint32_t lf;
         if (sf->name == BW_NONE || v->S->namelens[sf->name] != len
             || memcmp(v->S->names[sf->name], k, len) != 0)
           continue;
-        if (!bw_fieldpresent(sf, v->S->version)) break;
-        lf = v->B->map[i];
-        if (lf == BW_BLOBNONE) {
-          if (sf->hasdefault) pushdefault(L, v->S, sf);
-          else lua_pushnil(L);
-        }
-        else {
-          const bw_BlobField *f = &v->B->fields[lf];
-          if (f->presence != BW_BLOBNONE && v->b[v->pos + f->presence] == 0)
-            lua_pushnil(L);
-          else pushvalue(L, v, 1, f, v->pos + f->offset);
-        }
+        if (bw_fieldpresent(sf, v->S->version)) viewfield(L, v, i);
+        else lua_pushnil(L);
         return 1;
       }
     lua_pushnil(L);
     return 1;
   }
+}
+
+/* next(view, key) for pairs: a record's fields in order (absent ones left
+** out), an array's elements, a sparse array's present slots. */
+static int view_next (lua_State *L) {
+  View *v = (View *)luaL_checkudata(L, 1, BLOB_MT);
+  lua_settop(L, 2);
+  if (v->isarray) {
+    const bw_BlobField *f = &v->B->fields[v->ref];
+    lua_Integer i = lua_isnil(L, 2) ? 0 : luaL_checkinteger(L, 2);
+    if (f->form == BW_BSPARSE) {  /* the first entry past slot i */
+      uint32_t k;
+      for (k = 0; k < v->n; k++) {
+        size_t at = v->pos + (size_t)k * f->stride;
+        lua_Integer ix = (lua_Integer)bw_blobloadu(v->b + at, 4) + 1;
+        if (ix > i) {
+          lua_pushinteger(L, ix);
+          pushvalue(L, v, 1, &v->B->fields[f->ref], at + f->voff);
+          return 2;
+        }
+      }
+      return 0;
+    }
+    if (i < 0 || i >= (lua_Integer)v->n) return 0;
+    lua_pushinteger(L, i + 1);
+    pushvalue(L, v, 1, &v->B->fields[f->ref], v->pos + (size_t)i * f->stride);
+    return 2;
+  }
+  else {
+    const bw_Type *ty = &v->S->types[v->ref];
+    uint32_t i = ty->first;
+    if (!lua_isnil(L, 2)) {  /* past the field named by the key */
+      size_t len;
+      const char *k = luaL_checklstring(L, 2, &len);
+      for (; i < ty->first + ty->count; i++) {
+        const bw_Field *sf = &v->S->fields[i];
+        if (sf->name != BW_NONE && v->S->namelens[sf->name] == len
+            && memcmp(v->S->names[sf->name], k, len) == 0) {
+          i++;
+          break;
+        }
+      }
+    }
+    for (; i < ty->first + ty->count; i++) {
+      const bw_Field *sf = &v->S->fields[i];
+      if (sf->name == BW_NONE || !bw_fieldpresent(sf, v->S->version)) continue;
+      viewfield(L, v, i);
+      if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        continue;
+      }
+      pushname(L, v->S, sf->name);
+      lua_insert(L, -2);
+      return 2;
+    }
+    return 0;
+  }
+}
+
+static int view_pairs (lua_State *L) {
+  luaL_checkudata(L, 1, BLOB_MT);
+  lua_pushcfunction(L, view_next);
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
 }
 
 static int view_len (lua_State *L) {
@@ -928,6 +999,8 @@ void bw_openblob (lua_State *L) {
     lua_setfield(L, -2, "__newindex");
     lua_pushcfunction(L, view_len);
     lua_setfield(L, -2, "__len");
+    lua_pushcfunction(L, view_pairs);
+    lua_setfield(L, -2, "__pairs");
     lua_pushcfunction(L, view_tostring);
     lua_setfield(L, -2, "__tostring");
   }

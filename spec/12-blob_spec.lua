@@ -266,6 +266,24 @@ describe("schema:blobview", function()
     assert.is_nil(view.nope)
   end)
 
+  it("iterate with pairs: fields present, elements, present sparse slots", function()
+    local keys = {}
+    for k in pairs(view.entities[1]) do keys[#keys + 1] = k end
+    local want = {}
+    for k in pairs(v.entities[1]) do want[#want + 1] = k end
+    table.sort(keys); table.sort(want)
+    assert.same(want, keys)
+    local n = 0
+    for i, e in pairs(view.entities) do
+      n = n + 1
+      assert.equal(v.entities[i].id, e.id)
+    end
+    assert.equal(5, n)
+    local slots = {}
+    for i, p in pairs(view.entities[5].near) do slots[#slots + 1] = i .. ":" .. p.x end
+    assert.same({ "2:1.0", "10:5.0" }, slots)
+  end)
+
   it("are read-only", function()
     assert.has_error(function () view.tick = 1 end, "blob views are read-only")
   end)
