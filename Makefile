@@ -27,7 +27,8 @@ CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_game.c core/bw_blob.c
 BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
            bindings/lbw_encode.c bindings/lbw_decode.c bindings/lbw_compile.c \
            bindings/lbw_methods.c bindings/lbw_frame.c bindings/lbw_share.c \
-           bindings/lbw_program.c bindings/lbw_blob.c
+           bindings/lbw_program.c bindings/lbw_blob.c \
+           bindings/lbw_blobread.c
 CORE_HDR = core/bw.h core/bw_schema.h core/bw_blob.h
 ALL_CFLAGS = $(WARN) $(FPFLAGS) -Icore $(CFLAGS)
 LIBS = -lz -lm
@@ -63,7 +64,7 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-BIND_HDR = bindings/lbw.h bindings/lbw_schema.h
+BIND_HDR = bindings/lbw.h bindings/lbw_schema.h bindings/lbw_blob.h
 build/bitwire/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	@mkdir -p build/bitwire
 	$(CC) $(ALL_CFLAGS) $(MODFLAGS) -fPIC $(LUA_CFLAGS) $(LIBFLAG) -o $@ $(CORE_SRC) $(BIND_SRC) $(LIBS)

@@ -1,5 +1,5 @@
 /*
-** lbw_blob.c - s:blob, s:unblob, s:blobview, s:blob_layout
+** lbw_blob.c - blob layouts per schema, s:blob, s:blob_layout
 ** See LICENSE for copyright and terms.
 */
 
@@ -15,8 +15,9 @@
 ** current description: fields the blob has are read, fields it lacks get
 ** their default (or stay nil), fields removed since are dropped.
 **
-** Layouts are computed once per schema userdata and version and kept in a
-** registry table weakly keyed by the schema.
+** Layouts are computed once per schema userdata and kept in a registry
+** table weakly keyed by the schema. Reading (unblob, views) is in
+** lbw_blobread.c.
 */
 
 #include <inttypes.h>
@@ -27,10 +28,8 @@
 
 #include "lauxlib.h"
 
-#include "bw_blob.h"
-#include "lbw_schema.h"
+#include "lbw_blob.h"
 
-#define BLOB_MT   "bitwire.BlobView"
 #define MAXLEVEL  (2 * BW_MAXDEPTH + 8)
 
 static const char *const formnames[BW_NBFORMS] = {
@@ -66,7 +65,7 @@ static int layout_gc (lua_State *L) {
 ** pushed. The current version's is cached (weakly keyed by the schema);
 ** others, named by blob headers, are not, so hostile versions cannot grow
 ** the cache. */
-static const bw_BlobLayout *getlayout (lua_State *L, uint32_t version) {
+const bw_BlobLayout *bw_blobgetlayout (lua_State *L, uint32_t version) {
   LSchema *ls = bw_checkschema(L, 1);
   LLayout *ll;
   char msg[MAXMSG];
@@ -176,11 +175,11 @@ static int wexpect (Wr *c, int idx, const char *what) {
   return werror(c, lua_tostring(c->L, -1));
 }
 
-static void pushname (lua_State *L, const bw_Schema *S, uint32_t nm) {
+void bw_blobpushname (lua_State *L, const bw_Schema *S, uint32_t nm) {
   lua_pushlstring(L, S->names[nm], S->namelens[nm]);
 }
 
-static void pushdefault (lua_State *L, const bw_Schema *S,
+void bw_blobpushdefault (lua_State *L, const bw_Schema *S,
                          const bw_Field *f) {
   switch (f->kind) {
     case BW_KBOOL: lua_pushboolean(L, (int)f->def.i); break;
@@ -188,7 +187,7 @@ static void pushdefault (lua_State *L, const bw_Schema *S,
       lua_pushnumber(L, (lua_Number)f->def.d);
       break;
     case BW_KENUM: case BW_KSTRING: case BW_KBYTES:
-      pushname(L, S, f->def.s);
+      bw_blobpushname(L, S, f->def.s);
       break;
     default: lua_pushinteger(L, (lua_Integer)f->def.i); break;
   }
@@ -413,7 +412,7 @@ static void wrecord (Wr *c, uint32_t t, int idx, size_t pos) {
       }
       if (!sf->hasdefault) werror(c, "missing field");
       lua_pop(L, 1);
-      pushdefault(L, c->S, sf);
+      bw_blobpushdefault(L, c->S, sf);
     }
     if (f->presence != BW_BLOBNONE) c->w->buf[pos + f->presence] = 1;
     wvalue(c, f, v, pos + f->offset);
@@ -434,7 +433,7 @@ static int schema_blob (lua_State *L) {
   size_t root;
   luaL_checktype(L, 3, LUA_TTABLE);
   lua_settop(L, 3);
-  B = getlayout(L, version);  /* at 4 */
+  B = bw_blobgetlayout(L, version);  /* at 4 */
   ty = &B->types[t];
   b = (WBuf *)lua_newuserdatauv(L, sizeof(WBuf), 0);
   bw_blobwinit(&b->w, plainalloc, NULL, BW_BLOBMAX);
@@ -455,431 +454,6 @@ static int schema_blob (lua_State *L) {
   if (b->w.status != BW_OK) werror(&c, "blob too large");
   lua_pushlstring(L, (const char *)b->w.buf, b->w.len);
   bw_blobwfree(&b->w);
-  return 1;
-}
-
-/* }========================================================== */
-
-
-/* {===================== reading ===================== */
-
-typedef struct Rd {
-  lua_State *L;
-  const bw_Schema *S;
-  const bw_BlobLayout *B;
-  const uint8_t *b;
-  int names;
-} Rd;
-
-static void rrecord (Rd *c, uint32_t t, size_t pos);
-
-static void rscalar (Rd *c, const bw_BlobField *f, size_t p) {
-  lua_State *L = c->L;
-  const bw_Field *sf = &c->S->fields[f->sfield];
-  switch (sf->kind) {
-    case BW_KBOOL: lua_pushboolean(L, c->b[p]); break;
-    case BW_KENUM:
-      lua_rawgeti(L, c->names,
-                  (lua_Integer)(sf->ref + bw_blobgeti(c->b + p, f->ctype)) + 1);
-      break;
-    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KANGLE:
-      lua_pushnumber(L, (lua_Number)bw_blobgetf(c->b + p, f->ctype));
-      break;
-    default:
-      lua_pushinteger(L, (lua_Integer)bw_blobgeti(c->b + p, f->ctype));
-  }
-}
-
-/* Target of the (validated) relative offset at 'p'; 0 when null. */
-static size_t rtarget (const uint8_t *b, size_t p) {
-  int32_t off = (int32_t)(uint32_t)bw_blobloadu(b + p, 4);
-  return off == 0 ? 0 : p + (size_t)off;
-}
-
-static uint32_t rcount (const uint8_t *b, size_t p) {
-  return (uint32_t)bw_blobloadu(b + p + 4, 4);
-}
-
-static void rvalue (Rd *c, const bw_BlobField *f, size_t p) {
-  lua_State *L = c->L;
-  const bw_BlobLayout *B = c->B;
-  switch (f->form) {
-    case BW_BSCALAR: rscalar(c, f, p); return;
-    case BW_BSTRING: case BW_BBYTES: {
-      size_t t = rtarget(c->b, p);
-      lua_pushlstring(L, t ? (const char *)c->b + t : "", rcount(c->b, p));
-      return;
-    }
-    case BW_BFIXBYTES:
-      lua_pushlstring(L, (const char *)c->b + p, f->count);
-      return;
-    case BW_BARRAY: case BW_BINLINE: {
-      const bw_BlobField *e = &B->fields[f->ref];
-      uint32_t n = f->form == BW_BINLINE ? f->count : rcount(c->b, p), i;
-      size_t t = f->form == BW_BINLINE ? p : rtarget(c->b, p);
-      luaL_checkstack(L, 4, "blob nesting");
-      lua_createtable(L, (int)n, 0);
-      for (i = 0; i < n; i++, t += f->stride) {
-        rvalue(c, e, t);
-        lua_rawseti(L, -2, (lua_Integer)i + 1);
-      }
-      return;
-    }
-    case BW_BSPARSE: {
-      const bw_BlobField *e = &B->fields[f->ref];
-      uint32_t n = rcount(c->b, p), i;
-      size_t t = rtarget(c->b, p);
-      luaL_checkstack(L, 4, "blob nesting");
-      lua_createtable(L, 0, (int)n);
-      for (i = 0; i < n; i++, t += f->stride) {
-        rvalue(c, e, t + f->voff);
-        lua_rawseti(L, -2, (lua_Integer)bw_blobloadu(c->b + t, 4) + 1);
-      }
-      return;
-    }
-    case BW_BRECORD: rrecord(c, f->ref, p); return;
-    case BW_BPTR: {
-      size_t t = rtarget(c->b, p);
-      if (t == 0) lua_pushnil(L);
-      else rrecord(c, f->ref, t);
-      return;
-    }
-    case BW_BQUAT: {
-      int i;
-      lua_createtable(L, 4, 0);
-      for (i = 0; i < 4; i++) {
-        lua_pushnumber(L, (lua_Number)bw_blobgetf(c->b + p + 4 * (size_t)i,
-                                                  BW_CF32));
-        lua_rawseti(L, -2, i + 1);
-      }
-      return;
-    }
-    default: lua_pushnil(L);
-  }
-}
-
-/* The current description's field 'sf' of the record at 'pos': read when
-** the blob's layout has it, else its default; pushes nil when absent. */
-static void rfield (Rd *c, uint32_t sfi, size_t pos) {
-  const bw_Field *sf = &c->S->fields[sfi];
-  uint32_t lf = c->B->map[sfi];
-  const bw_BlobField *f;
-  if (lf == BW_BLOBNONE) {
-    if (sf->hasdefault) pushdefault(c->L, c->S, sf);
-    else lua_pushnil(c->L);
-    return;
-  }
-  f = &c->B->fields[lf];
-  if (f->presence != BW_BLOBNONE && c->b[pos + f->presence] == 0)
-    lua_pushnil(c->L);
-  else rvalue(c, f, pos + f->offset);
-}
-
-static void rrecord (Rd *c, uint32_t t, size_t pos) {
-  lua_State *L = c->L;
-  const bw_Type *ty = &c->S->types[t];
-  uint32_t i;
-  luaL_checkstack(L, 6, "blob nesting");
-  lua_createtable(L, 0, (int)ty->count);
-  for (i = ty->first; i < ty->first + ty->count; i++) {
-    const bw_Field *sf = &c->S->fields[i];
-    if (sf->name == BW_NONE || !bw_fieldpresent(sf, c->S->version)) continue;
-    rfield(c, i, pos);
-    if (lua_isnil(L, -1)) lua_pop(L, 1);
-    else {
-      lua_rawgeti(L, c->names, (lua_Integer)sf->name + 1);
-      lua_insert(L, -2);
-      lua_rawset(L, -3);
-    }
-  }
-}
-
-/* Validate the blob at 'arg' as type 't'; returns its layout (its userdata
-** pushed), or NULL after pushing nil, message, code. */
-static const bw_BlobLayout *openblob (lua_State *L, uint32_t t, int arg,
-                                      const uint8_t **data) {
-  size_t n;
-  const char *s = luaL_checklstring(L, arg, &n);
-  const bw_BlobLayout *B;
-  bw_BlobLayout none;
-  bw_BlobHeader h;
-  bw_Error e;
-  const char *why = NULL;
-  uint32_t current = bw_checkschema(L, 1)->S->version;
-  *data = (const uint8_t *)s;
-  memset(&none, 0, sizeof(none));
-  if (bw_blobheader(s, n, &h) == BW_OK) {
-    /* every version past the current one lays out as the current one */
-    B = getlayout(L, h.version < current ? h.version : current);
-    if (bw_blobcheck(s, n, B, t, &e, &why) == BW_OK) return B;
-    lua_pop(L, 1);
-  }
-  else bw_blobcheck(s, n, &none, t, &e, &why);  /* the header's reason */
-  lua_pushnil(L);
-  lua_pushfstring(L, "%s%s%s (byte %I)", e.path, e.path[0] ? ": " : "",
-                  why ? why : bw_strerror(e.code),
-                  (lua_Integer)(e.bitpos / 8));
-  lua_pushstring(L, bw_codename(e.code));
-  return NULL;
-}
-
-/* s:unblob(name, blob) -> value | nil, message, code */
-static int schema_unblob (lua_State *L) {
-  LSchema *ls = bw_checkschema(L, 1);
-  uint32_t t = bw_checktype(L, 2);
-  Rd c;
-  lua_settop(L, 3);
-  c.B = openblob(L, t, 3, &c.b);  /* layout at 4 */
-  if (c.B == NULL) return 3;
-  lua_getiuservalue(L, 1, UV_NAMES);
-  c.L = L;
-  c.S = ls->S;
-  c.names = 5;
-  rrecord(&c, t, BW_BLOBHEADER);
-  return 1;
-}
-
-/* }========================================================== */
-
-
-/* {===================== views ===================== */
-
-/* user values of a view: the blob string, the schema, the names array and
-** the layout */
-enum { VU_BLOB = 1, VU_SCHEMA, VU_NAMES, VU_LAYOUT, NVU = VU_LAYOUT };
-
-typedef struct View {
-  const uint8_t *b;
-  const bw_BlobLayout *B;
-  const bw_Schema *S;
-  size_t pos;         /* record: its position; array: its first element */
-  uint32_t ref;       /* record: type; array: the array's layout field */
-  uint32_t n;         /* array: elements (sparse: entries) */
-  int isarray;
-} View;
-
-static View *newview (lua_State *L, const View *from, int src) {
-  View *v = (View *)lua_newuserdatauv(L, sizeof(View), NVU);
-  int i;
-  *v = *from;
-  for (i = 1; i <= NVU; i++) {
-    lua_getiuservalue(L, src, i);
-    lua_setiuservalue(L, -2, i);
-  }
-  luaL_setmetatable(L, BLOB_MT);
-  return v;
-}
-
-/* Push the value of layout field 'f' at 'p' for the view at 'src': a view
-** for records and arrays, a plain value otherwise. */
-static void pushvalue (lua_State *L, const View *v, int src,
-                       const bw_BlobField *f, size_t p) {
-  View nv = *v;
-  switch (f->form) {
-    case BW_BRECORD: case BW_BPTR:
-      if (f->form == BW_BPTR && (p = rtarget(v->b, p)) == 0) {
-        lua_pushnil(L);
-        return;
-      }
-      nv.pos = p;
-      nv.ref = f->ref;
-      nv.isarray = 0;
-      newview(L, &nv, src);
-      return;
-    case BW_BARRAY: case BW_BINLINE: case BW_BSPARSE:
-      nv.isarray = 1;
-      nv.ref = (uint32_t)(f - v->B->fields);
-      nv.n = f->form == BW_BINLINE ? f->count : rcount(v->b, p);
-      nv.pos = f->form == BW_BINLINE ? p : rtarget(v->b, p);
-      newview(L, &nv, src);
-      return;
-    default: {
-      Rd c;
-      c.L = L;
-      c.S = v->S;
-      c.B = v->B;
-      c.b = v->b;
-      lua_getiuservalue(L, src, VU_NAMES);
-      c.names = lua_gettop(L);
-      rvalue(&c, f, p);
-      lua_remove(L, c.names);
-    }
-  }
-}
-
-/* Push the current description's field 'sfi' of the record view 'v' (at
-** stack index 1): read, its default when the blob lacks it, or nil. */
-static void viewfield (lua_State *L, const View *v, uint32_t sfi) {
-  const bw_Field *sf = &v->S->fields[sfi];
-  uint32_t lf = v->B->map[sfi];
-  if (lf == BW_BLOBNONE) {
-    if (sf->hasdefault) pushdefault(L, v->S, sf);
-    else lua_pushnil(L);
-  }
-  else {
-    const bw_BlobField *f = &v->B->fields[lf];
-    if (f->presence != BW_BLOBNONE && v->b[v->pos + f->presence] == 0)
-      lua_pushnil(L);
-    else pushvalue(L, v, 1, f, v->pos + f->offset);
-  }
-}
-
-static int view_index (lua_State *L) {
-  View *v = (View *)luaL_checkudata(L, 1, BLOB_MT);
-  if (v->isarray) {
-    const bw_BlobField *f = &v->B->fields[v->ref];
-    const bw_BlobField *e = &v->B->fields[f->ref];
-    lua_Integer i = lua_tointeger(L, 2);
-    if (f->form == BW_BSPARSE) {  /* entries sorted by slot: bisect */
-      uint32_t lo = 0, hi = v->n;
-      while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        lua_Integer ix = (lua_Integer)bw_blobloadu(
-          v->b + v->pos + (size_t)mid * f->stride, 4) + 1;
-        if (ix == i) {
-          pushvalue(L, v, 1, e, v->pos + (size_t)mid * f->stride + f->voff);
-          return 1;
-        }
-        if (ix < i) lo = mid + 1;
-        else hi = mid;
-      }
-      lua_pushnil(L);
-      return 1;
-    }
-    if (i < 1 || i > (lua_Integer)v->n) lua_pushnil(L);
-    else pushvalue(L, v, 1, e, v->pos + (size_t)(i - 1) * f->stride);
-    return 1;
-  }
-  else {
-    const bw_Type *ty = &v->S->types[v->ref];
-    size_t len;
-    const char *k = lua_tolstring(L, 2, &len);
-    uint32_t i;
-    if (k != NULL && lua_type(L, 2) == LUA_TSTRING)
-      for (i = ty->first; i < ty->first + ty->count; i++) {
-        const bw_Field *sf = &v->S->fields[i];
-        if (sf->name == BW_NONE || v->S->namelens[sf->name] != len
-            || memcmp(v->S->names[sf->name], k, len) != 0)
-          continue;
-        if (bw_fieldpresent(sf, v->S->version)) viewfield(L, v, i);
-        else lua_pushnil(L);
-        return 1;
-      }
-    lua_pushnil(L);
-    return 1;
-  }
-}
-
-/* next(view, key) for pairs: a record's fields in order (absent ones left
-** out), an array's elements, a sparse array's present slots. */
-static int view_next (lua_State *L) {
-  View *v = (View *)luaL_checkudata(L, 1, BLOB_MT);
-  lua_settop(L, 2);
-  if (v->isarray) {
-    const bw_BlobField *f = &v->B->fields[v->ref];
-    lua_Integer i = lua_isnil(L, 2) ? 0 : luaL_checkinteger(L, 2);
-    if (f->form == BW_BSPARSE) {  /* the first entry past slot i */
-      uint32_t k;
-      for (k = 0; k < v->n; k++) {
-        size_t at = v->pos + (size_t)k * f->stride;
-        lua_Integer ix = (lua_Integer)bw_blobloadu(v->b + at, 4) + 1;
-        if (ix > i) {
-          lua_pushinteger(L, ix);
-          pushvalue(L, v, 1, &v->B->fields[f->ref], at + f->voff);
-          return 2;
-        }
-      }
-      return 0;
-    }
-    if (i < 0 || i >= (lua_Integer)v->n) return 0;
-    lua_pushinteger(L, i + 1);
-    pushvalue(L, v, 1, &v->B->fields[f->ref], v->pos + (size_t)i * f->stride);
-    return 2;
-  }
-  else {
-    const bw_Type *ty = &v->S->types[v->ref];
-    uint32_t i = ty->first;
-    if (!lua_isnil(L, 2)) {  /* past the field named by the key */
-      size_t len;
-      const char *k = luaL_checklstring(L, 2, &len);
-      for (; i < ty->first + ty->count; i++) {
-        const bw_Field *sf = &v->S->fields[i];
-        if (sf->name != BW_NONE && v->S->namelens[sf->name] == len
-            && memcmp(v->S->names[sf->name], k, len) == 0) {
-          i++;
-          break;
-        }
-      }
-    }
-    for (; i < ty->first + ty->count; i++) {
-      const bw_Field *sf = &v->S->fields[i];
-      if (sf->name == BW_NONE || !bw_fieldpresent(sf, v->S->version)) continue;
-      viewfield(L, v, i);
-      if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        continue;
-      }
-      pushname(L, v->S, sf->name);
-      lua_insert(L, -2);
-      return 2;
-    }
-    return 0;
-  }
-}
-
-static int view_pairs (lua_State *L) {
-  luaL_checkudata(L, 1, BLOB_MT);
-  lua_pushcfunction(L, view_next);
-  lua_pushvalue(L, 1);
-  lua_pushnil(L);
-  return 3;
-}
-
-static int view_len (lua_State *L) {
-  View *v = (View *)luaL_checkudata(L, 1, BLOB_MT);
-  if (!v->isarray) return luaL_error(L, "a record view has no length");
-  if (v->B->fields[v->ref].form == BW_BSPARSE)
-    lua_pushinteger(L, v->B->fields[v->ref].max);
-  else lua_pushinteger(L, (lua_Integer)v->n);
-  return 1;
-}
-
-static int view_newindex (lua_State *L) {
-  return luaL_error(L, "blob views are read-only");
-}
-
-static int view_tostring (lua_State *L) {
-  View *v = (View *)luaL_checkudata(L, 1, BLOB_MT);
-  if (v->isarray)
-    lua_pushfstring(L, "bitwire.BlobView (array of %d)", (int)v->n);
-  else
-    lua_pushfstring(L, "bitwire.BlobView (%s)",
-                    v->S->names[v->S->types[v->ref].name]);
-  return 1;
-}
-
-/* s:blobview(name, blob) -> view | nil, message, code */
-static int schema_blobview (lua_State *L) {
-  LSchema *ls = bw_checkschema(L, 1);
-  uint32_t t = bw_checktype(L, 2);
-  View v;
-  lua_settop(L, 3);
-  v.B = openblob(L, t, 3, &v.b);  /* layout at 4 */
-  if (v.B == NULL) return 3;
-  v.S = ls->S;
-  v.pos = BW_BLOBHEADER;
-  v.ref = t;
-  v.n = 0;
-  v.isarray = 0;
-  newview(L, &v, 1);  /* copies the schema's user values, then fix them */
-  lua_pushvalue(L, 4);
-  lua_setiuservalue(L, -2, VU_LAYOUT);
-  lua_pushvalue(L, 3);
-  lua_setiuservalue(L, -2, VU_BLOB);
-  lua_pushvalue(L, 1);
-  lua_setiuservalue(L, -2, VU_SCHEMA);
-  lua_getiuservalue(L, 1, UV_NAMES);
-  lua_setiuservalue(L, -2, VU_NAMES);
   return 1;
 }
 
@@ -909,7 +483,7 @@ static int schema_bloblayout (lua_State *L) {
   uint32_t i;
   luaL_argcheck(L, v >= 0 && v < UINT32_MAX, 2, "version out of range");
   lua_settop(L, 2);
-  B = getlayout(L, (uint32_t)v);  /* kept at 3 */
+  B = bw_blobgetlayout(L, (uint32_t)v);  /* kept at 3 */
   lua_createtable(L, 0, 4);
   setint(L, "version", (lua_Integer)B->version);
   setint(L, "header", BW_BLOBHEADER);
@@ -969,7 +543,7 @@ static int schema_bloblayout (lua_State *L) {
       int64_t k;
       lua_createtable(L, (int)sf->max + 1, 0);
       for (k = 0; k <= sf->max; k++) {
-        pushname(L, ls->S, sf->ref + (uint32_t)k);
+        bw_blobpushname(L, ls->S, sf->ref + (uint32_t)k);
         lua_rawseti(L, -2, (lua_Integer)k + 1);
       }
       lua_setfield(L, -2, "values");
@@ -985,28 +559,15 @@ static int schema_bloblayout (lua_State *L) {
 
 static const luaL_Reg blob_methods[] = {
   {"blob", schema_blob},
-  {"unblob", schema_unblob},
-  {"blobview", schema_blobview},
   {"blob_layout", schema_bloblayout},
   {NULL, NULL}
 };
 
 void bw_openblob (lua_State *L) {
-  if (luaL_newmetatable(L, BLOB_MT)) {
-    lua_pushcfunction(L, view_index);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, view_newindex);
-    lua_setfield(L, -2, "__newindex");
-    lua_pushcfunction(L, view_len);
-    lua_setfield(L, -2, "__len");
-    lua_pushcfunction(L, view_pairs);
-    lua_setfield(L, -2, "__pairs");
-    lua_pushcfunction(L, view_tostring);
-    lua_setfield(L, -2, "__tostring");
-  }
-  lua_pop(L, 1);
+  bw_openblobview(L);
   luaL_getmetatable(L, SCHEMA_MT);
   lua_getfield(L, -1, "__index");
   luaL_setfuncs(L, blob_methods, 0);
+  luaL_setfuncs(L, bw_blobreadmethods, 0);
   lua_pop(L, 2);
 }
