@@ -198,6 +198,17 @@ describe("schema:blob and schema:unblob", function()
   end)
 end)
 
+describe("blobs across schema handles", function()
+  it("read the same with a schema adopted from another handle, and from a definitions file", function()
+    local s = bitwire.schema(DESC)
+    local adopted = bitwire.adopt(s:share())
+    local v = snapshot(4)
+    assert.equal(s:blob("Snapshot", v), adopted:blob("Snapshot", v))
+    assert.same(v, adopted:unblob("Snapshot", s:blob("Snapshot", v)))
+    assert.equal(v.entities[2].kind, adopted:blobview("Snapshot", s:blob("Snapshot", v)).entities[2].kind)
+  end)
+end)
+
 describe("blobs across versions", function()
   local OLD = {
     Item = { { "id", "int", min = 0, max = 99 }, { "gone", "string", max = 8 } },
