@@ -199,7 +199,7 @@ describe("schema:blob and schema:unblob", function()
 end)
 
 describe("blobs across schema handles", function()
-  it("read the same with a schema adopted from another handle, and from a definitions file", function()
+  it("read the same with a schema adopted from another handle", function()
     local s = bitwire.schema(DESC)
     local adopted = bitwire.adopt(s:share())
     local v = snapshot(4)
