@@ -241,6 +241,18 @@ describe("blobs across versions", function()
     assert.same({ items = { { id = 3, mana = 10 } } }, new:unblob("Save", b))
   end)
 
+  it("refuse a header whose version does not match the layout", function()
+    local new = bitwire.schema(NEW)
+    local b = new:blob("Save", { items = { { id = 3, mana = 5 } } })
+    assert.equal(1, string.unpack("<I4", b, 17))
+    local v, err, code = new:unblob("Save", b:sub(1, 16) .. string.pack("<I4", 0) .. b:sub(21))
+    assert.is_nil(v)
+    assert.equal("schema", code)
+    assert.matches("fingerprint does not match the description at this version %(byte 8%)", err)
+    -- a later version than the description's reads as the current one
+    assert.is_table(new:unblob("Save", b:sub(1, 16) .. string.pack("<I4", 7) .. b:sub(21)))
+  end)
+
   it("refuse a blob of a newer or different description", function()
     local old, new = bitwire.schema(OLD), bitwire.schema(NEW)
     local b = new:blob("Save", { items = { { id = 3, mana = 5, tag = "t" } } })
