@@ -40,7 +40,9 @@
 #include "fuzz.h"
 
 #define GCEVERY  2048
-#ifndef SCRIPT  /* fuzz_unblob: the same harness over fuzz_unblob.lua */
+/* the Lua half; fuzz_schema and fuzz_unblob are this harness with their
+** own scripts */
+#ifndef SCRIPT
 #define SCRIPT   "bindings/test/fuzz_decode.lua"
 #endif
 
@@ -115,7 +117,7 @@ int LLVMFuzzerInitialize (int *argc, char ***argv) {
                        " .. package.path; package.cpath = ''") != LUA_OK
       || luaL_loadfile(L, SCRIPT) != LUA_OK
       || lua_pcall(L, 0, 1, 1) != LUA_OK || !lua_istable(L, -1)) {
-    fprintf(stderr, "fuzz_decode: cannot load " SCRIPT " (run from the "
+    fprintf(stderr, "cannot load " SCRIPT " (run from the "
             "checkout root): %s\n", lua_tostring(L, -1));
     exit(1);
   }
@@ -163,7 +165,7 @@ int main (int argc, char **argv) {
     if (writeseed(argv[1], k++, (const uint8_t *)s, len)) return 1;
   }
   call(reportref, NULL, 0, 1);
-  printf("fuzz_decode: %d seeds; outcomes by mode: %s\n", k,
+  printf("%s: %d seeds; outcomes: %s\n", SCRIPT, k,
          lua_tostring(L, -1));
   lua_close(L);
   return 0;
