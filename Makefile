@@ -40,7 +40,7 @@ LIBS = -lz -lm
 # the CRC and the frame header, apart from the stream primitives
 CORE_SRC += core/bw_frame.c
 # the UDP game examples and spec/05c-game_loop_spec.lua
-DEB_PKGS += lua-socket
+TEST_PKGS += lua-socket
 
 BUSTED_ENV = LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./build/?.so;;"
 
