@@ -28,12 +28,13 @@ BENCH_PKGS = lua-cjson lua-messagepack
 FUZZ_PKGS  = clang libclang-rt-14-dev
 
 CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_compile.c core/bw_game.c \
-           core/bw_gen.c
+           core/bw_gen.c core/bw_blob.c
 BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
            bindings/lbw_encode.c bindings/lbw_decode.c bindings/lbw_compile.c \
            bindings/lbw_methods.c bindings/lbw_frame.c bindings/lbw_share.c \
-           bindings/lbw_program.c
-CORE_HDR = core/bw.h core/bw_schema.h core/bw_gen.h
+           bindings/lbw_program.c bindings/lbw_blob.c \
+           bindings/lbw_blobread.c
+CORE_HDR = core/bw.h core/bw_schema.h core/bw_gen.h core/bw_blob.h
 # the C library (see "bitwire as a C library" below)
 LIB_VERSION  = 0.1.0
 LIB_SONAME   = libbitwire.so.0
@@ -48,7 +49,7 @@ LIBS = -lz -lm
 # the CRC and the frame header, apart from the stream primitives
 CORE_SRC += core/bw_frame.c
 # the UDP game examples and spec/05c-game_loop_spec.lua
-DEB_PKGS += lua-socket
+TEST_PKGS += lua-socket
 
 BUSTED_ENV = LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./build/?.so;;"
 
@@ -118,7 +119,7 @@ bench-deps: deps
 fuzz-deps: deps
 	$(call pkg_install,$(FUZZ_PKGS),clang)
 
-BIND_HDR = bindings/lbw.h bindings/lbw_schema.h
+BIND_HDR = bindings/lbw.h bindings/lbw_schema.h bindings/lbw_blob.h
 build/bitwire/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	@mkdir -p build/bitwire
 	$(CC) $(ALL_CFLAGS) $(MODFLAGS) -fPIC $(LUA_CFLAGS) $(LIBFLAG) -o $@ $(CORE_SRC) $(BIND_SRC) $(LIBS)
@@ -135,6 +136,16 @@ C_TESTS = $(patsubst core/test/test_%.c,build/test_%,$(wildcard core/test/test_*
 LUA_LIBS ?= $(shell pkg-config --libs lua$(LUA_VERSION) 2>/dev/null)
 build/test_share: bindings/test/test_share.c core/test/check.h build/bitwire/core.so
 	$(CC) $(WARN) $(CFLAGS) -Icore/test $(LUA_CFLAGS) -pthread -o $@ $< $(LUA_LIBS)
+
+# a blob written from Lua (bindings/test/blobmap.lua), mapped and read from
+# C through bitwire.gen.blob's header, under ASan and UBSan
+C_TESTS += build/test_blobmap
+build/blobmap/blobmap.h: bindings/test/blobmap.lua lua/bitwire/gen/blob.lua build/bitwire/core.so
+	@mkdir -p build/blobmap
+	@$(BUSTED_ENV) $(LUA) bindings/test/blobmap.lua build/blobmap
+build/test_blobmap: bindings/test/test_blobmap.c build/blobmap/blobmap.h core/bw_blob.c core/bw_stream.c $(CORE_HDR) core/test/check.h
+	$(CC) $(subst c99,c11,$(WARN)) $(SANFLAGS) -g -Icore -Icore/test -Ibuild/blobmap \
+	  -o $@ $< core/bw_blob.c core/bw_stream.c $(LIBS)
 
 check: deps $(C_TESTS)
 	@for t in $(C_TESTS); do ./$$t || exit 1; done
@@ -153,7 +164,8 @@ TEST_STEPS = "$(MAKE) --no-print-directory lint" \
              "$(MAKE) --no-print-directory wireshark-test" \
              "$(MAKE) --no-print-directory sanitize" \
              "$(MAKE) --no-print-directory fuzz-short" \
-             "$(MAKE) --no-print-directory valgrind"
+             "$(MAKE) --no-print-directory valgrind" \
+             "$(MAKE) --no-print-directory -C examples/cutscene"
 test: test-deps all $(C_TESTS)
 	@$(LUA) tools/runtests.lua "$(BUSTED)" $(C_TESTS) -- $(TEST_STEPS)
 
@@ -172,14 +184,23 @@ bandwidth: all
 	@$(BUSTED_ENV) $(LUA) tools/bandwidth.lua $(BANDWIDTH_ARGS)
 
 bench: bench-deps all build/bench_stream build/bench/handc.so build/bench/handc_shapes.so \
-       build/bench_gen
+       build/bench_gen build/bench/bench_blob
 	./build/bench_stream
 	./build/bench_gen
+	./build/bench/bench_blob
+	@$(BUSTED_ENV) $(LUA) bench/bench_blob.lua
 	@LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" \
 	  LUA_CPATH="./build/?.so;./build/bench/?.so;;" $(LUA) bench/bench_schema.lua
 	@LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" \
 	  LUA_CPATH="./build/?.so;./build/bench/?.so;;" $(LUA) bench/bench_shapes.lua
 	@$(BUSTED_ENV) $(LUA) bench/bench_delta.lua
+
+# mapped blobs: the generated header of bench/blobgen.lua's records
+build/bench/bench_blob.h: bench/blobgen.lua lua/bitwire/gen/blob.lua build/bitwire/core.so
+	@mkdir -p build/bench
+	@$(BUSTED_ENV) $(LUA) bench/blobgen.lua $@
+build/bench/bench_blob: bench/bench_blob.c build/bench/bench_blob.h core/bw_blob.c core/bw_stream.c $(CORE_HDR)
+	$(CC) $(subst c99,c11,$(WARN)) -O2 -Icore -Ibuild/bench -o $@ $< core/bw_blob.c core/bw_stream.c $(LIBS)
 
 # the hand-written C peer of the schema benchmark (Lua module "handc")
 build/bench/handc.so: bench/handc.c
@@ -242,8 +263,8 @@ valgrind: test-deps all build/test_share
 # prints exec/s; a crash or a failed check exits non-zero.
 FUZZ_CC            ?= clang
 FUZZ_SHORT_SECONDS ?= 8
-CORE_FUZZ           = fuzz_stream fuzz_frame
-FUZZ_TARGETS        = $(CORE_FUZZ) fuzz_decode fuzz_schema fuzz_gen
+CORE_FUZZ           = fuzz_stream fuzz_frame fuzz_blob
+FUZZ_TARGETS        = $(CORE_FUZZ) fuzz_decode fuzz_schema fuzz_unblob fuzz_gen
 FUZZ_CFLAGS         = $(WARN) -g -O1 -fno-omit-frame-pointer $(FPFLAGS) -Icore
 FUZZ_SAN            = -fno-sanitize-recover=all
 FUZZ_BINS           = $(FUZZ_TARGETS:%=build/fuzz/%) $(FUZZ_TARGETS:%=build/fuzz/%_seed)
@@ -299,6 +320,19 @@ build/fuzz/fuzz_gen_seed: core/test/fuzz_gen.c core/test/fuzz.h $(GEN_FUZZ_SRC) 
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibuild/gen/fuzz -DFUZZ_SEEDGEN -fsanitize=address,undefined $(FUZZ_SAN) \
 	  -o $@ $< $(GEN_FUZZ_SRC) $(CORE_SRC) $(LIBS)
+
+# s:unblob and s:blobview on hostile blobs: fuzz_decode's harness running
+# bindings/test/fuzz_unblob.lua
+FUZZ_UNB_DEF        = -DSCRIPT='"bindings/test/fuzz_unblob.lua"'
+build/fuzz/fuzz_unblob: $(FUZZ_DEC_DEPS) bindings/test/fuzz_unblob.lua
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibindings -Icore/test $(LUA_CFLAGS) $(FUZZ_UNB_DEF) \
+	  -fsanitize=fuzzer,address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
+
+build/fuzz/fuzz_unblob_seed: $(FUZZ_DEC_DEPS) bindings/test/fuzz_unblob.lua
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibindings -Icore/test $(LUA_CFLAGS) $(FUZZ_UNB_DEF) -DFUZZ_SEEDGEN \
+	  -fsanitize=address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
 
 .PHONY: fuzz-short
 fuzz: fuzz-deps $(FUZZ_BINS)
