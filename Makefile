@@ -24,7 +24,7 @@ DEB_PKGS = liblua5.4-dev lua5.4 lua-busted lua-cjson lua-messagepack \
            lua-check cppcheck
 
 CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_game.c
-BIND_SRC = bindings/lbw.c bindings/lbw_schema.c
+BIND_SRC = bindings/lbw.c bindings/lbw_schema.c bindings/lbw_sandbox.c
 CORE_HDR = core/bw.h core/bw_schema.h
 ALL_CFLAGS = $(WARN) $(FPFLAGS) -Icore $(CFLAGS)
 LIBS = -lz -lm
