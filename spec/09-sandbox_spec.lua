@@ -397,3 +397,27 @@ describe("a registry on a hostile file", function()
     assert.not_equal(current, reg:current())
   end)
 end)
+
+describe("an adopted schema's description", function()
+  it("carries infinities, NaN (payload and sign) and -0.0 defaults exactly", function()
+    local payload = string.unpack("<d", "\1\0\0\0\0\0\248\127")
+    local defaults = { math.huge, -math.huge, 0/0, payload, -0.0, 0.1 }
+    local fields = {}
+    for i, d in ipairs(defaults) do
+      fields[i] = { "f" .. i, "float64", default = d }
+    end
+    local s = bitwire.schema { T = fields }
+    local adopted = bitwire.adopt(s:share())
+    local ok, desc = pcall(adopted.description, adopted)
+    assert.is_true(ok, desc)
+    local function bits(d)
+      local out = {}
+      for i, f in ipairs(d.types[1].fields) do out[i] = string.pack("<d", f.default) end
+      return out
+    end
+    assert.same(bits(s:description()), bits(desc))
+    for i, d in ipairs(defaults) do
+      assert.equal(string.pack("<d", d), bits(desc)[i])
+    end
+  end)
+end)
