@@ -626,6 +626,7 @@ static int core_sandbox (lua_State *L) {
   sb = (Sandbox *)lua_newuserdatauv(L, sizeof *sb, 0);
   memset(sb, 0, sizeof *sb);
   luaL_setmetatable(L, SANDBOX_MT);
+  lua_toclose(L, -1);       /* S is closed at once if L raises */
   sb->budget = getlimit(L, 3, "budget");
   sb->maxtime = maxtime;
   sb->limit = (lua_Unsigned)memory > SIZE_MAX / 2048 ? SIZE_MAX / 2
@@ -647,13 +648,16 @@ typedef struct FileBox {
   int fd;  /* -1 when closed */
 } FileBox;
 
-#ifdef HAVEPOSIX
 static int filebox_gc (lua_State *L) {
   FileBox *fb = (FileBox *)luaL_checkudata(L, 1, FILEBOX_MT);
+#ifdef HAVEPOSIX
   if (fb->fd >= 0) close(fb->fd);
+#endif
   fb->fd = -1;
   return 0;
 }
+
+#ifdef HAVEPOSIX
 
 static const char *filekind (mode_t m) {
   if (S_ISDIR(m)) return "a directory";
@@ -690,7 +694,8 @@ static int core_readdefs (lua_State *L) {
   maxsize = (lua_Unsigned)cap > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)cap;
   fb = (FileBox *)lua_newuserdatauv(L, sizeof *fb, 0);
   fb->fd = -1;
-  luaL_setmetatable(L, FILEBOX_MT);  /* closes the file if L raises */
+  luaL_setmetatable(L, FILEBOX_MT);
+  lua_toclose(L, -1);                /* closes the file if L raises */
 #ifdef HAVEPOSIX
   {
     struct stat st;
@@ -752,16 +757,16 @@ void bw_opensandbox (lua_State *L) {
   if (luaL_newmetatable(L, SANDBOX_MT)) {
     lua_pushcfunction(L, sandbox_gc);
     lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, sandbox_gc);
+    lua_setfield(L, -2, "__close");
   }
   lua_pop(L, 1);
-#ifdef HAVEPOSIX
   if (luaL_newmetatable(L, FILEBOX_MT)) {
     lua_pushcfunction(L, filebox_gc);
     lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, filebox_gc);
+    lua_setfield(L, -2, "__close");
   }
-#else
-  luaL_newmetatable(L, FILEBOX_MT);
-#endif
   lua_pop(L, 1);
   lua_pushcfunction(L, core_sandbox);
   lua_setfield(L, -2, "sandbox");
