@@ -24,7 +24,10 @@ DEB_PKGS = liblua5.4-dev lua5.4 lua-busted lua-cjson lua-messagepack \
            lua-check cppcheck
 
 CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_game.c
-BIND_SRC = bindings/lbw.c bindings/lbw_schema.c bindings/lbw_sandbox.c
+BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
+           bindings/lbw_encode.c bindings/lbw_decode.c bindings/lbw_compile.c \
+           bindings/lbw_methods.c bindings/lbw_frame.c bindings/lbw_share.c \
+           bindings/lbw_program.c bindings/lbw_sandbox.c
 CORE_HDR = core/bw.h core/bw_schema.h
 ALL_CFLAGS = $(WARN) $(FPFLAGS) -Icore $(CFLAGS)
 LIBS = -lz -lm
@@ -60,7 +63,8 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-build/bitwire/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) bindings/lbw.h
+BIND_HDR = bindings/lbw.h bindings/lbw_schema.h
+build/bitwire/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	@mkdir -p build/bitwire
 	$(CC) $(ALL_CFLAGS) $(MODFLAGS) -fPIC $(LUA_CFLAGS) $(LIBFLAG) -o $@ $(CORE_SRC) $(BIND_SRC) $(LIBS)
 
@@ -172,7 +176,7 @@ FUZZ_CFLAGS         = $(WARN) -g -O1 -fno-omit-frame-pointer $(FPFLAGS) -Icore
 FUZZ_SAN            = -fno-sanitize-recover=all
 FUZZ_BINS           = $(FUZZ_TARGETS:%=build/fuzz/%) $(FUZZ_TARGETS:%=build/fuzz/%_seed)
 FUZZ_DEC_SRC        = bindings/test/fuzz_decode.c $(CORE_SRC) $(BIND_SRC)
-FUZZ_DEC_DEPS       = $(FUZZ_DEC_SRC) core/test/fuzz.h $(CORE_HDR) bindings/lbw.h
+FUZZ_DEC_DEPS       = $(FUZZ_DEC_SRC) core/test/fuzz.h $(CORE_HDR) $(BIND_HDR)
 
 $(CORE_FUZZ:%=build/fuzz/%): build/fuzz/%: core/test/%.c core/test/fuzz.h $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p build/fuzz

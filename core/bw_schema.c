@@ -20,6 +20,12 @@
 
 /* {===================== building ===================== */
 
+const char *const bw_kindnames[BW_NKINDS + 1] = {
+  "int", "uint", "bool", "float", "float32", "float64", "enum", "string",
+  "bytes", "array", "struct", "align", "check", "sparse", "quat", "tiered",
+  "angle", NULL
+};
+
 bw_Schema *bw_schemanew (void) {
   bw_Schema *S = (bw_Schema *)calloc(1, sizeof(bw_Schema));
   if (S != NULL) {

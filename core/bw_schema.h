@@ -13,14 +13,20 @@
 typedef enum bw_Kind {
   BW_KINT, BW_KUINT, BW_KBOOL, BW_KFLOAT, BW_KFLOAT32, BW_KFLOAT64,
   BW_KENUM, BW_KSTRING, BW_KBYTES, BW_KARRAY, BW_KSTRUCT, BW_KALIGN,
-  BW_KCHECK, BW_KSPARSE, BW_KQUAT, BW_KTIERED,
+  BW_KCHECK, BW_KSPARSE, BW_KQUAT, BW_KTIERED, BW_KANGLE,
   BW_NKINDS
 } bw_Kind;
+
+/* The kinds' names as descriptions spell them, NULL-terminated. */
+extern const char *const bw_kindnames[BW_NKINDS + 1];
 
 /* Sparse array encodings; AUTO spends 2 bits naming the one it picked. */
 enum { BW_SPMASK, BW_SPINDEX, BW_SPRELATIVE, BW_SPAUTO };
 
 #define BW_MAXTIERS 16
+/* Default tiers of a relative delta (delta = "relative" without tiers). */
+#define BW_RELTIERS   { 4, 7, 11 }
+#define BW_NRELTIERS  3
 #define BW_FUSEBITS 56   /* widest run of fields a decoder reads at once */
 
 typedef struct bw_Field {
@@ -33,6 +39,8 @@ typedef struct bw_Field {
   uint8_t  ntiers;        /* TIERED: number of tiers */
   uint8_t  fuse;          /* fixed-width fields read as one from here */
   uint8_t  fusebits;      /* and their total width (<= BW_FUSEBITS) */
+  uint8_t  relative;      /* FLOAT, QUAT, ANGLE: in a delta, sent as a
+                             difference from the baseline in tiers */
   uint32_t name;          /* index in names; BW_NONE for an element */
   uint32_t ref;           /* STRUCT: type; ARRAY/SPARSE: element field;
                              ENUM: first value name */
@@ -40,10 +48,13 @@ typedef struct bw_Field {
                              counts, lengths, indices; UINT: 0..2^n-1 */
   unsigned nbits;         /* width of the value, count or length */
   bw_QFloat q;            /* FLOAT, QUAT components */
-  double   dmin, dmax;    /* FLOAT: the declared range, for checks */
+  double   dmin, dmax;    /* FLOAT: the declared range, for checks;
+                             ANGLE: 0 and the period (2 pi or 360) */
   uint32_t magic;         /* CHECK */
   uint32_t since, removed;/* present in versions since <= v < removed */
-  uint8_t  tierbits[BW_MAXTIERS]; /* TIERED: payload bits of each tier */
+  uint8_t  tierbits[BW_MAXTIERS]; /* TIERED, SPARSE: payload bits of each
+                             tier; relative FLOAT/QUAT/ANGLE: of each tier
+                             of the difference (default BW_RELTIERS) */
   union { int64_t i; double d; uint32_t s; } def;  /* s: a names index */
   uint64_t minbits, maxbits;  /* value size bounds, without presence bit */
 } bw_Field;

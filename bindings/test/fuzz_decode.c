@@ -5,7 +5,7 @@
 */
 
 /*
-** The schema driver lives in the binding (bindings/lbw_schema.c): it walks
+** The schema driver lives in the binding (bindings/lbw_encode.c, lbw_decode.c): it walks
 ** Lua tables, so it cannot be fuzzed without a lua_State. That is why this
 ** target sits in bindings/test and not beside the core's targets (core/ and
 ** core/test/ build without Lua). The core and the binding are compiled into

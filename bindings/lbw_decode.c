@@ -1,0 +1,613 @@
+/*
+** lbw_decode.c - the decode walk: bits to Lua tables
+** See LICENSE for copyright and terms.
+*/
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lauxlib.h"
+
+#include "lbw_schema.h"
+
+
+/* {===================== decode ===================== */
+
+static int decvalue (Ctx *c, const bw_Field *f, int into);
+
+/* Read an n-bit offset and check it against [min, max]; '*v' gets min +
+** offset. 'what' names the quantity for the message. */
+/* The offset 'u' read at 'start' is past f's range: say what it was. */
+static int rangefail (Ctx *c, const bw_Field *f, const char *what,
+                      uint64_t u, uint64_t start) {
+  uint64_t val = (uint64_t)f->min + u;
+  if (f->min >= 0 && val < u)
+    return bw_decfail(c, BW_ERANGE, start, "%s out of range [%" PRId64 ", %"
+                   PRId64 "]", what, f->min, f->max);
+  return bw_decfail(c, BW_ERANGE, start, "%s%s%" PRId64 " out of range [%"
+                 PRId64 ", %" PRId64 "]", what, what[0] ? " " : "",
+                 (int64_t)(f->min < 0 && val > (uint64_t)INT64_MAX
+                   ? -(int64_t)(~val) - 1 : (int64_t)(val & INT64_MAX)),
+                 f->min, f->max);
+}
+
+static int readrange (Ctx *c, const bw_Field *f, const char *what,
+                      int64_t *v) {
+  uint64_t start = c->r.pos;
+  uint64_t u = bw_readbits(&c->r, f->nbits);
+  if (c->r.status != BW_OK) return bw_readfail(c);
+  if (u > (uint64_t)f->max - (uint64_t)f->min)
+    return rangefail(c, f, what, u, start);
+  *v = (int64_t)((uint64_t)f->min + u <= (uint64_t)INT64_MAX
+                 ? (int64_t)((uint64_t)f->min + u)
+                 : -(int64_t)(~((uint64_t)f->min + u)) - 1);
+  return 1;
+}
+
+static void pushkept (Ctx *c, const bw_Field *f, int idx);
+
+/* Protected call (schema, field index, value, version): encode the value
+** as that field into the schema's writer, raising where it does not fit. */
+static int encodefield (lua_State *L) {
+  LSchema *ls = bw_checkschema(L, 1);
+  Ctx c;
+  bw_initctx(L, &c, ls, (uint32_t)lua_tointeger(L, 4), 0);  /* one field */
+  bw_writerreset(c.w);
+  bw_encvalue(&c, &ls->S->fields[lua_tointeger(L, 2)], 3, lua_type(L, 3));
+  return 0;
+}
+
+/* A delta keeps from its baseline what it does not send, and the packet
+** picks the message type and the version: what it keeps (the value at 'v',
+** for field 'f') must be a value of that field, or the result would not be
+** a value of its type. Checked by encoding it; the schema is at index 1. */
+static int keepbaseline (Ctx *c, const bw_Field *f, int v) {
+  lua_State *L = c->L;
+  const char *msg, *p;
+  size_t len;
+  int st;
+  if (c->checked > 0) return 1;  /* part of a baseline checked whole */
+  if (lua_isnil(L, v)) {
+    if (f->optional) return 1;
+    return bw_decfail(c, BW_EBASELINE, c->r.pos, "unchanged, but the baseline "
+                   "has no value");
+  }
+  lua_pushcfunction(L, encodefield);
+  lua_pushvalue(L, 1);
+  lua_pushinteger(L, (lua_Integer)(f - c->S->fields));
+  lua_pushvalue(L, v);
+  lua_pushinteger(L, (lua_Integer)c->version);
+  st = lua_pcall(L, 4, 0, 0);
+  if (st == LUA_OK) return 1;
+  if (st == LUA_ERRMEM) lua_error(L);
+  msg = lua_tostring(L, -1);
+  if (msg == NULL) msg = "?";
+  len = strlen(msg);
+  for (p = msg; (p = strstr(p, " (bit ")) != NULL; p++)
+    len = (size_t)(p - msg);  /* cut the encoder's bit position */
+  bw_decfail(c, BW_EBASELINE, c->r.pos, "baseline value does not fit: %.*s",
+          (int)len, msg);
+  lua_pop(L, 1);
+  return 0;
+}
+
+/* Decode slot 'i' of a sparse array into the table at 't'. Against a
+** baseline 'bidx': a presence bit, then a delta when the baseline has a
+** record there. */
+static int decslot (Ctx *c, const bw_Field *e, int t, int reuse, int bidx,
+                    lua_Integer i) {
+  int old = 0;
+  pushframe(c, BW_NONE, i);
+  if (bidx != 0) {
+    uint64_t present = bw_readbits(&c->r, 1);
+    if (c->r.status != BW_OK) return bw_readfail(c);
+    if (!present) lua_pushnil(c->L);
+    else {
+      int ok;
+      lua_rawgeti(c->L, bidx, i);
+      if (e->kind == BW_KSTRUCT && lua_istable(c->L, -1))
+        ok = bw_decdeltastruct(c, e->ref, lua_gettop(c->L));
+      else
+        ok = decvalue(c, e, 0);
+      if (!ok) return 0;
+      lua_remove(c->L, -2);
+    }
+  }
+  else {
+    if (reuse && (e->kind == BW_KSTRUCT || e->kind == BW_KARRAY
+                  || e->kind == BW_KSPARSE)) {
+      lua_rawgeti(c->L, t, i);
+      old = lua_gettop(c->L);
+    }
+    if (!decvalue(c, e, old)) return 0;
+  }
+  lua_rawseti(c->L, t, i);
+  if (old) lua_pop(c->L, 1);
+  popframe(c);
+  return 1;
+}
+
+/* Clear slots [from, to] of a reused sparse table. */
+static void clearslots (lua_State *L, int t, lua_Integer from, lua_Integer to) {
+  for (; from <= to; from++) {
+    lua_pushnil(L);
+    lua_rawseti(L, t, from);
+  }
+}
+
+/* A sparse array; against a baseline 'bidx' the result starts as a copy of
+** the baseline and the sent slots change it. */
+static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
+  lua_State *L = c->L;
+  bw_Reader *r = &c->r;
+  const bw_Field *e = &c->S->fields[f->ref];
+  lua_Integer n = (lua_Integer)f->max, prev = 0, i;
+  unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
+  int t, enc = f->encoding, reuse = into != 0 && lua_istable(L, into);
+  uint64_t start = r->pos, slotmin = bidx != 0 ? 1 : e->minbits;
+  if (enc == BW_SPAUTO) {
+    enc = (int)bw_readbits(r, 2);
+    if (r->status != BW_OK) return bw_readfail(c);
+    if (enc == BW_SPAUTO)
+      return bw_decfail(c, BW_ERANGE, start, "unknown sparse encoding 3");
+  }
+  if (bidx != 0) {
+    reuse = 0;
+    if (!keepbaseline(c, f, bidx)) return 0;
+    pushkept(c, f, bidx);
+    c->checked++;  /* the slots' records are checked with the whole */
+  }
+  else if (reuse) lua_pushvalue(L, into);
+  else lua_createtable(L, 0, 0);
+  t = lua_gettop(L);
+  if (enc == BW_SPMASK) {
+    for (i = 1; i <= n; i++) {
+      uint64_t present = bw_readbits(r, 1);
+      if (r->status != BW_OK) return bw_readfail(c);
+      if (present) {
+        if (!decslot(c, e, t, reuse, bidx, i)) return 0;
+      }
+      else if (reuse) clearslots(L, t, i, i);
+    }
+    c->checked -= bidx != 0;
+    return 1;
+  }
+  if (enc == BW_SPINDEX) {
+    lua_Integer count, k;
+    start = r->pos;
+    count = (lua_Integer)bw_readbits(r, f->nbits);
+    if (r->status != BW_OK) return bw_readfail(c);
+    if (count > n)
+      return bw_decfail(c, BW_ERANGE, start, "count %lld above max %lld",
+                     (long long)count, (long long)n);
+    /* a slot costs its index and its value, or against a baseline at
+    ** least its index and a presence bit */
+    if (ibits + slotmin > 0
+        && (uint64_t)count > bw_bitsremaining(r) / (ibits + slotmin))
+      return bw_decfail(c, BW_ETRUNC, start, "count %lld needs more bits "
+                     "than are left", (long long)count);
+    for (k = 0; k < count; k++) {
+      start = r->pos;
+      i = (lua_Integer)bw_readbits(r, ibits) + 1;
+      if (r->status != BW_OK) return bw_readfail(c);
+      if (i <= prev || i > n)
+        return bw_decfail(c, BW_ERANGE, start, "index %lld not in [%lld, %lld]",
+                       (long long)i, (long long)prev + 1, (long long)n);
+      if (reuse) clearslots(L, t, prev + 1, i - 1);
+      if (!decslot(c, e, t, reuse, bidx, i)) return 0;
+      prev = i;
+    }
+  }
+  else {  /* relative: rising indices until the sentinel n + 1 */
+    for (;;) {
+      uint64_t cur;
+      start = r->pos;
+      if (f->ntiers > 0)
+        cur = (uint64_t)prev + bw_readtiered(r, 1, (uint64_t)n + 1,
+                                             f->tierbits, f->ntiers);
+      else
+        cur = bw_readintrelative(r, (uint64_t)prev);
+      if (r->status != BW_OK) return bw_readfail(c);
+      if (cur == (uint64_t)n + 1) break;
+      if (cur > (uint64_t)n)
+        return bw_decfail(c, BW_ERANGE, start, "index %llu above max %lld",
+                       (unsigned long long)cur, (long long)n);
+      i = (lua_Integer)cur;
+      if (reuse) clearslots(L, t, prev + 1, i - 1);
+      if (!decslot(c, e, t, reuse, bidx, i)) return 0;
+      prev = i;
+    }
+  }
+  if (reuse) clearslots(L, t, prev + 1, n);
+  c->checked -= bidx != 0;
+  return 1;
+}
+
+static int decquat (Ctx *c, const bw_Field *f) {
+  uint32_t q[4];
+  double v[4];
+  int i;
+  q[0] = (uint32_t)bw_readbits(&c->r, 2);
+  for (i = 1; i < 4; i++) q[i] = (uint32_t)bw_readbits(&c->r, f->nbits);
+  if (c->r.status != BW_OK) return bw_readfail(c);
+  bw_quatdecode(&f->q, q, v);
+  lua_createtable(c->L, 4, 0);
+  for (i = 0; i < 4; i++) {
+    lua_pushnumber(c->L, (lua_Number)v[i]);
+    lua_rawseti(c->L, -2, i + 1);
+  }
+  return 1;
+}
+
+/* Push the value of field 'f'. 'into' is the stack index of the old value
+** to reuse (tables only), or 0. Returns 0 on failure. */
+/* Push a scalar (a kind below BW_KARRAY). Not recursive, so the compiler
+** can inline it into the loops over fields. Returns 0 on failure. */
+/* Check and push the raw bits 'u' of fixed-width field 'f' (read at bit
+** 'start'). Returns 0 on a value out of range. */
+static INLINE int pushfixed (Ctx *c, const bw_Field *f, uint64_t u,
+                             uint64_t start) {
+  lua_State *L = c->L;
+  switch (f->kind) {
+    case BW_KINT: case BW_KENUM: {
+      uint64_t val = (uint64_t)f->min + u;
+      if (u > (uint64_t)f->max - (uint64_t)f->min)
+        return rangefail(c, f, "", u, start);
+      if (f->kind == BW_KENUM) pushkey(c, f->ref + (uint32_t)u);
+      else lua_pushinteger(L, (lua_Integer)(val <= (uint64_t)INT64_MAX
+                                            ? (int64_t)val
+                                            : -(int64_t)(~val) - 1));
+      return 1;
+    }
+    case BW_KUINT:
+      lua_pushinteger(L, (lua_Integer)(u <= (uint64_t)INT64_MAX ? (int64_t)u
+                                       : -(int64_t)(~u) - 1));
+      return 1;
+    case BW_KBOOL:
+      lua_pushboolean(L, (int)u);
+      return 1;
+    default:  /* BW_KFLOAT */
+      if (u > f->q.miv)
+        return bw_decfail(c, BW_ERANGE, start, "quantized %" PRIu64
+                       " out of range [0, %" PRIu32 "]", u, f->q.miv);
+      lua_pushnumber(L, (lua_Number)bw_qfloatdecode(&f->q, (uint32_t)u));
+      return 1;
+  }
+}
+
+/* Push a scalar (a kind below BW_KARRAY). Not recursive, so the compiler
+** can inline it into the loops over fields. Returns 0 on failure. */
+static int decleaf (Ctx *c, const bw_Field *f) {
+  lua_State *L = c->L;
+  bw_Reader *r = &c->r;
+  int64_t v;
+  switch (f->kind) {
+    case BW_KINT: case BW_KENUM: case BW_KUINT: case BW_KBOOL: case BW_KFLOAT: {
+      uint64_t start = r->pos;
+      uint64_t u = bw_readbits(r, f->kind == BW_KFLOAT ? f->q.nbits
+                                  : f->kind == BW_KBOOL ? 1 : f->nbits);
+      if (r->status != BW_OK) return bw_readfail(c);
+      return pushfixed(c, f, u, start);
+    }
+    case BW_KFLOAT32: {
+      float x = bw_readfloat(r);
+      if (r->status != BW_OK) return bw_readfail(c);
+      lua_pushnumber(L, (lua_Number)x);
+      return 1;
+    }
+    case BW_KFLOAT64: {
+      double x = bw_readdouble(r);
+      if (r->status != BW_OK) return bw_readfail(c);
+      lua_pushnumber(L, (lua_Number)x);
+      return 1;
+    }
+    case BW_KSTRING: case BW_KBYTES: {
+      const uint8_t *p;
+      uint64_t start;
+      if (!readrange(c, f, "length", &v)) return 0;
+      start = r->pos;
+      p = bw_readbytes(r, (size_t)v);
+      if (p == NULL) return bw_readfail(c);
+      if (f->kind == BW_KSTRING && !bw_utf8valid((const char *)p, (size_t)v))
+        return bw_decfail(c, BW_EUTF8, start,
+                       "string with NUL or malformed UTF-8");
+      lua_pushlstring(L, (const char *)p, (size_t)v);
+      return 1;
+    }
+    case BW_KALIGN:
+      bw_readalign(r);
+      return r->status == BW_OK ? 1 : bw_readfail(c);
+    case BW_KCHECK:
+      bw_readcheck(r, f->magic);
+      return r->status == BW_OK ? 1 : bw_readfail(c);
+    default:
+      return bw_decfail(c, BW_ESCHEMA, r->pos, "field kind %d not supported",
+                     (int)f->kind);
+  }
+}
+
+static int decvalue (Ctx *c, const bw_Field *f, int into) {
+  lua_State *L = c->L;
+  bw_Reader *r = &c->r;
+  switch (f->kind) {
+    case BW_KARRAY: {
+      const bw_Field *e = &c->S->fields[f->ref];
+      int64_t i, n, oldn = 0;
+      int t, reuse = into != 0 && lua_istable(L, into);
+      uint64_t start = r->pos;
+      if (!readrange(c, f, "count", &n)) return 0;
+      /* every element costs at least minbits: refuse before allocating */
+      if (e->minbits > 0 && (uint64_t)n > bw_bitsremaining(r) / e->minbits)
+        return bw_decfail(c, BW_ETRUNC, start, "count %" PRId64 " needs %"
+                       PRIu64 " bits or more, %" PRIu64 " left", n,
+                       (uint64_t)n * e->minbits, bw_bitsremaining(r));
+      if (reuse) {
+        lua_pushvalue(L, into);
+        oldn = (int64_t)lua_rawlen(L, into);
+      }
+      else
+        lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
+      t = lua_gettop(L);
+      reuse = reuse && (e->kind == BW_KSTRUCT || e->kind == BW_KARRAY
+                        || e->kind == BW_KSPARSE);
+      for (i = 1; i <= n; i++) {
+        pushframe(c, BW_NONE, (lua_Integer)i);
+        /* an old element table is refilled in place: nothing to store */
+        if (reuse && i <= oldn
+            && lua_rawgeti(L, t, (lua_Integer)i) == LUA_TTABLE) {
+          int ok = e->kind == BW_KSTRUCT ? bw_decstruct(c, e->ref, t + 1)
+                                         : decvalue(c, e, t + 1);
+          if (!ok) return 0;
+          lua_settop(L, t);
+        }
+        else {
+          if (reuse && i <= oldn) lua_pop(L, 1);
+          if (!(e->kind < BW_KARRAY ? decleaf(c, e)
+                : e->kind == BW_KSTRUCT ? bw_decstruct(c, e->ref, 0)
+                : decvalue(c, e, 0)))
+            return 0;
+          lua_rawseti(L, t, (lua_Integer)i);
+        }
+        popframe(c);
+      }
+      for (i = oldn; i > n; i--) {  /* trim an array that got shorter */
+        lua_pushnil(L);
+        lua_rawseti(L, t, (lua_Integer)i);
+      }
+      return 1;
+    }
+    case BW_KSTRUCT:
+      return bw_decstruct(c, f->ref, into);
+    case BW_KSPARSE:
+      return decsparse(c, f, into, 0);
+    case BW_KQUAT:
+      return decquat(c, f);
+    case BW_KTIERED: {
+      uint64_t u = bw_readtiered(r, 0, (uint64_t)f->max - (uint64_t)f->min,
+                                 f->tierbits, f->ntiers);
+      if (r->status != BW_OK) return bw_readfail(c);
+      u += (uint64_t)f->min;
+      lua_pushinteger(L, (lua_Integer)(u <= (uint64_t)INT64_MAX ? (int64_t)u
+                                       : -(int64_t)(~u) - 1));
+      return 1;
+    }
+    default:
+      return decleaf(c, f);
+  }
+}
+
+int bw_decstruct (Ctx *c, uint32_t t, int into) {
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  const bw_Field *f = &c->S->fields[ty->first];
+  const bw_Field *end = f + ty->count;
+  const bw_Field *slow = f;  /* fields before it are read one by one */
+  int tbl, reuse = into != 0 && lua_istable(L, into);
+  Frame *fr = enterframe(c);
+  if (reuse) lua_pushvalue(L, into);
+  else lua_createtable(L, 0, (int)ty->count);
+  tbl = lua_gettop(L);
+  for (; f < end; f++) {
+    if (f->fuse > 1 && f >= slow) {  /* a run of fixed fields: one read */
+      const bw_Field *g = f, *gend = f + f->fuse;
+      uint64_t start = c->r.pos, u = bw_readbits(&c->r, f->fusebits);
+      if (c->r.status != BW_OK) {  /* find the field that ran out */
+        c->r.status = BW_OK;
+        c->r.pos = start;
+        slow = gend;
+      }
+      else {
+        for (; g < gend; g++) {
+          unsigned w = g->kind == BW_KFLOAT ? g->q.nbits
+                     : g->kind == BW_KBOOL ? 1 : g->nbits;
+          setframe(fr, g);
+          pushkey(c, g->name);
+          if (!pushfixed(c, g, w < 64 ? u & ((UINT64_C(1) << w) - 1) : u,
+                         start))
+            return 0;
+          lua_rawset(L, tbl);
+          u >>= w;  /* w <= BW_FUSEBITS < 64 */
+          start += w;
+        }
+        f = gend - 1;
+        continue;
+      }
+    }
+    setframe(fr, f);
+    if (ty->versioned && !bw_fieldpresent(f, c->version)) {
+      if (f->name == BW_NONE) continue;
+      pushkey(c, f->name);
+      if (f->hasdefault) bw_pushdefault(c, f);
+      else if (reuse) lua_pushnil(L);
+      else {
+        lua_pop(L, 1);
+        continue;
+      }
+      lua_rawset(L, tbl);
+      continue;
+    }
+    if (f->name == BW_NONE) {  /* align or check */
+      if (!decleaf(c, f)) return 0;
+      continue;
+    }
+    pushkey(c, f->name);
+    if (f->optional) {
+      uint64_t present = bw_readbits(&c->r, 1);
+      if (c->r.status != BW_OK) return bw_readfail(c);
+      if (!present) {
+        if (reuse) {
+          lua_pushnil(L);
+          lua_rawset(L, tbl);
+        }
+        else lua_pop(L, 1);
+        continue;
+      }
+    }
+    if (f->kind < BW_KARRAY) {
+      if (!decleaf(c, f)) return 0;
+    }
+    else if (reuse && (f->kind == BW_KSTRUCT || f->kind == BW_KARRAY
+                       || f->kind == BW_KSPARSE)) {
+      lua_pushvalue(L, -1);
+      lua_rawget(L, tbl);
+      if (!decvalue(c, f, lua_gettop(L))) return 0;
+      lua_replace(L, -2);
+    }
+    else if (!decvalue(c, f, 0)) return 0;
+    lua_rawset(L, tbl);
+  }
+  c->nframes--;
+  return 1;
+}
+
+/* Push a copy of the value at 'idx' of field 'f', which keepbaseline has
+** checked: tables are copied along the schema (sized as decode sizes them),
+** so a decoded value never shares a table with its baseline. */
+static void pushkept (Ctx *c, const bw_Field *f, int idx) {
+  lua_State *L = c->L;
+  int t;
+  if (lua_type(L, idx) != LUA_TTABLE) {  /* scalars, absent optionals */
+    lua_pushvalue(L, idx);
+    return;
+  }
+  switch (f->kind) {
+    case BW_KSTRUCT: {
+      const bw_Type *ty = &c->S->types[f->ref];
+      const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
+      lua_createtable(L, 0, (int)ty->count);
+      t = lua_gettop(L);
+      for (; g < end; g++) {
+        if (g->name == BW_NONE) continue;
+        pushkey(c, g->name);
+        lua_pushvalue(L, -1);
+        if (lua_rawget(L, idx) == LUA_TNIL) {
+          lua_pop(L, 2);
+          continue;
+        }
+        pushkept(c, g, lua_gettop(L));
+        lua_remove(L, -2);
+        lua_rawset(L, t);
+      }
+      return;
+    }
+    case BW_KARRAY: case BW_KQUAT: {  /* a quat is {x, y, z, w} */
+      const bw_Field *e = f->kind == BW_KARRAY ? &c->S->fields[f->ref] : f;
+      lua_Integer i, n = (lua_Integer)lua_rawlen(L, idx);
+      lua_createtable(L, (int)n, 0);
+      t = lua_gettop(L);
+      for (i = 1; i <= n; i++) {
+        int et = lua_rawgeti(L, idx, i);
+        if (et == LUA_TTABLE && e != f) {
+          pushkept(c, e, lua_gettop(L));
+          lua_remove(L, -2);
+        }
+        lua_rawseti(L, t, i);
+      }
+      return;
+    }
+    case BW_KSPARSE: {  /* keys are integers in [1, max]: checked */
+      const bw_Field *e = &c->S->fields[f->ref];
+      lua_createtable(L, (int)lua_rawlen(L, idx), 0);
+      t = lua_gettop(L);
+      lua_pushnil(L);
+      while (lua_next(L, idx)) {
+        lua_pushvalue(L, -2);
+        if (lua_type(L, -2) == LUA_TTABLE) pushkept(c, e, lua_gettop(L) - 1);
+        else lua_pushvalue(L, -2);
+        lua_rawset(L, t);
+        lua_pop(L, 1);
+      }
+      return;
+    }
+    default:
+      lua_pushvalue(L, idx);
+  }
+}
+
+/* A record against its baseline at 'bidx' (see encdeltastruct). */
+int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  const bw_Field *f = &c->S->fields[ty->first];
+  const bw_Field *end = f + ty->count;
+  int tbl;
+  lua_createtable(L, 0, (int)ty->count);
+  tbl = lua_gettop(L);
+  for (; f < end; f++) {
+    uint64_t changed;
+    int b;
+    if (f->name == BW_NONE) {
+      if (bw_fieldpresent(f, c->version) && !decvalue(c, f, 0)) return 0;
+      continue;
+    }
+    pushkey(c, f->name);
+    if (!bw_fieldpresent(f, c->version)) {
+      if (!f->hasdefault) {
+        lua_pop(L, 1);
+        continue;
+      }
+      bw_pushdefault(c, f);
+      lua_rawset(L, tbl);
+      continue;
+    }
+    pushframe(c, f->name, 0);
+    lua_pushvalue(L, -1);
+    if (lua_istable(L, bidx)) lua_rawget(L, bidx);
+    else {
+      lua_pop(L, 1);
+      lua_pushnil(L);
+    }
+    b = lua_gettop(L);  /* stack: key, baseline value */
+    changed = bw_readbits(&c->r, 1);
+    if (c->r.status != BW_OK) return bw_readfail(c);
+    if (!changed) {
+      if (!keepbaseline(c, f, b)) return 0;
+      pushkept(c, f, b);
+    }
+    else {
+      uint64_t present = 1;
+      if (f->optional) {
+        present = bw_readbits(&c->r, 1);
+        if (c->r.status != BW_OK) return bw_readfail(c);
+      }
+      if (!present) lua_pushnil(L);
+      else if (!lua_isnil(L, b) && f->kind == BW_KSTRUCT) {
+        if (!bw_decdeltastruct(c, f->ref, b)) return 0;
+      }
+      else if (lua_istable(L, b) && f->kind == BW_KSPARSE) {
+        if (!decsparse(c, f, 0, b)) return 0;
+      }
+      else if (!decvalue(c, f, 0)) return 0;
+    }
+    lua_remove(L, b);
+    lua_rawset(L, tbl);
+    popframe(c);
+  }
+  return 1;
+}
+
+/* }========================================================== */

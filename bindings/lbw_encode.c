@@ -1,0 +1,429 @@
+/*
+** lbw_encode.c - the encode walk: Lua tables to bits
+** See LICENSE for copyright and terms.
+*/
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lauxlib.h"
+
+#include "lbw_schema.h"
+
+
+/* {===================== encode ===================== */
+
+
+void bw_pushdefault (Ctx *c, const bw_Field *f) {
+  lua_State *L = c->L;
+  switch (f->kind) {
+    case BW_KBOOL: lua_pushboolean(L, (int)f->def.i); break;
+    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64:
+      lua_pushnumber(L, (lua_Number)f->def.d);
+      break;
+    case BW_KENUM: case BW_KSTRING: case BW_KBYTES:
+      pushkey(c, f->def.s);
+      break;
+    default: lua_pushinteger(L, (lua_Integer)f->def.i); break;
+  }
+}
+
+static lua_Integer checkint (Ctx *c, int idx, int tt) {
+  int ok = 0;
+  lua_Integer v = 0;
+  if (tt == LUA_TNUMBER) v = lua_tointegerx(c->L, idx, &ok);
+  if (!ok) {  /* numeric strings are refused */
+    if (tt == LUA_TNUMBER)
+      bw_encerror(c, "expected an integer, got %s", lua_tostring(c->L, idx));
+    bw_enctype(c, idx, "an integer");
+  }
+  return v;
+}
+
+static double checknum (Ctx *c, int idx, int tt) {
+  if (tt != LUA_TNUMBER) bw_enctype(c, idx, "a number");
+  return (double)lua_tonumber(c->L, idx);
+}
+
+static const char *checkstr (Ctx *c, int idx, int tt, size_t *len) {
+  if (tt != LUA_TSTRING) bw_enctype(c, idx, "a string");
+  return lua_tolstring(c->L, idx, len);
+}
+
+static void checklen (Ctx *c, const bw_Field *f, size_t n, const char *what) {
+  if (f->fixed && n != (size_t)f->max)
+    bw_encerror(c, "%s of %I must have exactly %I", what, (lua_Integer)n,
+             (lua_Integer)f->max);
+  if (n < (uint64_t)f->min || n > (uint64_t)f->max)
+    bw_encerror(c, "%s %I out of range [%I, %I]", what, (lua_Integer)n,
+             (lua_Integer)f->min, (lua_Integer)f->max);
+}
+
+/* Bits the relative encoding spends to go from 'prev' to 'cur'. */
+static uint64_t relcost (const bw_Field *f, uint64_t prev, uint64_t cur) {
+  if (f->ntiers > 0)
+    return bw_tieredbits(cur - prev, 1, (uint64_t)f->max + 1, f->tierbits,
+                         f->ntiers);
+  return bw_intrelativebits(prev, cur);
+}
+
+static void writerel (Ctx *c, const bw_Field *f, uint64_t prev, uint64_t cur) {
+  if (f->ntiers > 0)
+    bw_writetiered(c->w, cur - prev, 1, (uint64_t)f->max + 1, f->tierbits,
+                   f->ntiers);
+  else
+    bw_writeintrelative(c->w, prev, cur);
+}
+
+
+
+
+/* Is slot 'i' sent? Present, or with a baseline at 'bidx', different. */
+static int slotsent (Ctx *c, const bw_Field *e, int idx, int bidx,
+                     lua_Integer i) {
+  lua_State *L = c->L;
+  int sent;
+  if (bidx == 0) {
+    sent = lua_rawgeti(L, idx, i) != LUA_TNIL;
+    lua_pop(L, 1);
+    return sent;
+  }
+  lua_rawgeti(L, idx, i);
+  lua_rawgeti(L, bidx, i);
+  sent = !bw_equalopt(c, e, lua_gettop(L) - 1, lua_gettop(L));
+  lua_pop(L, 2);
+  return sent;
+}
+
+/* Slot 'i': its value; against a baseline, a presence bit first and a
+** delta when both have a record there. */
+static void encslot (Ctx *c, const bw_Field *e, int idx, int bidx,
+                     lua_Integer i) {
+  lua_State *L = c->L;
+  int v;
+  pushframe(c, BW_NONE, i);
+  lua_rawgeti(L, idx, i);
+  v = lua_gettop(L);
+  if (bidx != 0) {
+    int present = !lua_isnil(L, v);
+    bw_writebits(c->w, (uint64_t)present, 1);
+    lua_rawgeti(L, bidx, i);
+    if (present && e->kind == BW_KSTRUCT && lua_istable(L, -1))
+      bw_encdeltastruct(c, e->ref, v, v + 1);
+    else if (present)
+      bw_encvalue(c, e, v, lua_type(L, v));
+    lua_pop(L, 1);
+  }
+  else
+    bw_encvalue(c, e, v, lua_type(L, v));
+  lua_pop(L, 1);
+  popframe(c);
+}
+
+/* A sparse array: the sent slots of 1..max, in the cheapest encoding when
+** 'auto'. Keys other than 1..max are refused. */
+static void encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
+  lua_State *L = c->L;
+  const bw_Field *e = &c->S->fields[f->ref];
+  lua_Integer i, n = (lua_Integer)f->max, prev = 0, count = 0, keys = 0;
+  lua_Integer present = 0;
+  unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
+  uint64_t cost[3];
+  int enc = f->encoding;
+  if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
+  if (bidx != 0 && !lua_istable(L, bidx)) bidx = 0;
+  cost[BW_SPRELATIVE] = 0;
+  for (i = 1; i <= n; i++) {
+    if (bidx != 0) {
+      present += lua_rawgeti(L, idx, i) != LUA_TNIL;
+      lua_pop(L, 1);
+    }
+    if (slotsent(c, e, idx, bidx, i)) {
+      count++;
+      cost[BW_SPRELATIVE] += relcost(f, (uint64_t)prev, (uint64_t)i);
+      prev = i;
+    }
+  }
+  cost[BW_SPRELATIVE] += relcost(f, (uint64_t)prev, (uint64_t)n + 1);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    keys++;
+    lua_pop(L, 1);
+  }
+  if (keys != (bidx != 0 ? present : count))
+    bw_encerror(c, "sparse keys must be integers in [1, %I]", n);
+  cost[BW_SPMASK] = (uint64_t)n;
+  cost[BW_SPINDEX] = f->nbits + (uint64_t)count * ibits;
+  if (enc == BW_SPAUTO) {
+    enc = cost[BW_SPINDEX] < cost[BW_SPMASK] ? BW_SPINDEX : BW_SPMASK;
+    if (cost[BW_SPRELATIVE] < cost[enc]) enc = BW_SPRELATIVE;
+    bw_writebits(c->w, (uint64_t)enc, 2);
+  }
+  if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)count, f->nbits);
+  prev = 0;
+  for (i = 1; i <= n; i++) {
+    int sent = slotsent(c, e, idx, bidx, i);
+    if (enc == BW_SPMASK) bw_writebits(c->w, (uint64_t)sent, 1);
+    if (!sent) continue;
+    if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)i - 1, ibits);
+    else if (enc == BW_SPRELATIVE) writerel(c, f, (uint64_t)prev, (uint64_t)i);
+    encslot(c, e, idx, bidx, i);
+    prev = i;
+  }
+  if (enc == BW_SPRELATIVE) writerel(c, f, (uint64_t)prev, (uint64_t)n + 1);
+}
+
+static void encquat (Ctx *c, const bw_Field *f, int idx) {
+  lua_State *L = c->L;
+  double v[4];
+  uint32_t q[4];
+  int i;
+  if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table {x, y, z, w}");
+  if (lua_rawlen(L, idx) != 4)
+    bw_encerror(c, "quaternion needs 4 components, got %I",
+             (lua_Integer)lua_rawlen(L, idx));
+  for (i = 0; i < 4; i++) {
+    if (lua_rawgeti(L, idx, i + 1) != LUA_TNUMBER)
+      bw_encerror(c, "quaternion component %d is not a number", i + 1);
+    v[i] = (double)lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  }
+  if (!bw_quatencode(&f->q, v, q))
+    bw_encerror(c, "quaternion has no length (or is not finite)");
+  bw_writebits(c->w, q[0], 2);
+  for (i = 1; i < 4; i++) bw_writebits(c->w, q[i], f->nbits);
+}
+
+/* Write a scalar (a kind other than array, struct or sparse). Not
+** recursive, so the compiler can inline it into the loops over fields. */
+static void encleaf (Ctx *c, const bw_Field *f, int idx, int tt) {
+  lua_State *L = c->L;
+  bw_Writer *w = c->w;
+  switch (f->kind) {
+    case BW_KINT: {
+      lua_Integer v = checkint(c, idx, tt);
+      if (v < f->min || v > f->max)
+        bw_encerror(c, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
+                 (lua_Integer)f->max);
+      bw_writebits(w, (uint64_t)v - (uint64_t)f->min, f->nbits);
+      break;
+    }
+    case BW_KUINT: {
+      lua_Integer v = checkint(c, idx, tt);
+      if (f->nbits < 64 && (v < 0 || (uint64_t)v >> f->nbits != 0))
+        bw_encerror(c, "%I does not fit in %d bits", v, (int)f->nbits);
+      bw_writebits(w, (uint64_t)v, f->nbits);
+      break;
+    }
+    case BW_KBOOL:
+      if (tt != LUA_TBOOLEAN) bw_enctype(c, idx, "a boolean");
+      bw_writebits(w, (uint64_t)lua_toboolean(L, idx), 1);
+      break;
+    case BW_KFLOAT: {
+      double x = checknum(c, idx, tt);
+      if (!(x >= f->dmin && x <= f->dmax) && !f->clamp)
+        bw_encerror(c, "%f out of range [%f, %f]", (lua_Number)x,
+                 (lua_Number)f->dmin, (lua_Number)f->dmax);
+      bw_writebits(w, bw_qfloatencode(&f->q, x), f->q.nbits);
+      break;
+    }
+    case BW_KFLOAT32:  /* as w:float: beyond float32's range, infinity */
+      bw_writefloat(w, bw_tofloat32(checknum(c, idx, tt)));
+      break;
+    case BW_KFLOAT64:
+      bw_writedouble(w, checknum(c, idx, tt));
+      break;
+    case BW_KENUM: {
+      size_t len, i, n = (size_t)f->max + 1;
+      const char *s = checkstr(c, idx, tt, &len);
+      for (i = 0; i < n; i++) {
+        uint32_t nm = f->ref + (uint32_t)i;
+        if (c->S->namelens[nm] == len && memcmp(c->S->names[nm], s, len) == 0)
+          break;
+      }
+      if (i == n) bw_encerror(c, "'%s' is not one of its enum values", s);
+      bw_writebits(w, (uint64_t)i, f->nbits);
+      break;
+    }
+    case BW_KSTRING: {
+      size_t len;
+      const char *s = checkstr(c, idx, tt, &len);
+      if (len > (uint64_t)f->max)
+        bw_encerror(c, "string of %I bytes longer than max %I",
+                 (lua_Integer)len, (lua_Integer)f->max);
+      if (!bw_utf8valid(s, len))
+        bw_encerror(c, "string with NUL or malformed UTF-8");
+      bw_writebits(w, (uint64_t)len, f->nbits);
+      bw_writebytes(w, s, len);
+      break;
+    }
+    case BW_KBYTES: {
+      size_t len;
+      const char *s = checkstr(c, idx, tt, &len);
+      checklen(c, f, len, "length");
+      bw_writebits(w, (uint64_t)len - (uint64_t)f->min, f->nbits);
+      bw_writebytes(w, s, len);
+      break;
+    }
+    case BW_KALIGN: bw_writealign(w); break;
+    case BW_KCHECK: bw_writecheck(w, f->magic); break;
+    case BW_KQUAT: encquat(c, f, idx); break;
+    case BW_KTIERED: {
+      lua_Integer v = checkint(c, idx, tt);
+      if (v < f->min || v > f->max)
+        bw_encerror(c, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
+                 (lua_Integer)f->max);
+      bw_writetiered(w, (uint64_t)v - (uint64_t)f->min, 0,
+                     (uint64_t)f->max - (uint64_t)f->min, f->tierbits,
+                     f->ntiers);
+      break;
+    }
+    default:
+      bw_encerror(c, "field kind %d not supported", (int)f->kind);
+  }
+  if (w->status != BW_OK)
+    bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(w->status),
+             (lua_Integer)w->maxbytes);
+}
+
+/* Write the value at 'idx' (of Lua type 'tt') as field 'f'. */
+void bw_encvalue (Ctx *c, const bw_Field *f, int idx, int tt) {
+  lua_State *L = c->L;
+  bw_Writer *w = c->w;
+  switch (f->kind) {
+    case BW_KARRAY: {
+      const bw_Field *e = &c->S->fields[f->ref];
+      lua_Integer i, n;
+      if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
+      n = (lua_Integer)lua_rawlen(L, idx);
+      checklen(c, f, (size_t)n, "count");
+      bw_writebits(w, (uint64_t)n - (uint64_t)f->min, f->nbits);
+      for (i = 1; i <= n; i++) {
+        pushframe(c, BW_NONE, i);
+        int et = lua_rawgeti(L, idx, i);
+        if (et == LUA_TNIL) bw_encerror(c, "missing");
+        bw_encvalue(c, e, lua_gettop(L), et);
+        lua_pop(L, 1);
+        popframe(c);
+      }
+      break;
+    }
+    case BW_KSTRUCT:
+      bw_encstruct(c, f->ref, idx);
+      break;
+    case BW_KSPARSE: encsparse(c, f, idx, 0); break;
+    default:
+      encleaf(c, f, idx, tt);
+      return;
+  }
+  if (w->status != BW_OK)
+    bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(w->status),
+             (lua_Integer)w->maxbytes);
+}
+
+void bw_encstruct (Ctx *c, uint32_t t, int idx) {
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  const bw_Field *f = &c->S->fields[ty->first];
+  const bw_Field *end = f + ty->count;
+  int top = lua_gettop(L);
+  Frame *fr;
+  if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
+  if (!lua_checkstack(L, BATCH + 8)) bw_encerror(c, "stack overflow");
+  fr = enterframe(c);
+  while (f < end) {  /* BATCH fields at a time: fetch all, then encode */
+    const bw_Field *chunk = f, *stop = end - f > BATCH ? f + BATCH : end;
+    int tt[BATCH], k, slot = top;
+    for (k = 0; f < stop; f++, k++)
+      if (f->name != BW_NONE && (!ty->versioned
+                                 || bw_fieldpresent(f, c->version))) {
+        pushkey(c, f->name);
+        tt[k] = lua_rawget(L, idx);
+      }
+    for (f = chunk, k = 0; f < stop; f++, k++) {
+      int v, vt;
+      if (ty->versioned && !bw_fieldpresent(f, c->version)) continue;
+      setframe(fr, f);
+      if (f->name == BW_NONE) {  /* align or check */
+        encleaf(c, f, 0, LUA_TNONE);
+        continue;
+      }
+      v = ++slot;
+      vt = tt[k];
+      if (vt == LUA_TNIL) {
+        if (f->optional) {
+          bw_writebits(c->w, 0, 1);
+          continue;
+        }
+        if (!f->hasdefault) bw_encerror(c, "missing");
+        bw_pushdefault(c, f);
+        lua_replace(L, v);
+        vt = lua_type(L, v);
+      }
+      else if (f->optional)
+        bw_writebits(c->w, 1, 1);
+      if (f->kind == BW_KARRAY || f->kind == BW_KSTRUCT
+          || f->kind == BW_KSPARSE)
+        bw_encvalue(c, f, v, vt);
+      else
+        encleaf(c, f, v, vt);
+    }
+    lua_settop(L, top);
+  }
+  c->nframes--;
+}
+
+/* A record against its baseline at 'bidx': per field a changed bit, then
+** only what changed (nested records and sparse slots as deltas again). */
+void bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  const bw_Field *f = &c->S->fields[ty->first];
+  const bw_Field *end = f + ty->count;
+  if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
+  for (; f < end; f++) {
+    int v, b, changed;
+    if (!bw_fieldpresent(f, c->version)) continue;
+    if (f->name == BW_NONE) {
+      bw_encvalue(c, f, 0, LUA_TNONE);
+      continue;
+    }
+    pushframe(c, f->name, 0);
+    pushkey(c, f->name);
+    lua_pushvalue(L, -1);
+    lua_rawget(L, idx);
+    if (lua_isnil(L, -1) && !f->optional) {
+      if (!f->hasdefault) bw_encerror(c, "missing");
+      lua_pop(L, 1);
+      bw_pushdefault(c, f);
+    }
+    lua_pushvalue(L, -2);  /* stack: key, value, key */
+    if (lua_istable(L, bidx)) lua_rawget(L, bidx);
+    else {
+      lua_pop(L, 1);
+      lua_pushnil(L);
+    }
+    b = lua_gettop(L);
+    v = b - 1;
+    changed = !bw_equalopt(c, f, v, b);
+    bw_writebits(c->w, (uint64_t)changed, 1);
+    if (changed) {
+      int present = !lua_isnil(L, v);
+      if (f->optional) bw_writebits(c->w, (uint64_t)present, 1);
+      if (present && !lua_isnil(L, b) && f->kind == BW_KSTRUCT)
+        bw_encdeltastruct(c, f->ref, v, b);
+      else if (present && lua_istable(L, b) && f->kind == BW_KSPARSE)
+        encsparse(c, f, v, b);
+      else if (present)
+        bw_encvalue(c, f, v, lua_type(L, v));
+    }
+    lua_pop(L, 3);
+    popframe(c);
+  }
+}
+
+/* }========================================================== */

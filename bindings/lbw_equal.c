@@ -1,0 +1,114 @@
+/*
+** lbw_equal.c - equality on the wire, for delta encoding
+** See LICENSE for copyright and terms.
+*/
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lauxlib.h"
+
+#include "lbw_schema.h"
+
+
+/* {===================== equality on the wire ===================== */
+/* Two values are equal when they would encode to the same bits: quantized
+** fields compare their quantized integers. Used by delta encoding. */
+
+static int equalvalue (Ctx *c, const bw_Field *f, int a, int b);
+
+int bw_equalopt (Ctx *c, const bw_Field *f, int a, int b) {
+  int na = lua_isnil(c->L, a), nb = lua_isnil(c->L, b);
+  if (na || nb) return na && nb;
+  return equalvalue(c, f, a, b);
+}
+
+static int equalstruct (Ctx *c, uint32_t t, int a, int b) {
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  const bw_Field *f = &c->S->fields[ty->first], *end = f + ty->count;
+  if (!lua_istable(L, a) || !lua_istable(L, b)) return 0;
+  for (; f < end; f++) {
+    int eq;
+    if (f->name == BW_NONE || !bw_fieldpresent(f, c->version)) continue;
+    pushkey(c, f->name);
+    lua_pushvalue(L, -1);
+    lua_rawget(L, a);
+    lua_insert(L, -2);
+    lua_rawget(L, b);
+    eq = bw_equalopt(c, f, lua_gettop(L) - 1, lua_gettop(L));
+    lua_pop(L, 2);
+    if (!eq) return 0;
+  }
+  return 1;
+}
+
+/* Compare slots 1..n (or elements of equal-length arrays). */
+static int equalslots (Ctx *c, const bw_Field *e, int a, int b,
+                       lua_Integer n, int holes) {
+  lua_State *L = c->L;
+  lua_Integer i;
+  for (i = 1; i <= n; i++) {
+    int eq;
+    lua_rawgeti(L, a, i);
+    lua_rawgeti(L, b, i);
+    eq = holes ? bw_equalopt(c, e, lua_gettop(L) - 1, lua_gettop(L))
+               : equalvalue(c, e, lua_gettop(L) - 1, lua_gettop(L));
+    lua_pop(L, 2);
+    if (!eq) return 0;
+  }
+  return 1;
+}
+
+static int quatof (const bw_Field *f, lua_State *L, int idx, uint32_t q[4]) {
+  double v[4];
+  int i;
+  if (!lua_istable(L, idx)) return 0;
+  for (i = 0; i < 4; i++) {
+    lua_rawgeti(L, idx, i + 1);
+    v[i] = (double)lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  }
+  return bw_quatencode(&f->q, v, q);
+}
+
+static int equalvalue (Ctx *c, const bw_Field *f, int a, int b) {
+  lua_State *L = c->L;
+  int ta = lua_type(L, a);
+  if (ta != lua_type(L, b)) return 0;
+  switch (f->kind) {
+    case BW_KFLOAT:
+      return ta == LUA_TNUMBER
+        && bw_qfloatencode(&f->q, (double)lua_tonumber(L, a))
+           == bw_qfloatencode(&f->q, (double)lua_tonumber(L, b));
+    case BW_KFLOAT32: case BW_KFLOAT64: {
+      double x = (double)lua_tonumber(L, a), y = (double)lua_tonumber(L, b);
+      return ta == LUA_TNUMBER && (x == y || (x != x && y != y));
+    }
+    case BW_KQUAT: {
+      uint32_t qa[4], qb[4];
+      return quatof(f, L, a, qa) && quatof(f, L, b, qb)
+        && memcmp(qa, qb, sizeof(qa)) == 0;
+    }
+    case BW_KARRAY: {
+      lua_Integer n;
+      if (ta != LUA_TTABLE) return 0;
+      n = (lua_Integer)lua_rawlen(L, a);
+      return n == (lua_Integer)lua_rawlen(L, b)
+        && equalslots(c, &c->S->fields[f->ref], a, b, n, 0);
+    }
+    case BW_KSPARSE:
+      return ta == LUA_TTABLE
+        && equalslots(c, &c->S->fields[f->ref], a, b, (lua_Integer)f->max, 1);
+    case BW_KSTRUCT:
+      return equalstruct(c, f->ref, a, b);
+    default:
+      return lua_rawequal(L, a, b);
+  }
+}
+
+/* }========================================================== */

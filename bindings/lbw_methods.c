@@ -1,0 +1,300 @@
+/*
+** lbw_methods.c - schema methods: encode, decode, sizes, names
+** See LICENSE for copyright and terms.
+*/
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lauxlib.h"
+
+#include "lbw_schema.h"
+
+
+/* {===================== schema methods ===================== */
+
+uint32_t bw_checktype (lua_State *L, int arg) {
+  uint32_t t;
+  lua_getiuservalue(L, 1, UV_TYPES);
+  lua_pushvalue(L, arg);
+  lua_rawget(L, -2);
+  if (!lua_isinteger(L, -1)) {
+    luaL_checkstring(L, arg);
+    luaL_error(L, "unknown type '%s'", lua_tostring(L, arg));
+  }
+  t = (uint32_t)lua_tointeger(L, -1);
+  lua_pop(L, 2);
+  return t;
+}
+
+/* Integer field 'k' of the options table at 'arg', or 'def' when nil; an
+** error names the option (luaL_optinteger would name stack index -1). */
+lua_Integer bw_optfield (lua_State *L, int arg, const char *k,
+                             lua_Integer def) {
+  lua_Integer v = def;
+  int isnum = 1;
+  if (lua_getfield(L, arg, k) != LUA_TNIL) v = lua_tointegerx(L, -1, &isnum);
+  lua_pop(L, 1);
+  if (!isnum)
+    luaL_argerror(L, arg, lua_pushfstring(L, "'%s' must be an integer", k));
+  return v;
+}
+
+/* Options table at 'arg': version. */
+uint32_t bw_optversion (lua_State *L, int arg, const bw_Schema *S) {
+  lua_Integer v;
+  if (lua_isnoneornil(L, arg)) return S->version;
+  luaL_checktype(L, arg, LUA_TTABLE);
+  v = bw_optfield(L, arg, "version", (lua_Integer)S->version);
+  luaL_argcheck(L, v >= 0 && v < UINT32_MAX, arg, "version out of range");
+  return (uint32_t)v;
+}
+
+void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
+                     int stackkeys) {
+  c->L = L;
+  c->S = ls->S;
+  c->w = &ls->w;
+  c->version = version;
+  c->nframes = 0;
+  c->code = BW_OK;
+  c->msg[0] = '\0';
+  lua_getiuservalue(L, 1, UV_NAMES);
+  c->names = lua_gettop(L);
+  c->keys = 0;
+  c->checked = 0;
+  /* nesting is bounded by BW_MAXDEPTH: reserve the stack once */
+  luaL_checkstack(L, 4 * BW_MAXDEPTH + 16 + STACKKEYS, "schema nesting");
+  if (stackkeys && c->S->nnames <= STACKKEYS) {  /* a few names: copies on the stack are
+                                       the cheapest keys to push */
+    uint32_t i;
+    for (i = 0; i < c->S->nnames; i++)
+      lua_rawgeti(L, c->names, (lua_Integer)i + 1);
+    c->keys = c->names + 1;
+  }
+}
+
+/* Stack index of opts.baseline (a table), or 0. */
+int bw_optbaseline (lua_State *L, int arg) {
+  if (!lua_istable(L, arg)) return 0;
+  lua_getfield(L, arg, "baseline");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  luaL_argcheck(L, lua_istable(L, -1), arg, "'baseline' must be a table");
+  return lua_gettop(L);
+}
+
+/* The record at 'v' as type 't', as a delta when 'b' (a baseline) is set. */
+void bw_encodebody (Ctx *c, uint32_t t, int v, int b) {
+  if (b) bw_encdeltastruct(c, t, v, b);
+  else bw_encstruct(c, t, v);
+}
+
+/* Encode value at 'v' as type 't' (and its id first if 'msg'). */
+static void encodeinto (Ctx *c, uint32_t t, int v, int msg, int opts) {
+  int b = bw_optbaseline(c->L, opts);
+  bw_writerreset(c->w);
+  if (msg) bw_writebits(c->w, t, c->S->typebits);
+  bw_encodebody(c, t, v, b);
+}
+
+int bw_pushencoded (lua_State *L, bw_Writer *w) {
+  size_t len;
+  const uint8_t *p = bw_writerdata(w, &len);
+  lua_pushlstring(L, len ? (const char *)p : "", len);
+  return 1;
+}
+
+/* The common part of encode, bits and encode_message: arguments (self,
+** name, value [, opts]); returns the writer holding the packet. */
+static bw_Writer *encodeargs (lua_State *L, int msg) {
+  LSchema *ls = bw_checkschema(L, 1);
+  uint32_t t = bw_checktype(L, 2);
+  Ctx c;
+  lua_settop(L, 4);  /* an omitted value is nil, not the names array */
+  bw_initctx(L, &c, ls, bw_optversion(L, 4, ls->S), 1);
+  encodeinto(&c, t, 3, msg, 4);
+  return c.w;
+}
+
+/* s:encode(name, value [, opts]) -> bytes */
+static int schema_encode (lua_State *L) {
+  return bw_pushencoded(L, encodeargs(L, 0));
+}
+
+/* s:bits(name, value [, opts]) -> exact size in bits */
+static int schema_bits (lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)bw_bitswritten(encodeargs(L, 0)));
+  return 1;
+}
+
+/* s:encode_message(name, value [, opts]) -> bytes, with the type id */
+static int schema_encodemessage (lua_State *L) {
+  return bw_pushencoded(L, encodeargs(L, 1));
+}
+
+int bw_pushdecodeerror (lua_State *L, Ctx *c) {
+  lua_pushnil(L);
+  lua_pushstring(L, c->msg);
+  lua_pushstring(L, bw_codename(c->code));
+  return 3;
+}
+
+/* Decode type 't' from c->r, against the baseline at 'b' if set; pushes
+** the value or returns 0. */
+int bw_decodefrom (Ctx *c, uint32_t t, int into, int b) {
+  if (b ? bw_decdeltastruct(c, t, b) : bw_decstruct(c, t, into)) return 1;
+  if (c->code == BW_OK) bw_readfail(c);
+  return 0;
+}
+
+int bw_optinto (lua_State *L, int arg) {
+  int into = 0;
+  if (lua_istable(L, arg)) {
+    lua_getfield(L, arg, "into");
+    if (!lua_isnil(L, -1)) {
+      luaL_argcheck(L, lua_istable(L, -1), arg, "'into' must be a table");
+      into = lua_gettop(L);
+    }
+    else lua_pop(L, 1);
+  }
+  return into;
+}
+
+/* opts.into and opts.baseline of the options at 'arg'. */
+static void optdecode (lua_State *L, int arg, int *into, int *b) {
+  *into = bw_optinto(L, arg);
+  *b = bw_optbaseline(L, arg);
+  luaL_argcheck(L, !(*into && *b), arg, "'into' and 'baseline' together");
+}
+
+
+/* s:decode(name, bytes [, opts]) -> value | nil, message, code */
+static int schema_decode (lua_State *L) {
+  LSchema *ls = bw_checkschema(L, 1);
+  uint32_t t = bw_checktype(L, 2);
+  size_t len;
+  const char *s = luaL_checklstring(L, 3, &len);
+  uint32_t version = bw_optversion(L, 4, ls->S);
+  int into, b;
+  Ctx c;
+  optdecode(L, 4, &into, &b);
+  bw_initctx(L, &c, ls, version, 1);
+  bw_readerinit(&c.r, s, len);
+  if (!bw_decodefrom(&c, t, into, b)) return bw_pushdecodeerror(L, &c);
+  return 1;
+}
+
+/* s:decode_message(bytes [, opts]) -> name, value | nil, message, code */
+static int schema_decodemessage (lua_State *L) {
+  LSchema *ls = bw_checkschema(L, 1);
+  size_t len;
+  const char *s = luaL_checklstring(L, 2, &len);
+  uint32_t version = bw_optversion(L, 3, ls->S);
+  int into, b;
+  uint64_t t;
+  Ctx c;
+  optdecode(L, 3, &into, &b);
+  bw_initctx(L, &c, ls, version, 1);
+  bw_readerinit(&c.r, s, len);
+  t = bw_readbits(&c.r, ls->S->typebits);
+  if (c.r.status != BW_OK) {
+    bw_readfail(&c);
+    return bw_pushdecodeerror(L, &c);
+  }
+  if (t >= ls->S->ntypes) {
+    bw_decfail(&c, BW_ETAG, 0, "message type %" PRIu64 " out of range [0, %"
+            PRIu32 "]", t, ls->S->ntypes - 1);
+    return bw_pushdecodeerror(L, &c);
+  }
+  lua_rawgeti(L, c.names, (lua_Integer)ls->S->types[t].name + 1);
+  if (!bw_decodefrom(&c, (uint32_t)t, into, b)) return bw_pushdecodeerror(L, &c);
+  return 2;
+}
+
+/* s:maxbits(name) -> worst-case bits, or nil when too large to count */
+static int schema_maxbits (lua_State *L) {
+  LSchema *ls = bw_checkschema(L, 1);
+  uint32_t t = bw_checktype(L, 2);
+  uint64_t m = ls->S->types[t].maxbits;
+  if (m == BW_UNBOUNDED || m > (uint64_t)INT64_MAX) lua_pushnil(L);
+  else lua_pushinteger(L, (lua_Integer)m);
+  return 1;
+}
+
+/* s:fingerprint() -> 16 hex digits of the wire form's hash */
+static int schema_fingerprint (lua_State *L) {
+  LSchema *ls = bw_checkschema(L, 1);
+  char buf[17];
+  snprintf(buf, sizeof(buf), "%016" PRIx64, ls->S->fingerprint);
+  lua_pushstring(L, buf);
+  return 1;
+}
+
+/* s:types() -> sorted list of type names */
+static int schema_types (lua_State *L) {
+  LSchema *ls = bw_checkschema(L, 1);
+  uint32_t i;
+  lua_createtable(L, (int)ls->S->ntypes, 0);
+  for (i = 0; i < ls->S->ntypes; i++) {
+    uint32_t nm = ls->S->types[i].name;
+    lua_pushlstring(L, ls->S->names[nm], ls->S->namelens[nm]);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+static int schema_version (lua_State *L) {
+  LSchema *ls = bw_checkschema(L, 1);
+  lua_pushinteger(L, (lua_Integer)ls->S->version);
+  return 1;
+}
+
+static int schema_tostring (lua_State *L) {
+  LSchema *ls = (LSchema *)luaL_checkudata(L, 1, SCHEMA_MT);
+  if (ls->S == NULL) lua_pushstring(L, "bitwire.Schema (released)");
+  else lua_pushfstring(L, "bitwire.Schema (%s types, %p)",
+                       lua_pushfstring(L, "%d", (int)ls->S->ntypes),
+                       (void *)ls->S);
+  return 1;
+}
+
+/* }========================================================== */
+
+
+static const luaL_Reg schema_methods[] = {
+  {"encode", schema_encode},
+  {"decode", schema_decode},
+  {"encode_message", schema_encodemessage},
+  {"decode_message", schema_decodemessage},
+  {"bits", schema_bits},
+  {"maxbits", schema_maxbits},
+  {"fingerprint", schema_fingerprint},
+  {"types", schema_types},
+  {"version", schema_version},
+  {NULL, NULL}
+};
+
+void bw_openschema (lua_State *L) {
+  if (luaL_newmetatable(L, SCHEMA_MT)) {
+    luaL_newlib(L, schema_methods);
+    luaL_setfuncs(L, bw_framemethods, 0);
+    luaL_setfuncs(L, bw_sharemethods, 0);
+    luaL_setfuncs(L, bw_programmethods, 0);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, bw_schemagc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, schema_tostring);
+    lua_setfield(L, -2, "__tostring");
+  }
+  lua_pop(L, 1);
+  lua_pushcfunction(L, bw_schemacompile);
+  lua_setfield(L, -2, "compile");
+  luaL_setfuncs(L, bw_sharefuncs, 0);
+}

@@ -1,0 +1,82 @@
+/*
+** lbw_path.c - field paths and the error messages that carry them
+** See LICENSE for copyright and terms.
+*/
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lauxlib.h"
+
+#include "lbw_schema.h"
+
+
+/* {===================== paths and errors ===================== */
+
+/* Write the current field path into 'buf'; returns its length. */
+static size_t formatpath (const Ctx *c, char *buf, size_t size) {
+  size_t n = 0;
+  int i;
+  buf[0] = '\0';
+  for (i = 0; i < c->nframes && i < MAXFRAMES && n < size; i++) {
+    const Frame *fr = &c->frames[i];
+    int k;
+    if (fr->name == BW_NONE && fr->index < 0) continue;
+    if (fr->name == BW_NONE)
+      k = snprintf(buf + n, size - n, "[%lld]", (long long)fr->index);
+    else
+      k = snprintf(buf + n, size - n, "%s%s", n > 0 ? "." : "",
+                   c->S->names[fr->name]);
+    if (k < 0) break;
+    n += (size_t)k;
+  }
+  return n < size ? n : size - 1;
+}
+
+/* Raise "path: detail (bit N)" for a value that cannot be encoded. The
+** format is lua_pushfstring's. */
+int bw_encerror (Ctx *c, const char *fmt, ...) {
+  char path[MAXMSG];
+  const char *detail;
+  va_list ap;
+  formatpath(c, path, sizeof(path));
+  va_start(ap, fmt);
+  detail = lua_pushvfstring(c->L, fmt, ap);
+  va_end(ap);
+  return luaL_error(c->L, "%s%s%s (bit %I)", path, path[0] ? ": " : "",
+                    detail, (lua_Integer)bw_bitswritten(c->w));
+}
+
+int bw_enctype (Ctx *c, int idx, const char *expected) {
+  return bw_encerror(c, "expected %s, got %s", expected,
+                  lua_typename(c->L, lua_type(c->L, idx)));
+}
+
+/* Record the first decode failure: "path: detail (bit N)". Returns 0. */
+int bw_decfail (Ctx *c, bw_Status code, uint64_t bitpos,
+                    const char *fmt, ...) {
+  char detail[MAXMSG];
+  size_t n;
+  va_list ap;
+  if (c->code != BW_OK) return 0;
+  va_start(ap, fmt);
+  vsnprintf(detail, sizeof(detail), fmt, ap);
+  va_end(ap);
+  n = formatpath(c, c->msg, sizeof(c->msg));
+  snprintf(c->msg + n, sizeof(c->msg) - n, "%s%s (bit %" PRIu64 ")",
+           n > 0 ? ": " : "", detail, bitpos);
+  c->code = code;
+  c->bitpos = bitpos;
+  return 0;
+}
+
+/* A failure of the reader's own (truncation, padding, string checks). */
+int bw_readfail (Ctx *c) {
+  return bw_decfail(c, c->r.status, c->r.errpos, "%s", bw_strerror(c->r.status));
+}
+
+/* }========================================================== */

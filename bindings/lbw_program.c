@@ -1,0 +1,178 @@
+/*
+** lbw_program.c - s:program(): the compiled program as Lua data
+** See LICENSE for copyright and terms.
+*/
+
+/*
+** Tools that need a schema's wire form (code generators, layout, dissect,
+** diff) read it from here: the program C compiled and the driver walks,
+** with the widths and bounds C computed. Reading the description instead
+** would give every tool its own copy of the rules.
+*/
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "lbw_schema.h"
+
+
+static const char *const encodings[] = { "mask", "index", "relative", "auto" };
+
+static void setint (lua_State *L, const char *k, lua_Integer v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, k);
+}
+
+static void setnum (lua_State *L, const char *k, double v) {
+  lua_pushnumber(L, (lua_Number)v);
+  lua_setfield(L, -2, k);
+}
+
+static void setbool (lua_State *L, const char *k, int v) {
+  lua_pushboolean(L, v);
+  lua_setfield(L, -2, k);
+}
+
+static void pushname (lua_State *L, const bw_Schema *S, uint32_t nm) {
+  lua_pushlstring(L, S->names[nm], S->namelens[nm]);
+}
+
+/* Bits as an integer, nil when too large to count. */
+static void setbits (lua_State *L, const char *k, uint64_t v) {
+  if (v == BW_UNBOUNDED || v > (uint64_t)INT64_MAX) return;
+  setint(L, k, (lua_Integer)v);
+}
+
+static void pushfield (lua_State *L, const bw_Schema *S, const bw_Field *f);
+
+static void setdefault (lua_State *L, const bw_Schema *S, const bw_Field *f) {
+  if (!f->hasdefault) return;
+  switch (f->kind) {
+    case BW_KBOOL: lua_pushboolean(L, (int)f->def.i); break;
+    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64:
+      lua_pushnumber(L, (lua_Number)f->def.d);
+      break;
+    case BW_KENUM: case BW_KSTRING: case BW_KBYTES:
+      pushname(L, S, f->def.s);
+      break;
+    default: lua_pushinteger(L, (lua_Integer)f->def.i); break;
+  }
+  lua_setfield(L, -2, "default");
+}
+
+static void settiers (lua_State *L, const bw_Field *f) {
+  unsigned i;
+  lua_createtable(L, (int)f->ntiers, 0);
+  for (i = 0; i < f->ntiers; i++) {
+    lua_pushinteger(L, (lua_Integer)f->tierbits[i]);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -2, "tiers");
+}
+
+static void pushfield (lua_State *L, const bw_Schema *S, const bw_Field *f) {
+  luaL_checkstack(L, 8, "schema nesting");
+  lua_createtable(L, 0, 16);
+  if (f->name != BW_NONE) {
+    pushname(L, S, f->name);
+    lua_setfield(L, -2, "name");
+  }
+  lua_pushstring(L, bw_kindnames[f->kind]);
+  lua_setfield(L, -2, "kind");
+  setbool(L, "optional", f->optional);
+  setbool(L, "fixed", f->fixed);
+  setbool(L, "clamp", f->clamp);
+  setint(L, "min", (lua_Integer)f->min);
+  setint(L, "max", (lua_Integer)f->max);
+  setint(L, "bits", (lua_Integer)f->nbits);
+  setint(L, "since", (lua_Integer)f->since);
+  if (f->removed != UINT32_MAX) setint(L, "removed", (lua_Integer)f->removed);
+  setbits(L, "minbits", f->minbits);
+  setbits(L, "maxbits", f->maxbits);
+  setdefault(L, S, f);
+  switch (f->kind) {
+    case BW_KSTRUCT:
+      pushname(L, S, S->types[f->ref].name);
+      lua_setfield(L, -2, "type");
+      break;
+    case BW_KSPARSE:
+      lua_pushstring(L, encodings[f->encoding & 3]);
+      lua_setfield(L, -2, "encoding");
+      settiers(L, f);
+      /* FALLTHROUGH */
+    case BW_KARRAY:
+      pushfield(L, S, &S->fields[f->ref]);
+      lua_setfield(L, -2, "of");
+      break;
+    case BW_KTIERED:
+      settiers(L, f);
+      break;
+    case BW_KENUM: {
+      int64_t i;
+      lua_createtable(L, (int)(f->max + 1), 0);
+      for (i = 0; i <= f->max; i++) {
+        pushname(L, S, f->ref + (uint32_t)i);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+      }
+      lua_setfield(L, -2, "values");
+      break;
+    }
+    case BW_KFLOAT: case BW_KQUAT:
+      if (f->kind == BW_KFLOAT) {
+        setnum(L, "fmin", f->dmin);
+        setnum(L, "fmax", f->dmax);
+      }
+      setnum(L, "qmin", (double)f->q.min);
+      setnum(L, "qdelta", (double)f->q.delta);
+      setint(L, "qmax", (lua_Integer)f->q.miv);
+      break;
+    case BW_KCHECK:
+      setint(L, "magic", (lua_Integer)f->magic);
+      break;
+    default: break;
+  }
+}
+
+/* s:program() -> the compiled program (README, "Tools and the compiled
+** program"): types in id order, each with its fields as compiled. */
+static int schema_program (lua_State *L) {
+  const bw_Schema *S = bw_checkschema(L, 1)->S;
+  uint32_t i, j;
+  char fp[17];
+  lua_createtable(L, 0, 6);
+  setint(L, "version", (lua_Integer)S->version);
+  setint(L, "typebits", (lua_Integer)S->typebits);
+  snprintf(fp, sizeof(fp), "%016" PRIx64, S->fingerprint);
+  lua_pushstring(L, fp);
+  lua_setfield(L, -2, "fingerprint");
+  lua_createtable(L, (int)S->ntypes, 0);   /* types */
+  lua_createtable(L, 0, (int)S->ntypes);   /* byname */
+  for (i = 0; i < S->ntypes; i++) {
+    const bw_Type *ty = &S->types[i];
+    lua_createtable(L, 0, 6);
+    pushname(L, S, ty->name);
+    lua_setfield(L, -2, "name");
+    setint(L, "id", (lua_Integer)i);
+    setbits(L, "minbits", ty->minbits);
+    setbits(L, "maxbits", ty->maxbits);
+    setbool(L, "versioned", ty->versioned);
+    lua_createtable(L, (int)ty->count, 0);
+    for (j = 0; j < ty->count; j++) {
+      pushfield(L, S, &S->fields[ty->first + j]);
+      lua_rawseti(L, -2, (lua_Integer)j + 1);
+    }
+    lua_setfield(L, -2, "fields");
+    pushname(L, S, ty->name);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, -4);                      /* byname[name] = type */
+    lua_rawseti(L, -3, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -3, "byname");
+  lua_setfield(L, -2, "types");
+  return 1;
+}
+
+const luaL_Reg bw_programmethods[] = {
+  {"program", schema_program},
+  {NULL, NULL}
+};

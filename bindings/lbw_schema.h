@@ -1,0 +1,169 @@
+/*
+** lbw_schema.h - the schema driver's shared state (bindings/ only)
+** See LICENSE for copyright and terms.
+*/
+
+/*
+** bitwire.schema compiles a description into a bw_Schema (lbw_compile.c);
+** the driver then walks that flat program for every packet: encode reads
+** Lua tables and writes bits (lbw_encode.c), decode reads bits and builds
+** tables (lbw_decode.c). The walk over Lua tables lives here in the binding,
+** not in core/, because a visitor between the two would cost an indirect
+** call per field on the hot path; field names are interned once per Lua
+** state in a names array kept as a user value, so keys are pushed with
+** lua_rawgeti instead of hashing C strings.
+**
+** Encode raises on a value that does not fit (a programmer error). Decode
+** never raises on bad bytes: it stops at the first failure, records the path
+** and bit position, and returns nil, message, code. Nesting is bounded when
+** the schema is sealed, so the C stack and the Lua stack are bounded too.
+*/
+#ifndef LBW_SCHEMA_H
+#define LBW_SCHEMA_H
+
+#include <stdint.h>
+
+#include "lua.h"
+#include "lauxlib.h"
+
+#include "bw_schema.h"
+#include "lbw.h"
+
+#define MAXENCODE  ((size_t)64 << 20)  /* largest packet encode will make */
+#define MAXFRAMES  (2 * BW_MAXDEPTH + 8)
+#define MAXMSG     256
+
+/* the per-field helpers of the hot loops, inlined into them */
+#if defined(__GNUC__) || defined(__clang__)
+#define INLINE  inline __attribute__((always_inline))
+#else
+#define INLINE  inline
+#endif
+#define STACKKEYS  64   /* schemas with this many names keep them on the stack */
+#define BATCH      32   /* fields a record fetches before encoding them */
+
+/* user values of a schema userdata */
+enum { UV_NAMES = 1, UV_TYPES, NUV = UV_TYPES };
+
+typedef struct LSchema {
+  bw_Schema *S;
+  bw_Writer  w;     /* reused by every encode */
+} LSchema;
+
+typedef struct Frame {
+  uint32_t    name;   /* BW_NONE: an array element */
+  lua_Integer index;
+} Frame;
+
+typedef struct Ctx {
+  lua_State       *L;
+  const bw_Schema *S;
+  bw_Writer       *w;
+  bw_Reader        r;
+  int              names;    /* stack index of the names array */
+  int              keys;     /* stack index of the first name, or 0 */
+  int              checked;  /* > 0 inside a baseline keepbaseline checked */
+  uint32_t         version;
+  int              nframes;
+  Frame            frames[MAXFRAMES];
+  bw_Status        code;     /* decode failure */
+  uint64_t         bitpos;
+  char             msg[MAXMSG];
+} Ctx;
+
+
+
+/* {===================== paths (lbw_path.c) ===================== */
+
+static inline void pushframe (Ctx *c, uint32_t name, lua_Integer index) {
+  Frame *fr = &c->frames[c->nframes < MAXFRAMES ? c->nframes : MAXFRAMES - 1];
+  fr->name = name;
+  fr->index = index;
+  c->nframes++;
+}
+
+#define popframe(c)  ((c)->nframes--)
+
+/* A record's frame: entered once, its field set as the loop goes. */
+static inline Frame *enterframe (Ctx *c) {
+  Frame *fr = &c->frames[c->nframes < MAXFRAMES ? c->nframes : MAXFRAMES - 1];
+  fr->name = BW_NONE;
+  fr->index = -1;  /* no field yet: left out of paths */
+  c->nframes++;
+  return fr;
+}
+
+static inline void setframe (Frame *fr, const bw_Field *f) {
+  fr->name = f->name;
+  fr->index = f->name == BW_NONE ? -1 : 0;  /* align, check: no name */
+}
+
+/* Push the interned name 'nm' (a field name, enum value or type name):
+** from the stack copies initctx made, else from the names array. */
+static inline void pushkey (Ctx *c, uint32_t nm) {
+  if (c->keys) lua_pushvalue(c->L, c->keys + (int)nm);
+  else lua_rawgeti(c->L, c->names, (lua_Integer)nm + 1);
+}
+
+/* Raise "path: detail (bit N)" for a value that cannot be encoded. The
+** format is lua_pushfstring's. */
+int bw_encerror (Ctx *c, const char *fmt, ...);
+/* Raise "expected 'expected', got <type>" for the value at 'idx'. */
+int bw_enctype (Ctx *c, int idx, const char *expected);
+/* Record the first decode failure: "path: detail (bit N)". Returns 0. */
+int bw_decfail (Ctx *c, bw_Status code, uint64_t bitpos, const char *fmt, ...);
+/* A failure of the reader's own (truncation, padding, string checks). */
+int bw_readfail (Ctx *c);
+
+/* }========================================================== */
+
+/* 1 if the values at 'a' and 'b' (either may be nil) would encode as field
+** 'f' to the same bits (lbw_equal.c). */
+int bw_equalopt (Ctx *c, const bw_Field *f, int a, int b);
+
+/* {===================== the walks ===================== */
+
+/* Encode (lbw_encode.c): raise on values that do not fit. */
+void bw_pushdefault (Ctx *c, const bw_Field *f);
+void bw_encvalue (Ctx *c, const bw_Field *f, int idx, int tt);
+void bw_encstruct (Ctx *c, uint32_t t, int idx);
+void bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
+/* Decode (lbw_decode.c): push the value and return 1, or return 0 with the
+** failure in 'c'. */
+int bw_decstruct (Ctx *c, uint32_t t, int into);
+int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx);
+
+/* }========================================================== */
+
+/* {===================== schemas and calls ===================== */
+
+/* The schema userdata at 'arg' (lbw_compile.c). */
+LSchema *bw_checkschema (lua_State *L, int arg);
+/* Push a fresh userdata for 'S', taking over one reference. */
+void bw_pushschema (lua_State *L, bw_Schema *S);
+int  bw_schemacompile (lua_State *L);
+int  bw_schemagc (lua_State *L);
+
+/* Call helpers (lbw_methods.c). */
+uint32_t bw_checktype (lua_State *L, int arg);
+lua_Integer bw_optfield (lua_State *L, int arg, const char *k,
+                         lua_Integer def);
+uint32_t bw_optversion (lua_State *L, int arg, const bw_Schema *S);
+void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
+                 int stackkeys);
+int  bw_optbaseline (lua_State *L, int arg);
+int  bw_optinto (lua_State *L, int arg);
+void bw_encodebody (Ctx *c, uint32_t t, int v, int b);
+int  bw_pushencoded (lua_State *L, bw_Writer *w);
+int  bw_pushdecodeerror (lua_State *L, Ctx *c);
+int  bw_decodefrom (Ctx *c, uint32_t t, int into, int b);
+
+/* Method and function lists of the other files, for bw_openschema. */
+extern const luaL_Reg bw_framemethods[];   /* lbw_frame.c */
+extern const luaL_Reg bw_sharemethods[];   /* lbw_share.c */
+extern const luaL_Reg bw_sharefuncs[];     /* lbw_share.c: adopt, unshare */
+extern const luaL_Reg bw_programmethods[]; /* lbw_program.c */
+
+/* }========================================================== */
+
+#endif

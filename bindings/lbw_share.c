@@ -1,0 +1,72 @@
+/*
+** lbw_share.c - schemas shared across lua_States
+** See LICENSE for copyright and terms.
+*/
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lauxlib.h"
+
+#include "lbw_schema.h"
+
+
+static int schema_share (lua_State *L) {
+  LSchema *ls = bw_checkschema(L, 1);
+  bw_schemashare(ls->S);
+  lua_pushlightuserdata(L, ls->S);
+  return 1;
+}
+
+/* The schema of the handle at argument 1, taking the handle's share. */
+static bw_Schema *takehandle (lua_State *L) {
+  bw_Schema *S;
+  luaL_checktype(L, 1, LUA_TLIGHTUSERDATA);
+  S = (bw_Schema *)lua_touserdata(L, 1);
+  /* catches foreign and released handles; a handle must still be live */
+  luaL_argcheck(L, S != NULL && S->magic == BW_SCHEMAMAGIC && S->sealed, 1,
+                "not a live schema handle");
+  luaL_argcheck(L, bw_schematake(S), 1, "schema handle already adopted");
+  return S;
+}
+
+/* core.adopt(handle) -> schema: takes over the reference a share() made.
+** Each handle must be adopted exactly once (or dropped with core.unshare). */
+static int schema_adopt (lua_State *L) {
+  bw_pushschema(L, takehandle(L));
+  return 1;
+}
+
+/* s:_desc() -> the description's text kept by compile (nil if none), for
+** states that adopted the schema. */
+static int schema_desc (lua_State *L) {
+  LSchema *ls = bw_checkschema(L, 1);
+  if (ls->S->desc == NULL) lua_pushnil(L);
+  else lua_pushlstring(L, ls->S->desc, ls->S->desclen);
+  return 1;
+}
+
+/* core.unshare(handle): drop a handle's reference without adopting it. */
+static int schema_unshare (lua_State *L) {
+  bw_schemarelease(takehandle(L));
+  return 0;
+}
+
+/* }========================================================== */
+
+
+const luaL_Reg bw_sharemethods[] = {
+  {"share", schema_share},
+  {"_desc", schema_desc},
+  {NULL, NULL}
+};
+
+const luaL_Reg bw_sharefuncs[] = {
+  {"adopt", schema_adopt},
+  {"unshare", schema_unshare},
+  {NULL, NULL}
+};
