@@ -23,7 +23,7 @@ DEB_PKGS = liblua5.4-dev lua5.4 lua-busted lua-cjson lua-messagepack \
            zlib1g-dev pkg-config clang libclang-rt-14-dev valgrind \
            lua-check cppcheck
 
-CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_game.c
+CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_game.c core/bw_handle.c
 BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
            bindings/lbw_encode.c bindings/lbw_decode.c bindings/lbw_compile.c \
            bindings/lbw_methods.c bindings/lbw_frame.c bindings/lbw_share.c \
