@@ -6,16 +6,8 @@ local bitwire = require "bitwire"
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
 local DEFS = here .. "fixtures/defs/"
 
--- a Lua pattern matching 's' literally
-local function lit(s)
-  return (tostring(s):gsub("%p", "%%%0"))
-end
-
-local function write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
+local helpers = require "spec.helpers"
+local lit, write = helpers.lit, helpers.write
 
 local function slurp(path)
   local f = assert(io.open(path, "rb"))
@@ -24,21 +16,9 @@ local function slurp(path)
   return s
 end
 
--- a temporary definitions file holding 'text'; removed by after_each
-local temps = {}
-local function tempdefs(text)
-  local path = os.tmpname()
-  write(path, text)
-  temps[#temps + 1] = path
-  return path
-end
-
-local function cleanup()
-  for i = #temps, 1, -1 do
-    os.remove(temps[i])
-    temps[i] = nil
-  end
-end
+-- temporary definitions files, removed by after_each
+local temp = helpers.temps()
+local tempdefs, cleanup = temp.defs, temp.cleanup
 
 -- definitions text with Entity.health in [0, hmax] (and 'extra' fields)
 local function entity_defs(hmax, extra)

@@ -8,35 +8,12 @@ local loader = require "bitwire.loader"
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
 local DEFS = here .. "fixtures/defs/"
 
-local function write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
+local helpers = require "spec.helpers"
+local lit, write = helpers.lit, helpers.write
 
--- a Lua pattern matching 's' literally
-local function lit(s)
-  return (tostring(s):gsub("%p", "%%%0"))
-end
-
--- temporary paths, removed by cleanup
-local temps = {}
-local function temppath()
-  local path = os.tmpname()
-  temps[#temps + 1] = path
-  return path
-end
-local function tempdefs(text)
-  local path = temppath()
-  write(path, text)
-  return path
-end
-local function cleanup()
-  for i = #temps, 1, -1 do
-    os.remove(temps[i])
-    temps[i] = nil
-  end
-end
+-- temporary paths, removed by after_each
+local temp = helpers.temps()
+local temppath, tempdefs, cleanup = temp.path, temp.defs, temp.cleanup
 
 local function sh(cmd)
   local ok = os.execute(cmd)
