@@ -15,8 +15,8 @@
 --   max_nodes  tables and fields copied out of the result (default 1e5);
 --              a table reached twice counts twice
 --
--- Its environment holds only these (text chunks only; binary ones are
--- refused):
+-- Its environment holds only these (the lists in lbw_sandbox.c; text
+-- chunks only, binary ones are refused):
 --
 --   pairs ipairs next select type tostring tonumber error assert pcall
 --   math     all but random and randomseed
