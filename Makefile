@@ -73,13 +73,17 @@ build/test_%: core/test/test_%.c $(CORE_SRC) $(CORE_HDR) core/test/check.h
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_SRC) $(LIBS)
 
 C_TESTS = $(patsubst core/test/test_%.c,build/test_%,$(wildcard core/test/test_*.c)) \
-          build/test_share
+          build/test_share build/test_sandbox
 
 # schemas shared across lua_States and threads: links liblua (a test, not
 # the module) and requires bitwire from ./lua and ./build at run time
 LUA_LIBS ?= $(shell pkg-config --libs lua$(LUA_VERSION) 2>/dev/null)
 build/test_share: bindings/test/test_share.c core/test/check.h build/bitwire/core.so
 	$(CC) $(WARN) $(CFLAGS) -Icore/test $(LUA_CFLAGS) -pthread -o $@ $< $(LUA_LIBS)
+
+# reloads a definitions file while the host state runs out of memory
+build/test_sandbox: bindings/test/test_sandbox.c core/test/check.h build/bitwire/core.so
+	$(CC) $(WARN) $(CFLAGS) -Icore/test $(LUA_CFLAGS) -o $@ $< $(LUA_LIBS)
 
 check: deps $(C_TESTS)
 	@for t in $(C_TESTS); do ./$$t || exit 1; done
@@ -145,20 +149,22 @@ sanitize: deps
 	  echo "specs clean under ASan+UBSan: $$(grep -c '^ok ' build/san/spec.tap) passed"; \
 	else echo "specs under ASan+UBSan skipped: $(CC) has no shared libasan"; fi
 
-# test_share and the busted suite under memcheck: any memory error, or any
+# test_share, test_sandbox and the busted suite under memcheck: any memory error, or any
 # definite or indirect leak, fails. lua5.4 and busted close their state on
 # exit, so nothing is left to suppress. About 3 minutes; logs in build/.
 VALGRIND ?= valgrind --tool=memcheck --error-exitcode=99 --leak-check=full \
             --errors-for-leak-kinds=definite,indirect \
             --show-leak-kinds=definite,indirect
-valgrind: deps all build/test_share
+valgrind: deps all build/test_share build/test_sandbox
 	@$(VALGRIND) --log-file=build/valgrind-share.log ./build/test_share >/dev/null \
 	  || { cat build/valgrind-share.log; exit 1; }
+	@$(VALGRIND) --log-file=build/valgrind-sandbox.log ./build/test_sandbox >/dev/null \
+	  || { cat build/valgrind-sandbox.log; exit 1; }
 	@$(BUSTED_ENV) $(VALGRIND) --log-file=build/valgrind-spec.log $(BUSTED) -o TAP spec \
 	  >build/valgrind-spec.tap 2>&1 \
 	  || { grep -v '^ok ' build/valgrind-spec.tap | head -n 40; \
 	       grep -v '^==[0-9]*== *$$' build/valgrind-spec.log | head -n 80; exit 1; }
-	@echo "valgrind: test_share and $$(grep -c '^ok ' build/valgrind-spec.tap) specs," \
+	@echo "valgrind: test_share, test_sandbox and $$(grep -c '^ok ' build/valgrind-spec.tap) specs," \
 	  "$$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' build/valgrind-spec.log) errors," \
 	  "$$(grep -q 'All heap blocks were freed' build/valgrind-spec.log && echo 'all heap blocks freed' || echo 'no definite or indirect leaks')"
 

@@ -711,9 +711,9 @@ static int core_readdefs (lua_State *L) {
                       "exceeds the size limit of %I bytes",
                       (LUAI_UACINT)st.st_size, (LUAI_UACINT)maxsize));
     luaL_buffinit(L, &b);
-    for (;;) {                       /* at most maxsize + 1: it may grow */
-      size_t want = maxsize + 1 - total > 65536 ? 65536
-                                                : maxsize + 1 - total;
+    for (;;) {         /* the size fstat gave, then more if it grew */
+      size_t want = total == 0 ? (size_t)st.st_size + 1 : 65536;
+      if (want > maxsize + 1 - total) want = maxsize + 1 - total;
       char *p = luaL_prepbuffsize(&b, want);
       ssize_t got = read(fb->fd, p, want);
       if (got < 0 && errno == EINTR) continue;
