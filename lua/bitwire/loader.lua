@@ -95,7 +95,7 @@ local function protect(path, f, ...)
   return nil, path .. ": " .. (type(a) == "string" and a or tostring(a))
 end
 
-local function loadfile(path, opts)
+local function loaddefs(path, opts)
   local source, err = core.readdefs(path, opts.max_size)
   if not source then return nil, err end
   local s
@@ -110,7 +110,7 @@ end
 -- ...", an invalid description gives "path: bitwire.schema: Type.field: ...".
 function M.load(path, opts)
   opts = checkargs("load", path, opts)
-  local s, err = protect(path, loadfile, path, opts)
+  local s, err = protect(path, loaddefs, path, opts)
   if not s then return nil, err end
   return s
 end
@@ -147,7 +147,7 @@ end
 --   -> registry | nil, message (the file must load the first time)
 function M.watch(path, opts)
   opts = checkargs("watch", path, opts)
-  local s, source = protect(path, loadfile, path, opts)
+  local s, source = protect(path, loaddefs, path, opts)
   if not s then return nil, source end
   local self = setmetatable({
     path = path, opts = opts, keep = opts.keep, kept = {},
