@@ -392,7 +392,7 @@ describe("an adopted schema's description", function()
     assert.is_true(ok, desc)
     local function bits(d)
       local out = {}
-      for i, f in ipairs(d.types[1].fields) do out[i] = string.pack("<d", f.default) end
+      for i, f in ipairs(d.T) do out[i] = string.pack("<d", f.default) end
       return out
     end
     assert.same(bits(s:description()), bits(desc))
