@@ -36,6 +36,8 @@ typedef struct bw_Field {
   uint8_t  optional;      /* a presence bit comes first */
   uint8_t  fixed;         /* ARRAY/BYTES: count fixed, not sent */
   uint8_t  hasdefault;
+  uint8_t  ctype;         /* INT/UINT/ENUM/TIERED in blobs: BW_C* + 1
+                             (bw_blob.h); 0: the smallest that holds it */
   uint8_t  clamp;         /* FLOAT: clamp out-of-range values, not raise */
   uint8_t  encoding;      /* SPARSE: BW_SP* */
   uint8_t  ntiers;        /* TIERED: number of tiers */
@@ -173,7 +175,8 @@ typedef struct bw_Value {
 /* A field's options, by name (bw_optionnames). */
 enum { BW_OMIN, BW_OMAX, BW_ORES, BW_OCLAMP, BW_OBITS, BW_OCOUNT, BW_OOF,
        BW_OVALUES, BW_OMAGIC, BW_OENCODING, BW_OTIERS, BW_OUNIT, BW_ODELTA,
-       BW_OOPTIONAL, BW_ODEFAULT, BW_OSINCE, BW_OREMOVED, BW_NOPTIONS };
+       BW_OCTYPE, BW_OOPTIONAL, BW_ODEFAULT, BW_OSINCE, BW_OREMOVED,
+       BW_NOPTIONS };
 extern const char *const bw_optionnames[BW_NOPTIONS + 1];
 /* Index of option 'k', or -1. */
 int bw_optionindex (const char *k, size_t len);
