@@ -73,6 +73,32 @@ static int optbool (lua_State *L, int t, const char *k) {
   return v;
 }
 
+/* delta = "relative": its tiers (BW_RELTIERS unless given); a float's codes
+** must decode and encode back exactly, as both ends quantize their own copy
+** of the baseline. */
+static void fillrelative (lua_State *L, bw_Field *f, int t) {
+  static const uint8_t deftiers[BW_NRELTIERS] = BW_RELTIERS;
+  lua_Integer i, n;
+  f->relative = 1;
+  lua_getfield(L, t, "tiers");
+  n = lua_istable(L, -1) ? (lua_Integer)lua_rawlen(L, -1) : 0;
+  luaL_argcheck(L, n <= BW_MAXTIERS, 1, "too many tiers");
+  for (i = 1; i <= n; i++) {
+    lua_rawgeti(L, -1, i);
+    f->tierbits[i - 1] = (uint8_t)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  if (n == 0) memcpy(f->tierbits, deftiers, sizeof(deftiers));
+  f->ntiers = (uint8_t)(n > 0 ? n : BW_NRELTIERS);
+  if (f->kind == BW_KFLOAT && !bw_qfloatexact(&f->q)) {
+    lua_getfield(L, t, "name");
+    luaL_error(L, "bitwire.schema: %s: delta = \"relative\" needs a float whose "
+               "steps float32 can hold (a coarser res or a narrower range)",
+               lua_isstring(L, -1) ? lua_tostring(L, -1) : "element");
+  }
+}
+
 /* Fill S->fields[fi] from the normalized field table at stack index 't'. */
 static void fillfield (lua_State *L, bw_Schema *S, uint32_t fi, int t) {
   bw_Field *f = &S->fields[fi];
@@ -139,6 +165,10 @@ static void fillfield (lua_State *L, bw_Schema *S, uint32_t fi, int t) {
       bw_quatinit(&f->q, (unsigned)optint(L, t, "bits", 9));
       f->nbits = f->q.nbits;
       break;
+    case BW_KANGLE:
+      f->nbits = (unsigned)optint(L, t, "bits", 1);
+      f->dmax = optnum(L, t, "period");
+      break;
     case BW_KTIERED: case BW_KSPARSE: {
       lua_Integer i, n;
       lua_getfield(L, t, "tiers");
@@ -170,16 +200,18 @@ static void fillfield (lua_State *L, bw_Schema *S, uint32_t fi, int t) {
     default: break;
   }
   f = &S->fields[fi];
+  if (optbool(L, t, "relative")) fillrelative(L, f, t);
   if (kind != BW_KUINT && kind != BW_KFLOAT && kind != BW_KFLOAT32
       && kind != BW_KFLOAT64 && kind != BW_KBOOL && kind != BW_KSTRUCT
-      && kind != BW_KALIGN && kind != BW_KCHECK && kind != BW_KQUAT)
+      && kind != BW_KALIGN && kind != BW_KCHECK && kind != BW_KQUAT
+      && kind != BW_KANGLE)
     f->nbits = bw_bitsrequired(f->min, f->max);
   lua_getfield(L, t, "default");
   if (!lua_isnil(L, -1)) {
     f->hasdefault = 1;
     switch (kind) {
       case BW_KBOOL: f->def.i = lua_toboolean(L, -1); break;
-      case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64:
+      case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KANGLE:
         f->def.d = (double)lua_tonumber(L, -1);
         break;
       case BW_KENUM:

@@ -227,19 +227,29 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   return 1;
 }
 
-static int decquat (Ctx *c, const bw_Field *f) {
-  uint32_t q[4];
+/* A quaternion the reader refused: truncated, or a code no encoder makes
+** (so every decoded quaternion encodes back to its own bits). */
+static int quatfail (Ctx *c) {
+  if (c->r.status != BW_ERANGE) return bw_readfail(c);
+  return bw_decfail(c, BW_ERANGE, c->r.errpos, "quaternion code not in "
+                    "canonical form");
+}
+
+static void pushquat (Ctx *c, const bw_Field *f, const uint32_t q[4]) {
   double v[4];
   int i;
-  q[0] = (uint32_t)bw_readbits(&c->r, 2);
-  for (i = 1; i < 4; i++) q[i] = (uint32_t)bw_readbits(&c->r, f->nbits);
-  if (c->r.status != BW_OK) return bw_readfail(c);
   bw_quatdecode(&f->q, q, v);
   lua_createtable(c->L, 4, 0);
   for (i = 0; i < 4; i++) {
     lua_pushnumber(c->L, (lua_Number)v[i]);
     lua_rawseti(c->L, -2, i + 1);
   }
+}
+
+static int decquat (Ctx *c, const bw_Field *f) {
+  uint32_t q[4];
+  if (!bw_readquat(&c->r, &f->q, q)) return quatfail(c);
+  pushquat(c, f, q);
   return 1;
 }
 
@@ -270,6 +280,10 @@ static INLINE int pushfixed (Ctx *c, const bw_Field *f, uint64_t u,
     case BW_KBOOL:
       lua_pushboolean(L, (int)u);
       return 1;
+    case BW_KANGLE:
+      lua_pushnumber(L, (lua_Number)bw_angledecode((uint32_t)u, f->dmax,
+                                                   f->nbits));
+      return 1;
     default:  /* BW_KFLOAT */
       if (u > f->q.miv)
         return bw_decfail(c, BW_ERANGE, start, "quantized %" PRIu64
@@ -286,7 +300,8 @@ static int decleaf (Ctx *c, const bw_Field *f) {
   bw_Reader *r = &c->r;
   int64_t v;
   switch (f->kind) {
-    case BW_KINT: case BW_KENUM: case BW_KUINT: case BW_KBOOL: case BW_KFLOAT: {
+    case BW_KINT: case BW_KENUM: case BW_KUINT: case BW_KBOOL: case BW_KFLOAT:
+    case BW_KANGLE: {
       uint64_t start = r->pos;
       uint64_t u = bw_readbits(r, f->kind == BW_KFLOAT ? f->q.nbits
                                   : f->kind == BW_KBOOL ? 1 : f->nbits);
@@ -548,6 +563,38 @@ static void pushkept (Ctx *c, const bw_Field *f, int idx) {
   }
 }
 
+/* delta = "relative" (see encrelative): push the value sent as a difference
+** from the baseline value at 'b'. Returns 1, 0 on failure, or -1 when 'b'
+** is no value to start from and the value comes whole. */
+static int decrelative (Ctx *c, const bw_Field *f, int b) {
+  lua_State *L = c->L;
+  uint64_t start = c->r.pos;
+  if (f->kind == BW_KQUAT) {
+    uint32_t base[4], code[4];
+    if (!bw_quatof(f, L, b, base)) return -1;
+    if (!bw_readquatdiff(&c->r, f, base, code)) return quatfail(c);
+    pushquat(c, f, code);
+    return 1;
+  }
+  else {
+    bw_Diff d;
+    double bx = (double)lua_tonumber(L, b);
+    uint64_t u;
+    if (lua_type(L, b) != LUA_TNUMBER
+        || (f->kind == BW_KANGLE && !isfinite(bx)))
+      return -1;
+    bw_fielddiff(f, &d);
+    u = bw_readdiff(&c->r, &d, f->kind == BW_KANGLE
+                    ? bw_angleencode(bx, f->dmax, f->nbits)
+                    : bw_qfloatencode(&f->q, bx));
+    if (c->r.status == BW_ERANGE)
+      return bw_decfail(c, BW_ERANGE, start, "difference from the baseline "
+                        "leaves the range");
+    if (c->r.status != BW_OK) return bw_readfail(c);
+    return pushfixed(c, f, u, start);
+  }
+}
+
 /* A record against its baseline at 'bidx' (see encdeltastruct). */
 int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
   lua_State *L = c->L;
@@ -559,7 +606,7 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
   tbl = lua_gettop(L);
   for (; f < end; f++) {
     uint64_t changed;
-    int b;
+    int b, rel;
     if (f->name == BW_NONE) {
       if (bw_fieldpresent(f, c->version) && !decvalue(c, f, 0)) return 0;
       continue;
@@ -600,6 +647,9 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
       }
       else if (lua_istable(L, b) && f->kind == BW_KSPARSE) {
         if (!decsparse(c, f, 0, b)) return 0;
+      }
+      else if (f->relative && (rel = decrelative(c, f, b)) >= 0) {
+        if (!rel) return 0;
       }
       else if (!decvalue(c, f, 0)) return 0;
     }

@@ -22,7 +22,7 @@ void bw_pushdefault (Ctx *c, const bw_Field *f) {
   lua_State *L = c->L;
   switch (f->kind) {
     case BW_KBOOL: lua_pushboolean(L, (int)f->def.i); break;
-    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64:
+    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KANGLE:
       lua_pushnumber(L, (lua_Number)f->def.d);
       break;
     case BW_KENUM: case BW_KSTRING: case BW_KBYTES:
@@ -177,10 +177,10 @@ static void encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
   if (enc == BW_SPRELATIVE) writerel(c, f, (uint64_t)prev, (uint64_t)n + 1);
 }
 
-static void encquat (Ctx *c, const bw_Field *f, int idx) {
+/* The code of the quaternion at 'idx'. */
+static void quatcode (Ctx *c, const bw_Field *f, int idx, uint32_t q[4]) {
   lua_State *L = c->L;
   double v[4];
-  uint32_t q[4];
   int i;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table {x, y, z, w}");
   if (lua_rawlen(L, idx) != 4)
@@ -194,8 +194,55 @@ static void encquat (Ctx *c, const bw_Field *f, int idx) {
   }
   if (!bw_quatencode(&f->q, v, q))
     bw_encerror(c, "quaternion has no length (or is not finite)");
-  bw_writebits(c->w, q[0], 2);
-  for (i = 1; i < 4; i++) bw_writebits(c->w, q[i], f->nbits);
+}
+
+static void encquat (Ctx *c, const bw_Field *f, int idx) {
+  uint32_t q[4];
+  quatcode(c, f, idx, q);
+  bw_writequat(c->w, &f->q, q);
+}
+
+/* The code of a FLOAT or ANGLE value at 'idx' (of Lua type 'tt'). */
+static uint32_t numcode (Ctx *c, const bw_Field *f, int idx, int tt) {
+  double x = checknum(c, idx, tt);
+  if (f->kind == BW_KANGLE) {
+    if (!isfinite(x)) bw_encerror(c, "angle %f is not finite", (lua_Number)x);
+    return bw_angleencode(x, f->dmax, f->nbits);
+  }
+  if (!(x >= f->dmin && x <= f->dmax) && !f->clamp)
+    bw_encerror(c, "%f out of range [%f, %f]", (lua_Number)x,
+             (lua_Number)f->dmin, (lua_Number)f->dmax);
+  return bw_qfloatencode(&f->q, x);
+}
+
+/* delta = "relative": the value at 'v' as a difference from the baseline
+** value at 'b' (WIRE.md). Returns 0, writing nothing, when 'b' is not a
+** value to start from: the caller sends the value whole. The decoder makes
+** the same choice from its copy of the baseline. */
+static int encrelative (Ctx *c, const bw_Field *f, int v, int b) {
+  lua_State *L = c->L;
+  if (f->kind == BW_KQUAT) {
+    uint32_t base[4], code[4];
+    if (!bw_quatof(f, L, b, base)) return 0;
+    quatcode(c, f, v, code);
+    bw_writequatdiff(c->w, f, base, code);
+  }
+  else {
+    bw_Diff d;
+    double bx = (double)lua_tonumber(L, b);
+    uint32_t base;
+    if (lua_type(L, b) != LUA_TNUMBER
+        || (f->kind == BW_KANGLE && !isfinite(bx)))
+      return 0;
+    base = f->kind == BW_KANGLE ? bw_angleencode(bx, f->dmax, f->nbits)
+                                : bw_qfloatencode(&f->q, bx);
+    bw_fielddiff(f, &d);
+    bw_writediff(c->w, &d, base, numcode(c, f, v, lua_type(L, v)));
+  }
+  if (c->w->status != BW_OK)
+    bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
+             (lua_Integer)c->w->maxbytes);
+  return 1;
 }
 
 /* Write a scalar (a kind other than array, struct or sparse). Not
@@ -223,14 +270,12 @@ static void encleaf (Ctx *c, const bw_Field *f, int idx, int tt) {
       if (tt != LUA_TBOOLEAN) bw_enctype(c, idx, "a boolean");
       bw_writebits(w, (uint64_t)lua_toboolean(L, idx), 1);
       break;
-    case BW_KFLOAT: {
-      double x = checknum(c, idx, tt);
-      if (!(x >= f->dmin && x <= f->dmax) && !f->clamp)
-        bw_encerror(c, "%f out of range [%f, %f]", (lua_Number)x,
-                 (lua_Number)f->dmin, (lua_Number)f->dmax);
-      bw_writebits(w, bw_qfloatencode(&f->q, x), f->q.nbits);
+    case BW_KFLOAT:
+      bw_writebits(w, numcode(c, f, idx, tt), f->q.nbits);
       break;
-    }
+    case BW_KANGLE:
+      bw_writebits(w, numcode(c, f, idx, tt), f->nbits);
+      break;
     case BW_KFLOAT32:  /* as w:float: beyond float32's range, infinity */
       bw_writefloat(w, bw_tofloat32(checknum(c, idx, tt)));
       break;
@@ -418,7 +463,7 @@ void bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
         bw_encdeltastruct(c, f->ref, v, b);
       else if (present && lua_istable(L, b) && f->kind == BW_KSPARSE)
         encsparse(c, f, v, b);
-      else if (present)
+      else if (present && !(f->relative && encrelative(c, f, v, b)))
         bw_encvalue(c, f, v, lua_type(L, v));
     }
     lua_pop(L, 3);

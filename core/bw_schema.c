@@ -220,6 +220,7 @@ static unsigned sealfield (Seal *z, bw_Field *f) {
       break;
     case BW_KBOOL: lo = hi = 1; break;
     case BW_KFLOAT: lo = hi = f->q.nbits; break;
+    case BW_KANGLE: lo = hi = f->nbits; break;
     case BW_KFLOAT32: lo = hi = 32; break;
     case BW_KFLOAT64: lo = hi = 64; break;
     case BW_KSTRING: case BW_KBYTES:  /* length, padding, bytes */
@@ -337,6 +338,7 @@ static int fixedwidth (const bw_Field *f) {
     case BW_KINT: case BW_KUINT: case BW_KENUM: return (int)f->nbits;
     case BW_KBOOL: return 1;
     case BW_KFLOAT: return (int)f->q.nbits;
+    case BW_KANGLE: return (int)f->nbits;
     default: return -1;
   }
 }
@@ -397,6 +399,7 @@ static uint64_t hashfield (const bw_Schema *S, const bw_Field *f, uint64_t h) {
       h = fnv(h, floatbits(f->q.min) | floatbits(f->q.delta) << 32);
       h = fnv(h, (uint64_t)f->q.miv << 8 | f->q.nbits);
       break;
+    case BW_KANGLE: h = fnv(h, floatbits((float)f->dmax)); break;
     case BW_KCHECK: h = fnv(h, f->magic); break;
     case BW_KTIERED:
       for (i = 0; i < f->ntiers; i++) h = fnv(h, f->tierbits[i]);
@@ -406,6 +409,10 @@ static uint64_t hashfield (const bw_Schema *S, const bw_Field *f, uint64_t h) {
       h = hashfield(S, &S->fields[f->ref], h);
       break;
     default: break;
+  }
+  if (f->relative) {  /* how deltas send it */
+    h = fnv(h, UINT64_C(0x72656c) | (uint64_t)f->ntiers << 24);
+    for (i = 0; i < f->ntiers; i++) h = fnv(h, f->tierbits[i]);
   }
   return h;
 }

@@ -10,7 +10,8 @@ local OPTIONS = {
   int = { min = true, max = true },
   uint = { bits = true },
   bool = {},
-  float = { min = true, max = true, res = true, clamp = true },
+  float = { min = true, max = true, res = true, clamp = true, delta = true,
+            tiers = true },
   float32 = {},
   float64 = {},
   enum = { values = true },
@@ -21,7 +22,8 @@ local OPTIONS = {
   align = {},
   check = { magic = true },
   sparse = { of = true, max = true, encoding = true, tiers = true },
-  quat = { bits = true },
+  quat = { bits = true, delta = true, tiers = true },
+  angle = { bits = true, unit = true, delta = true, tiers = true },
   tiered = { tiers = true, min = true, max = true },
 }
 local COMMON = { optional = true, default = true, since = true, removed = true }
@@ -118,6 +120,24 @@ end
 
 local normfield
 
+-- delta = "relative" (float, quat, angle): in deltas, a difference from the
+-- baseline in prefix tiers; C checks that float codes come back exactly.
+local RELATIVE = { float = true, quat = true, angle = true }
+local function normrelative(where, f, out)
+  if f.delta == nil then
+    if f.tiers ~= nil then fail(where, "'tiers' needs delta = \"relative\"") end
+    return
+  end
+  if f.delta ~= "relative" then
+    fail(where, "'delta' must be \"relative\", got %s", tostring(f.delta))
+  end
+  if out.kind == "quat" and out.bits > 22 then
+    fail(where, "a relative quat needs bits <= 22 (float32 holds no finer steps)")
+  end
+  out.relative = true
+  if f.tiers ~= nil then out.tiers = checktiers(where, f.tiers) end
+end
+
 M.MAXDEPTH = 32   -- the C core's BW_MAXDEPTH
 
 -- An element description ('of'): a type name or an inline field; its
@@ -142,6 +162,7 @@ local function checkdefault(where, out, d)
     ok = isint(d) and (out.bits == 64 or (d >= 0 and d >> out.bits == 0))
   elseif k == "bool" then ok = type(d) == "boolean"
   elseif k == "float" then ok = isfinite(d) and d >= out.fmin and d <= out.fmax
+  elseif k == "angle" then ok = isfinite(d)
   elseif k == "float32" or k == "float64" then ok = type(d) == "number"
   elseif k == "enum" then
     for i, v in ipairs(out.values) do
@@ -267,6 +288,13 @@ function normfield(f, where, named, ctx)
       where .. "[]", false, ctx)
   elseif kind == "quat" then
     out.bits = checkint(where, f, "bits", 2, 31)
+  elseif kind == "angle" then
+    out.bits = checkint(where, f, "bits", 1, 32)
+    if f.unit ~= nil and f.unit ~= "rad" and f.unit ~= "deg" then
+      fail(where, "'unit' must be \"rad\" or \"deg\", got %s", tostring(f.unit))
+    end
+    out.unit = f.unit or "rad"
+    out.period = out.unit == "deg" and 360 or 2 * math.pi
   elseif kind == "tiered" then
     out.tiers = checktiers(where, f.tiers)
     out.min = f.min == nil and 0 or checkint(where, f, "min")
@@ -282,6 +310,7 @@ function normfield(f, where, named, ctx)
       out.max = mx
     end
   end
+  if RELATIVE[kind] then normrelative(where, f, out) end
   if f.optional ~= nil then
     if type(f.optional) ~= "boolean" then fail(where, "'optional' must be a boolean") end
     out.optional = f.optional or nil
