@@ -25,8 +25,8 @@ enum { BW_SPMASK, BW_SPINDEX, BW_SPRELATIVE, BW_SPAUTO };
 
 #define BW_MAXTIERS 16
 /* Default tiers of a relative delta (delta = "relative" without tiers). */
-#define BW_RELTIERS   { 4, 7, 11 }
-#define BW_NRELTIERS  3
+#define BW_RELTIERS   { 3, 5, 7, 9 }
+#define BW_NRELTIERS  4
 #define BW_FUSEBITS 56   /* widest run of fields a decoder reads at once */
 
 typedef struct bw_Field {

@@ -138,6 +138,13 @@ end
 
 local function f32 (n) return { n, "float32" } end
 local function q (n, lo, hi) return { n, "float", min = lo, max = hi, res = 1 / 512 } end
+-- (f): the same floats sent relative to the baseline in deltas, default tiers
+local PTIERS, QTIERS
+if os.getenv("BW_PTIERS") then PTIERS = load("return " .. os.getenv("BW_PTIERS"))() end
+if os.getenv("BW_QTIERS") then QTIERS = load("return " .. os.getenv("BW_QTIERS"))() end
+local function qr (n, lo, hi)
+  return { n, "float", min = lo, max = hi, res = 1 / 512, delta = "relative", tiers = PTIERS }
+end
 
 local s = bitwire.schema {
   -- (a) raw floats, and the article's starting point with linear velocity
@@ -165,6 +172,13 @@ local s = bitwire.schema {
   SnapQuat = { { "cubes", "array", of = "Cube", count = NCUBES } },
   -- (d) and (e): the cubes as a sparse array
   Snap = { { "cubes", "sparse", of = "Cube", max = NCUBES, encoding = "auto" } },
+  -- (f): as (e), position and orientation relative to the baseline
+  PosRel = { qr("x", -256, 255), qr("y", -256, 255), qr("z", 0, 32) },
+  CubeRel = {
+    { "pos", "PosRel" }, { "rot", "quat", bits = 9, delta = "relative", tiers = QTIERS },
+    { "at_rest", "bool" },
+  },
+  SnapRel = { { "cubes", "sparse", of = "CubeRel", max = NCUBES, encoding = "auto" } },
 }
 
 -- }=====
@@ -206,10 +220,12 @@ local function part1 ()
     { key = "quat", label = "(c) as (b), quat as smallest three, 9 bits" },
     { key = "changed", label = "(d) changed-only: sparse (auto) of cubes changed since the last tick" },
     { key = "delta", label = "(e) delta vs the snapshot acked " .. RTT_TICKS .. " ticks earlier" },
+    { key = "relative", label = "(f) as (e), position and quat components relative to the baseline (`delta = \"relative\"`)" },
   }
   local sizes = {}
   for _, r in ipairs(ROWS) do sizes[r.key] = {} end
   local sent, received = {}, {}      -- per tick: sender's raw, client's decoded
+  local sentrel, receivedrel = {}, {}
   local prevbytes = {}               -- (d): each cube's quantized bits last tick
   local atrest, moving = {}, {}
   local verified = 0
@@ -245,6 +261,16 @@ local function part1 ()
     assert(same(got.cubes, full.cubes), "delta decode differs at tick " .. tick)
     verified = verified + 1
     sent[tick], received[tick] = v, got
+    -- (f) the same delta with relative positions and orientations
+    local rbase = tick > RTT_TICKS and sentrel[tick - RTT_TICKS] or nil
+    local rbytes = s:encode("SnapRel", v, rbase and { baseline = rbase } or nil)
+    sizes.relative[tick] = s:bits("SnapRel", v, rbase and { baseline = rbase } or nil)
+    assert(#rbytes == (sizes.relative[tick] + 7) // 8)
+    local rgot = assert(s:decode("SnapRel", rbytes,
+      rbase and { baseline = receivedrel[tick - RTT_TICKS] } or nil))
+    assert(same(rgot.cubes, full.cubes), "relative delta decode differs at tick " .. tick)
+    sentrel[tick], receivedrel[tick] = v, rgot
+    sentrel[tick - 2 * RTT_TICKS], receivedrel[tick - 2 * RTT_TICKS] = nil, nil
     sent[tick - 2 * RTT_TICKS], received[tick - 2 * RTT_TICKS] = nil, nil
   end
 

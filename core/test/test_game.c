@@ -63,7 +63,7 @@ static bw_Field anglefield (unsigned bits) {
 }
 
 static void test_diff_tiers (void) {
-  static const uint8_t t[3] = {4, 7, 11};
+  static const uint8_t t[3] = {4, 7, 11};  /* not the default */
   uint8_t buf[64];
   bw_Writer w;
   bw_Reader r;
@@ -92,14 +92,16 @@ static void test_diff_tiers (void) {
   /* 10-bit angle: 1 -> 1023 is -2 the short way: z 3 */
   bw_fielddiff(&f, &d);
   CHECK(d.top == 1023 && d.wrap && d.ntiers == BW_NRELTIERS);
-  CHECK(bw_diffbits(&d, 1, 1023) == 5);
-  CHECK(bw_diffbits(&d, 1023, 1) == 5);
-  CHECK(bw_diffbits(&d, 0, 512) == 3 + 10);   /* half a turn: escape */
+  /* default tiers {3, 5, 7, 9}: z 0..7 in 1 + 3 bits, ... 168..679 in 4 + 9 */
+  CHECK(bw_diffbits(&d, 1, 1023) == 4);
+  CHECK(bw_diffbits(&d, 1023, 1) == 4);
+  CHECK(bw_diffbits(&d, 0, 512) == 4 + 10);   /* half a turn: escape */
+  CHECK(bw_diffbits(&d, 0, 340) == 4 + 10);   /* z 679 + 4 bits: escape */
   bw_writerinit(&w, buf, sizeof(buf));
   bw_writediff(&w, &d, 1023, 1);
   flush(&w);
   bw_readerinit(&r, buf, 8);
-  CHECK(bw_readdiff(&r, &d, 1023) == 1 && r.pos == 5);
+  CHECK(bw_readdiff(&r, &d, 1023) == 1 && r.pos == 4);
   /* a non-wrapping difference that leaves [0, top] is refused at its start */
   d.wrap = 0; d.top = 1000;
   bw_writerinit(&w, buf, sizeof(buf));
