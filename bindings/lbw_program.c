@@ -49,7 +49,7 @@ static void setdefault (lua_State *L, const bw_Schema *S, const bw_Field *f) {
   if (!f->hasdefault) return;
   switch (f->kind) {
     case BW_KBOOL: lua_pushboolean(L, (int)f->def.i); break;
-    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64:
+    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KANGLE:
       lua_pushnumber(L, (lua_Number)f->def.d);
       break;
     case BW_KENUM: case BW_KSTRING: case BW_KBYTES:
@@ -129,7 +129,16 @@ static void pushfield (lua_State *L, const bw_Schema *S, const bw_Field *f) {
     case BW_KCHECK:
       setint(L, "magic", (lua_Integer)f->magic);
       break;
+    case BW_KANGLE:
+      setnum(L, "period", f->dmax);
+      lua_pushstring(L, f->dmax == 360 ? "deg" : "rad");
+      lua_setfield(L, -2, "unit");
+      break;
     default: break;
+  }
+  if (f->kind == BW_KFLOAT || f->kind == BW_KQUAT || f->kind == BW_KANGLE) {
+    setbool(L, "relative", f->relative);  /* delta = "relative" */
+    if (f->relative) settiers(L, f);
   }
 }
 
