@@ -225,8 +225,10 @@ local function part1 ()
     { key = "quat", label = "(c) as (b), quat as smallest three, 9 bits" },
     { key = "changed", label = "(d) changed-only: sparse (auto) of cubes changed since the last tick" },
     { key = "delta", label = "(e) delta vs the snapshot acked " .. RTT_TICKS .. " ticks earlier" },
-    { key = "SnapRel", label = "(f) as (e), position and quat components relative to the baseline (`delta = \"relative\"`, default tiers {3, 5, 7, 9})" },
-    { key = "SnapFit", label = "(g) as (f), tiers fitted to this scene: position {4, 5, 6, 7, 7}, quat {2, 3, 4, 4, 5}" },
+    { key = "SnapRel", label = "(f) as (e), position and quat components relative to the "
+      .. "baseline (`delta = \"relative\"`, default tiers {3, 5, 7, 9})" },
+    { key = "SnapFit", label = "(g) as (f), tiers fitted to this scene: position "
+      .. "{4, 5, 6, 7, 7}, quat {2, 3, 4, 4, 5}" },
   }
   local sizes = {}
   for _, r in ipairs(ROWS) do sizes[r.key] = {} end
@@ -312,9 +314,9 @@ local function part1 ()
     s:maxbits("CubeFloat"), s:maxbits("CubeArticle"), s:maxbits("CubeQuant"),
     s:maxbits("Cube"), verified)
   emit("")
-  local first, moving = 0, 0
+  local first, nmoving = 0, 0
   for i = 1, RTT_TICKS do first = first + sizes.SnapRel[i] end
-  for i = RTT_TICKS + 1, TICKS do moving = moving + (NCUBES - atrest[i]) end
+  for i = RTT_TICKS + 1, TICKS do nmoving = nmoving + (NCUBES - atrest[i]) end
   emit("(f) and (g) send, in a delta, each changed position coordinate and each "
     .. "quaternion component (while the largest component stays) as a signed "
     .. "difference from the baseline in prefix tiers (WIRE.md, \"Relative "
@@ -323,7 +325,7 @@ local function part1 ()
     .. "snapshot (%s cube-snapshots in all): every cube is thrown at tick 0 "
     .. "and takes seconds to settle, where the article's cubes mostly rest. A framed delta adds 17 bits (delta flag "
     .. "and baseline id) to the CRC32 header.",
-    RTT_TICKS, fmtrate(first / TICKS), moving // (TICKS - RTT_TICKS), fmtint(moving))
+    RTT_TICKS, fmtrate(first / TICKS), nmoving // (TICKS - RTT_TICKS), fmtint(nmoving))
   emit("")
 end
 
