@@ -111,10 +111,22 @@ static int quatraw (const bw_QFloat *q, const double in[4], uint32_t out[4]) {
 }
 
 int bw_quatcanonical (const bw_QFloat *q, const uint32_t code[4]) {
-  double v[4];
+  double v[4], sum = 0, big = 0;
   uint32_t again[4];
+  int i;
   if (code[0] > 3 || code[1] > q->miv || code[2] > q->miv || code[3] > q->miv)
     return 0;
+  /* The common case, cheaply: the rebuilt largest component clearly wins
+  ** (renormalising keeps that order), and on an exact grid the others
+  ** decode to float32 values that renormalising moves by far less than a
+  ** float32 ulp, so they encode back to their codes. */
+  for (i = 1; i < 4; i++) {
+    double g = (double)bw_qfloatdecode(q, code[i]);
+    sum += g * g;
+    if (fabs(g) > big) big = fabs(g);
+  }
+  if (q->nbits <= BW_QUATEXACT && sum < 1 && sqrt(1 - sum) > big * (1 + 1e-9))
+    return 1;
   bw_quatdecode(q, code, v);
   return quatraw(q, v, again) && memcmp(code, again, sizeof(again)) == 0;
 }
@@ -126,13 +138,12 @@ int bw_quatencode (const bw_QFloat *q, const double in[4], uint32_t out[4]) {
   int round;
   if (!quatraw(q, in, out)) return 0;
   if (q->nbits > BW_QUATEXACT) return 1;
-  for (round = 0; round < 16; round++) {
+  for (round = 0; round < 16 && !bw_quatcanonical(q, out); round++) {
     double v[4];
     uint32_t again[4];
     unsigned i, k = 0, largest = out[0];
     bw_quatdecode(q, out, v);
     quatraw(q, v, again);  /* v has length 1 */
-    if (memcmp(out, again, sizeof(again)) == 0) break;
     if (again[0] == largest) {  /* not for exact grids: keep its own code */
       memcpy(out, again, sizeof(again));
       continue;

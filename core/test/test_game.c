@@ -173,6 +173,8 @@ static void test_quat_canonical (void) {
     bw_QFloat q;
     int k, ok = 1;
     bw_quatinit(&q, bits);
+    /* every component code comes back: bw_quatcanonical relies on it */
+    CHECK(bw_qfloatexact(&q));
     for (k = 0; k < 20000; k++) {
       double v[4], out[4];
       uint32_t code[4], again[4];
@@ -204,8 +206,10 @@ static void test_quat_reader (void) {
     int j;
     for (j = 0; j < 4; j++) buf[j] = (uint8_t)(rnd() * 256);
     bw_readerinit(&r, buf, 4);
-    if (!bw_readquat(&r, &q, code)) {
+    if (!bw_readquat(&r, &q, code)) {  /* refused: no value encodes to it */
       ok &= r.status == BW_ERANGE && r.errpos == 0;
+      bw_quatdecode(&q, code, v);
+      ok &= !(bw_quatencode(&q, v, again) && memcmp(code, again, 16) == 0);
       continue;
     }
     accepted++;
@@ -214,6 +218,26 @@ static void test_quat_reader (void) {
   }
   CHECK(ok);
   CHECK(accepted > 5000 && accepted < 20000);
+  {  /* every code of 3 bits: canonical exactly when it comes back */
+    uint32_t c[4], again[4];
+    double v[4];
+    bw_QFloat q3;
+    int n = 0;
+    ok = 1;
+    bw_quatinit(&q3, 3);
+    for (c[0] = 0; c[0] < 4; c[0]++)
+      for (c[1] = 0; c[1] < 8; c[1]++)
+        for (c[2] = 0; c[2] < 8; c[2]++)
+          for (c[3] = 0; c[3] < 8; c[3]++) {
+            int back;
+            bw_quatdecode(&q3, c, v);
+            back = bw_quatencode(&q3, v, again) && memcmp(c, again, 16) == 0;
+            ok &= back == bw_quatcanonical(&q3, c);
+            n += back;
+          }
+    CHECK(ok);
+    CHECK(n > 0 && n < 2048);
+  }
   {  /* 0.6 + 0.6 squared is over 1: no quaternion has this code */
     uint32_t code[4] = {3, 0, 0, 0};
     code[1] = code[2] = bw_qfloatencode(&q, 0.6);
