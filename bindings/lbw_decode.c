@@ -49,6 +49,7 @@ static int readrange (Ctx *c, const bw_Field *f, const char *what,
 }
 
 static void pushkept (Ctx *c, const bw_Field *f, int idx);
+static int decrelative (Ctx *c, const bw_Field *f, int b);
 
 /* Protected call (schema, field index, value, version): encode the value
 ** as that field into the schema's writer, raising where it does not fit. */
@@ -111,7 +112,8 @@ static int decslot (Ctx *c, const bw_Field *e, int t, int reuse, int bidx,
       lua_rawgeti(c->L, bidx, i);
       if (e->kind == BW_KSTRUCT && lua_istable(c->L, -1))
         ok = bw_decdeltastruct(c, e->ref, lua_gettop(c->L));
-      else
+      else if (!e->relative
+               || (ok = decrelative(c, e, lua_gettop(c->L))) < 0)
         ok = decvalue(c, e, 0);
       if (!ok) return 0;
       lua_remove(c->L, -2);

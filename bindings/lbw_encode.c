@@ -82,6 +82,8 @@ static void writerel (Ctx *c, const bw_Field *f, uint64_t prev, uint64_t cur) {
 
 
 
+static int encrelative (Ctx *c, const bw_Field *f, int v, int b);
+
 /* Is slot 'i' sent? Present, or with a baseline at 'bidx', different. */
 static int slotsent (Ctx *c, const bw_Field *e, int idx, int bidx,
                      lua_Integer i) {
@@ -114,7 +116,7 @@ static void encslot (Ctx *c, const bw_Field *e, int idx, int bidx,
     lua_rawgeti(L, bidx, i);
     if (present && e->kind == BW_KSTRUCT && lua_istable(L, -1))
       bw_encdeltastruct(c, e->ref, v, v + 1);
-    else if (present)
+    else if (present && !(e->relative && encrelative(c, e, v, v + 1)))
       bw_encvalue(c, e, v, lua_type(L, v));
     lua_pop(L, 1);
   }

@@ -213,6 +213,21 @@ describe("relative deltas", function ()
     end
   end)
 
+  it("sends sparse slots of relative numbers as differences", function ()
+    local t = bitwire.schema {
+      T = { { "a", "sparse", of = { "angle", bits = 8, delta = "relative" }, max = 4,
+              encoding = "mask" } },
+    }
+    local b = { a = { [1] = 0.1, [2] = 1, [4] = 2 } }
+    local v = { a = { [1] = 0.1 + PI2 / 256, [3] = 3, [4] = 2 } }
+    -- changed bit, 4 mask bits; slot 1: present, tier 0 (z 2); slot 2:
+    -- absent; slot 3: present, no baseline value, whole
+    assert.equal(1 + 4 + (1 + 1 + 3) + 1 + (1 + 8), t:bits("T", v, { baseline = b }))
+    local db = t:decode("T", t:encode("T", b))
+    local got = assert(t:decode("T", t:encode("T", v, { baseline = b }), { baseline = db }))
+    assert.same(t:decode("T", t:encode("T", v)), got)
+  end)
+
   it("refuses hostile differences that leave the range", function ()
     local b = { pos = { x = 254.99, y = 0 }, yaw = 0, rot = { 0, 0, 0, 1 }, hp = 99.5 }
     local db = s:decode("E", s:encode("E", b))
