@@ -277,3 +277,48 @@ describe("relative deltas", function ()
     end
   end)
 end)
+
+describe("bitwire.diff of angles and relative deltas", function ()
+  it("names what changed on the wire", function ()
+    local cases = {
+      { { "x", "angle", bits = 8 }, { "x", "angle", bits = 8, unit = "deg" }, { "period" },
+        "T: ~ x angle 8 bits rad -> 8 bits deg" },
+      { { "x", "angle", bits = 8 }, { "x", "angle", bits = 9 }, { "bits" } },
+      { { "x", "quat", bits = 9 }, { "x", "quat", bits = 9, delta = "relative" }, { "relative" },
+        "T: ~ x quat 9 bits -> 9 bits delta relative" },
+      { { "x", "float", min = 0, max = 1, res = 0.1, delta = "relative" },
+        { "x", "float", min = 0, max = 1, res = 0.1, delta = "relative", tiers = { 2 } },
+        { "tiers" }, "delta relative -> [0, 1] res 0.1 delta relative tiers {2}" },
+    }
+    for i, c in ipairs(cases) do
+      local r = bitwire.diff(bitwire.schema { T = { c[1] } }, bitwire.schema { T = { c[2] } })
+      assert.equal(1, #r.changes, "case " .. i)
+      assert.same(c[3], r.changes[1].what, "case " .. i)
+      assert.is_true(r.wire, "case " .. i)
+      if c[4] then contains(c[4], r:text()) end
+    end
+  end)
+end)
+
+describe("relative deltas with versions", function ()
+  it("skips fields absent at the version and sends the rest relative", function ()
+    local s = bitwire.schema {
+      T = { { "a", "angle", bits = 8, delta = "relative" },
+            { "x", "float", min = 0, max = 10, res = 0.01, delta = "relative", since = 2 },
+            { "y", "float", min = 0, max = 10, res = 0.01, delta = "relative", removed = 2 } },
+    }
+    local b = { a = 1, x = 5, y = 5 }
+    local v = { a = 1.1, x = 5.05, y = 4.99 }
+    for version = 1, 2 do
+      local o = { version = version }
+      local db = s:decode("T", s:encode("T", b, o), o)
+      local bytes = s:encode("T", v, { version = version, baseline = b })
+      local got = assert(s:decode("T", bytes, { version = version, baseline = db }))
+      assert.same(s:decode("T", s:encode("T", v, o), o), got)
+      -- a: steps 41 -> 45, z 8: 1 + 2 + 5; y (v1): 500 -> 499, z 1: 1 + 1 + 3;
+      -- x (v2): 500 -> 505, z 10: 1 + 2 + 5
+      assert.equal(version == 1 and 8 + 5 or 8 + 8,
+        s:bits("T", v, { version = version, baseline = b }))
+    end
+  end)
+end)

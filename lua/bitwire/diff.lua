@@ -30,7 +30,7 @@ Report.__index = Report
 -- attributes of a normalized field that decide its wire form
 local WIRE_KEYS = { "kind", "typename", "min", "max", "bits", "fmin", "fmax",
   "res", "clamp", "fixed", "values", "magic", "encoding", "tiers", "optional",
-  "since", "removed", "of" }
+  "since", "removed", "of", "period", "relative" }
 
 local ENCODINGS = { [0] = "mask", "index", "relative", "auto" }
 
@@ -69,7 +69,11 @@ local function fieldtext(f)
     if f.tiers then s = s .. " tiers " .. list(f.tiers) end
   elseif k == "tiered" then
     s = string.format("tiered %s [%s, %s]", list(f.tiers), num(f.min), num(f.max))
+  elseif k == "angle" then s = string.format("angle %d bits %s", f.bits, f.unit)
   else s = k end
+  if f.relative then
+    s = s .. " delta relative" .. (f.tiers and " tiers " .. list(f.tiers) or "")
+  end
   if f.optional then s = s .. " optional" end
   if f.since then s = s .. " since " .. f.since end
   if f.removed then s = s .. " removed " .. f.removed end
