@@ -178,6 +178,7 @@ local s = bitwire.schema {
     { "at_rest", "bool" },
   },
   SnapRel = { { "cubes", "sparse", of = "CubeRel", max = NCUBES, encoding = "auto" } },
+  RotRel = { { "rot", "quat", bits = 9, delta = "relative" } },   -- to size (f)'s parts
   PosFit = { qr("x", -256, 255, PTIERS), qr("y", -256, 255, PTIERS), qr("z", 0, 32, PTIERS) },
   CubeFit = {
     { "pos", "PosFit" }, { "rot", "quat", bits = 9, delta = "relative", tiers = QTIERS },
@@ -233,6 +234,7 @@ local function part1 ()
   local sizes = {}
   for _, r in ipairs(ROWS) do sizes[r.key] = {} end
   local sent, received = {}, {}      -- per tick: sender's raw, client's decoded
+  local parts = { pos = 0, rot = 0 }
   local rel = { SnapRel = { sent = {}, received = {} },
                 SnapFit = { sent = {}, received = {} } }
   local prevbytes = {}               -- (d): each cube's quantized bits last tick
@@ -284,6 +286,15 @@ local function part1 ()
       verified = verified + 1
       sr[tick], rr[tick] = v, rgot
       sr[tick - 2 * RTT_TICKS], rr[tick - 2 * RTT_TICKS] = nil, nil
+      if name == "SnapRel" and rbase then   -- where (f)'s bits go
+        for i = 1, NCUBES do
+          local a, b = snap[i], rbase.cubes[i]
+          if s:bits("CubeRel", a, { baseline = b }) > 3 then   -- the slot is sent
+            parts.pos = parts.pos + s:bits("PosRel", a.pos, { baseline = b.pos })
+            parts.rot = parts.rot + s:bits("RotRel", a, { baseline = b })
+          end
+        end
+      end
     end
     sent[tick - 2 * RTT_TICKS], received[tick - 2 * RTT_TICKS] = nil, nil
   end
@@ -314,8 +325,9 @@ local function part1 ()
     s:maxbits("CubeFloat"), s:maxbits("CubeArticle"), s:maxbits("CubeQuant"),
     s:maxbits("Cube"), verified)
   emit("")
-  local first, nmoving = 0, 0
+  local first, nmoving, total = 0, 0, 0
   for i = 1, RTT_TICKS do first = first + sizes.SnapRel[i] end
+  for i = 1, TICKS do total = total + sizes.SnapRel[i] end
   for i = RTT_TICKS + 1, TICKS do nmoving = nmoving + (NCUBES - atrest[i]) end
   emit("(f) and (g) send, in a delta, each changed position coordinate and each "
     .. "quaternion component (while the largest component stays) as a signed "
@@ -326,6 +338,13 @@ local function part1 ()
     .. "and takes seconds to settle, where the article's cubes mostly rest. A framed delta adds 17 bits (delta flag "
     .. "and baseline id) to the CRC32 header.",
     RTT_TICKS, fmtrate(first / TICKS), nmoving // (TICKS - RTT_TICKS), fmtint(nmoving))
+  emit("")
+  emit("Where (f)'s average goes: %s the first %d whole snapshots, %s "
+    .. "positions (changed bits and differences), %s quaternions (changed bit, "
+    .. "same-largest flag, differences), %s the rest (which slots are sent, "
+    .. "presence and changed bits of the records).", fmtrate(first / TICKS),
+    RTT_TICKS, fmtrate(parts.pos / TICKS), fmtrate(parts.rot / TICKS),
+    fmtrate((total - first - parts.pos - parts.rot) / TICKS))
   emit("")
 end
 
