@@ -167,8 +167,9 @@ double   bw_angledecode (uint32_t q, double period, unsigned bits);
 ** short way round when 'wrap': top + 1 is the period) is zigzagged, z = 2d
 ** or -2d - 1; tier i of 'n' holds the next 2^tiers[i] values of z and is
 ** announced by i zero bits and a one, then z - (its first) in tiers[i]
-** bits; n zero bits escape to 'v' itself in 'nbits'. The writer takes the
-** first tier that holds z when it is shorter than the escape. WIRE.md. */
+** bits (widths 0..32, at most BW_MAXTIERS); n zero bits escape to 'v'
+** itself in 'nbits'. The writer takes the first tier that holds z when it
+** is shorter than the escape. WIRE.md. */
 typedef struct bw_Diff {
   uint64_t top;
   unsigned nbits, ntiers;
