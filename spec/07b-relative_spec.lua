@@ -186,6 +186,7 @@ describe("relative deltas", function ()
     local rand = lcg(77)
     local function r (n) return rand(1 << 20) / (1 << 20) * n end
     local ents, sent, got = {}, nil, nil
+    local p = bitwire.protocol(s, { id = 9, deltas = true })
     for i = 1, 16 do
       ents[i] = { x = r(100), y = r(100), yaw = r(7), q = { r(1), r(1), r(1), 1 } }
     end
@@ -204,10 +205,9 @@ describe("relative deltas", function ()
         end
       end
       local v = { e = e }
-      local pk = s:frame_encode(9, true, "Snap", v, false,
-        { deltas = true, baseline = sent, baseline_id = tick - 1 })
-      local out = assert(s:frame_decode(pk, 9, true, "Snap", false,
-        { deltas = true, baselines = { [tick - 1] = got } }))
+      local pk = p:encode("Snap", v, sent and { baseline = sent, baseline_id = tick - 1 })
+      local name, out = p:decode(pk, { baselines = { [tick - 1] = got } })
+      assert.equal("Snap", name)
       assert.same(s:decode("Snap", s:encode("Snap", v)), out)
       sent, got = v, out
     end
