@@ -338,7 +338,6 @@ static int fixedwidth (const bw_Field *f) {
     case BW_KINT: case BW_KUINT: case BW_KENUM: return (int)f->nbits;
     case BW_KBOOL: return 1;
     case BW_KFLOAT: return (int)f->q.nbits;
-    case BW_KANGLE: return (int)f->nbits;
     default: return -1;
   }
 }
