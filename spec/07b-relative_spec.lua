@@ -58,6 +58,19 @@ describe("angle", function ()
     end
   end)
 
+  it("sits among fixed-width fields", function ()
+    local m = bitwire.schema {
+      M = { { "a", "int", min = 0, max = 7 }, { "yaw", "angle", bits = 10 },
+            { "b", "bool" }, { "deg", "angle", bits = 4, unit = "deg" },
+            { "f", "float", min = 0, max = 1, res = 0.5 } },
+    }
+    local bytes = m:encode("M", { a = 5, yaw = -math.pi / 2, b = true, deg = 45, f = 1 })
+    assert.equal(3 + 10 + 1 + 4 + 2, m:bits("M", { a = 5, yaw = 0, b = true, deg = 0, f = 1 }))
+    -- 5 | 768 << 3 | 1 << 13 | 2 << 14 | 2 << 18
+    assert.equal(string.pack("<I3", 5 | 768 << 3 | 1 << 13 | 2 << 14 | 2 << 18), bytes)
+    assert.same({ a = 5, yaw = 1.5 * math.pi, b = true, deg = 45, f = 1 }, m:decode("M", bytes))
+  end)
+
   it("refuses what is not a finite number", function ()
     for _, bad in ipairs { 0 / 0, math.huge, -math.huge } do
       contains("yaw: angle", errorof(s.encode, s, "A", { yaw = bad }))
