@@ -111,15 +111,24 @@ lint: deps
 bandwidth: all
 	@$(BUSTED_ENV) $(LUA) tools/bandwidth.lua $(BANDWIDTH_ARGS)
 
-bench: all build/bench_stream build/bench/handc.so
+bench: all build/bench_stream build/bench/handc.so build/bench/handc_shapes.so
 	./build/bench_stream
 	@LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" \
 	  LUA_CPATH="./build/?.so;./build/bench/?.so;;" $(LUA) bench/bench_schema.lua
+	@LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" \
+	  LUA_CPATH="./build/?.so;./build/bench/?.so;;" $(LUA) bench/bench_shapes.lua
 
 # the hand-written C peer of the schema benchmark (Lua module "handc")
 build/bench/handc.so: bench/handc.c
 	@mkdir -p build/bench
 	$(CC) $(ALL_CFLAGS) -fPIC $(LUA_CFLAGS) $(LIBFLAG) -o $@ bench/handc.c -lm
+
+# the hand-written C peers of the shape suite (bench/bench_shapes.lua)
+HANDC_SHAPES = bench/handc_nested.c bench/handc_fixed.c bench/handc_optional.c \
+               bench/handc_cubes.c
+build/bench/handc_shapes.so: $(HANDC_SHAPES) bench/handc_shapes.h $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p build/bench
+	$(CC) $(ALL_CFLAGS) -fPIC $(LUA_CFLAGS) $(LIBFLAG) -o $@ $(HANDC_SHAPES) $(CORE_SRC) $(LIBS)
 
 build/bench_stream: bench/bench_stream.c $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p build

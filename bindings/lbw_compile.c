@@ -26,6 +26,7 @@ LSchema *bw_checkschema (lua_State *L, int arg) {
 int bw_schemagc (lua_State *L) {
   LSchema *ls = (LSchema *)luaL_checkudata(L, 1, SCHEMA_MT);
   bw_writerfree(&ls->w);
+  bw_claimsfree(&ls->claims);
   bw_schemarelease(ls->S);
   ls->S = NULL;
   return 0;
@@ -235,6 +236,7 @@ void bw_pushschema (lua_State *L, bw_Schema *S) {
   uint32_t i;
   ls = (LSchema *)lua_newuserdatauv(L, sizeof(LSchema), NUV);
   ls->S = S;
+  memset(&ls->claims, 0, sizeof(ls->claims));
   bw_writerinitgrow(&ls->w, plainalloc, NULL, MAXENCODE);
   luaL_setmetatable(L, SCHEMA_MT);
   lua_createtable(L, (int)S->nnames, 0);
@@ -267,6 +269,7 @@ int bw_schemacompile (lua_State *L) {
   /* a holder owns S until sealing, so a Lua error cannot leak it */
   holder = (LSchema *)lua_newuserdatauv(L, sizeof(LSchema), 0);
   holder->S = S;
+  memset(&holder->claims, 0, sizeof(holder->claims));
   bw_writerinit(&holder->w, NULL, 0);
   luaL_setmetatable(L, SCHEMA_MT);
   lua_getfield(L, 1, "types");

@@ -19,6 +19,128 @@
 
 static int decvalue (Ctx *c, const bw_Field *f, int into);
 
+/* Kinds whose old table a decode into refills. decvalue and bw_decstruct
+** return 0 on failure, 1 when they pushed the value, and 2 when they
+** refilled the table at 'into' in place and pushed nothing: no store back. */
+#define REFILLS(k)  ((k) == BW_KSTRUCT || (k) == BW_KARRAY \
+                     || (k) == BW_KSPARSE || (k) == BW_KQUAT)
+
+int bw_decvaluesfail (Ctx *c) {
+  return bw_decfail(c, BW_ERANGE, c->r.pos, "decode makes more values than "
+                    "max_values allows");
+}
+
+
+/* {===================== tables refilled (Claims) ===================== */
+/* A decode into the same tables as last time claims them in the same order:
+** while this decode's claims repeat the last decode's sequence (whose
+** tables were all distinct) a claim is one compare. From the first
+** difference on, every table goes through a hash set of this decode's
+** claims. Either way each claim is recorded, so the next decode can
+** follow it. */
+
+void bw_claimsstart (Claims *cl) {
+  cl->prev = cl->done;  /* a decode that raised left no trusted sequence */
+  cl->done = 0;
+  cl->k = 0;
+  cl->hashed = 0;
+  cl->lost = 0;
+  cl->n = 0;
+  if (++cl->gen == 0) {  /* wrapped: no entry may look current */
+    uint32_t i;
+    for (i = 0; i < cl->cap; i++) cl->e[i].gen = 0;
+    cl->gen = 1;
+  }
+}
+
+void bw_claimsend (Claims *cl) {
+  cl->done = cl->lost ? 0 : cl->k;
+}
+
+void bw_claimsfree (Claims *cl) {
+  free(cl->e);
+  free(cl->seq);
+  memset(cl, 0, sizeof(*cl));
+}
+
+static INLINE uint32_t claimslot (const Claims *cl, const void *p) {
+  uint64_t h = (uint64_t)(uintptr_t)p * UINT64_C(0x9E3779B97F4A7C15);
+  return (uint32_t)(h >> 32) & (cl->cap - 1);
+}
+
+/* Double the set, keeping this decode's entries; 0 without memory. */
+static int claimsgrow (Claims *cl) {
+  uint32_t i, cap = cl->cap ? 2 * cl->cap : 256;
+  Claim *old = cl->e, *e;
+  if (cap == 0 || (e = (Claim *)calloc(cap, sizeof(Claim))) == NULL) return 0;
+  cl->e = e;
+  cl->cap = cap;
+  for (i = 0; i < cap / 2 && old != NULL; i++)
+    if (old[i].gen == cl->gen) {
+      uint32_t h = claimslot(cl, old[i].p);
+      while (e[h].gen == cl->gen) h = (h + 1) & (cap - 1);
+      e[h] = old[i];
+    }
+  free(old);
+  return 1;
+}
+
+/* Add 'p' to the hash set: 1, or 0 if it is there (or without memory). */
+static int claimshash (Claims *cl, const void *p) {
+  uint32_t h;
+  if (cl->n >= cl->cap / 2 && !claimsgrow(cl)) return 0;
+  h = claimslot(cl, p);
+  while (cl->e[h].gen == cl->gen) {
+    if (cl->e[h].p == p) return 0;
+    h = (h + 1) & (cl->cap - 1);
+  }
+  cl->e[h].p = p;
+  cl->e[h].gen = cl->gen;
+  cl->n++;
+  return 1;
+}
+
+/* Claim 'p' off the common path: the sequence differs from the last one
+** (or has ended). */
+static int claimslow (Claims *cl, const void *p) {
+  if (!cl->hashed) {  /* the claims so far are distinct: hash them */
+    uint32_t i;
+    for (i = 0; i < cl->k; i++)
+      if (!claimshash(cl, cl->seq[i])) return 0;
+    cl->hashed = 1;
+  }
+  if (!claimshash(cl, p)) return 0;
+  if (cl->k == cl->seqcap) {  /* record it for the next decode */
+    uint32_t cap = cl->seqcap ? 2 * cl->seqcap : 256;
+    const void **seq = cap == 0 ? NULL
+      : (const void **)realloc((void *)cl->seq, cap * sizeof(*seq));
+    if (seq == NULL) {
+      cl->lost = 1;  /* this decode stays exact; the next one hashes */
+      return 1;
+    }
+    cl->seq = seq;
+    cl->seqcap = cap;
+  }
+  if (!cl->lost) cl->seq[cl->k++] = p;
+  return 1;
+}
+
+/* 1 if the table at 'idx' (every 'into' of the walk is a table or 0) has
+** not been refilled by this decode yet, now taken; 0 if it has (aliased):
+** make a fresh one instead. Only for decodes into a table
+** (bw_claimsstart). */
+static INLINE int claim (Ctx *c, int idx) {
+  Claims *cl = c->claims;
+  const void *p = lua_topointer(c->L, idx);
+  if (!cl->hashed && cl->k < cl->prev && cl->seq[cl->k] == p) {
+    cl->k++;  /* as last time */
+    return 1;
+  }
+  return claimslow(cl, p);
+}
+
+/* }========================================================== */
+
 /* Read an n-bit offset and check it against [min, max]; '*v' gets min +
 ** offset. 'what' names the quantity for the message. */
 /* The offset 'u' read at 'start' is past f's range: say what it was. */
@@ -102,6 +224,7 @@ static int keepbaseline (Ctx *c, const bw_Field *f, int v) {
 static int decslot (Ctx *c, const bw_Field *e, int t, int reuse, int bidx,
                     lua_Integer i) {
   int old = 0;
+  if (!bw_decspend(c, 1)) return 0;
   pushframe(c, BW_NONE, i);
   if (bidx != 0) {
     uint64_t present = bw_readbits(&c->r, 1);
@@ -120,15 +243,20 @@ static int decslot (Ctx *c, const bw_Field *e, int t, int reuse, int bidx,
     }
   }
   else {
-    if (reuse && (e->kind == BW_KSTRUCT || e->kind == BW_KARRAY
-                  || e->kind == BW_KSPARSE)) {
-      lua_rawgeti(c->L, t, i);
+    int ok;
+    if (reuse && REFILLS(e->kind)
+        && lua_rawgeti(c->L, t, i) == LUA_TTABLE)
       old = lua_gettop(c->L);
+    ok = decvalue(c, e, old);
+    if (!ok) return 0;
+    if (ok == 2) {  /* refilled in place */
+      lua_settop(c->L, old - 1);
+      popframe(c);
+      return 1;
     }
-    if (!decvalue(c, e, old)) return 0;
   }
   lua_rawseti(c->L, t, i);
-  if (old) lua_pop(c->L, 1);
+  if (reuse && REFILLS(e->kind)) lua_pop(c->L, 1);  /* the old value */
   popframe(c);
   return 1;
 }
@@ -149,8 +277,9 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer n = (lua_Integer)f->max, prev = 0, i;
   unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
-  int t, enc = f->encoding, reuse = into != 0 && lua_istable(L, into);
+  int t, enc = f->encoding, reuse = into != 0 && claim(c, into);
   uint64_t start = r->pos, slotmin = bidx != 0 ? 1 : e->minbits;
+  if (!bw_decspend(c, 1)) return 0;
   if (enc == BW_SPAUTO) {
     enc = (int)bw_readbits(r, 2);
     if (r->status != BW_OK) return bw_readfail(c);
@@ -163,9 +292,8 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
     pushkept(c, f, bidx);
     c->checked++;  /* the slots' records are checked with the whole */
   }
-  else if (reuse) lua_pushvalue(L, into);
-  else lua_createtable(L, 0, 0);
-  t = lua_gettop(L);
+  else if (!reuse) lua_createtable(L, 0, 0);
+  t = reuse ? into : lua_gettop(L);
   if (enc == BW_SPMASK) {
     for (i = 1; i <= n; i++) {
       uint64_t present = bw_readbits(r, 1);
@@ -176,7 +304,7 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
       else if (reuse) clearslots(L, t, i, i);
     }
     c->checked -= bidx != 0;
-    return 1;
+    return reuse ? 2 : 1;
   }
   if (enc == BW_SPINDEX) {
     lua_Integer count, k;
@@ -226,7 +354,7 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   }
   if (reuse) clearslots(L, t, prev + 1, n);
   c->checked -= bidx != 0;
-  return 1;
+  return reuse ? 2 : 1;
 }
 
 /* A quaternion the reader refused: truncated, or a code no encoder makes
@@ -237,22 +365,33 @@ static int quatfail (Ctx *c) {
                     "canonical form");
 }
 
-static void pushquat (Ctx *c, const bw_Field *f, const uint32_t q[4]) {
+/* Push the quaternion of code 'q', or refill the table at 'into' with it
+** (returns 2). */
+static int pushquat (Ctx *c, const bw_Field *f, const uint32_t q[4],
+                     int into) {
   double v[4];
   int i;
+  if (!bw_decspend(c, 5)) return 0;
   bw_quatdecode(&f->q, q, v);
+  if (into != 0 && claim(c, into)) {
+    for (i = 0; i < 4; i++) {
+      lua_pushnumber(c->L, (lua_Number)v[i]);
+      lua_rawseti(c->L, into, i + 1);
+    }
+    return 2;
+  }
   lua_createtable(c->L, 4, 0);
   for (i = 0; i < 4; i++) {
     lua_pushnumber(c->L, (lua_Number)v[i]);
     lua_rawseti(c->L, -2, i + 1);
   }
+  return 1;
 }
 
-static int decquat (Ctx *c, const bw_Field *f) {
+static int decquat (Ctx *c, const bw_Field *f, int into) {
   uint32_t q[4];
   if (!bw_readquat(&c->r, &f->q, q)) return quatfail(c);
-  pushquat(c, f, q);
-  return 1;
+  return pushquat(c, f, q, into);
 }
 
 /* Push the value of field 'f'. 'into' is the stack index of the old value
@@ -347,6 +486,43 @@ static int decleaf (Ctx *c, const bw_Field *f) {
   }
 }
 
+/* Elements 1..n of an array of fixed-width scalars 'e' into the table at
+** 't': as many as fit in BW_FUSEBITS read at once, one by one near the end
+** of the input, so a truncation still names the element that ran out. */
+static int decscalars (Ctx *c, const bw_Field *e, int t, int64_t n) {
+  lua_State *L = c->L;
+  bw_Reader *r = &c->r;
+  unsigned w = fixedbits(e), per = w > 0 && w <= BW_FUSEBITS ? BW_FUSEBITS / w : 1;
+  uint64_t mask = w < 64 ? (UINT64_C(1) << w) - 1 : ~UINT64_C(0);
+  Frame *fr;
+  int64_t i = 1;
+  pushframe(c, BW_NONE, 1);
+  fr = &c->frames[c->nframes - 1 < MAXFRAMES ? c->nframes - 1 : MAXFRAMES - 1];
+  while (i <= n) {
+    unsigned k = n - i + 1 < (int64_t)per ? (unsigned)(n - i + 1) : per;
+    uint64_t start = r->pos, u = bw_readbits(r, k * w);
+    if (r->status != BW_OK) {
+      if (k == 1) {
+        fr->index = (lua_Integer)i;
+        return bw_readfail(c);
+      }
+      r->status = BW_OK;  /* retry one at a time */
+      r->pos = start;
+      per = 1;
+      continue;
+    }
+    for (; k > 0; k--, i++) {
+      fr->index = (lua_Integer)i;
+      if (!pushfixed(c, e, u & mask, start)) return 0;
+      lua_rawseti(L, t, (lua_Integer)i);
+      if (w < 64) u >>= w;
+      start += w;
+    }
+  }
+  popframe(c);
+  return 1;
+}
+
 static int decvalue (Ctx *c, const bw_Field *f, int into) {
   lua_State *L = c->L;
   bw_Reader *r = &c->r;
@@ -354,40 +530,51 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
     case BW_KARRAY: {
       const bw_Field *e = &c->S->fields[f->ref];
       int64_t i, n, oldn = 0;
-      int t, reuse = into != 0 && lua_istable(L, into);
+      int t, reuse = into != 0 && claim(c, into);
       uint64_t start = r->pos;
-      if (!readrange(c, f, "count", &n)) return 0;
+      if (f->nbits == 0) n = f->min;  /* a fixed count: nothing sent */
+      else if (!readrange(c, f, "count", &n)) return 0;
       /* every element costs at least minbits: refuse before allocating */
       if (e->minbits > 0 && (uint64_t)n > bw_bitsremaining(r) / e->minbits)
         return bw_decfail(c, BW_ETRUNC, start, "count %" PRId64 " needs %"
                        PRIu64 " bits or more, %" PRIu64 " left", n,
                        (uint64_t)n * e->minbits, bw_bitsremaining(r));
+      if (!bw_decspend(c, 1 + (uint64_t)n)) return 0;
       if (reuse) {
-        lua_pushvalue(L, into);
+        t = into;
         oldn = (int64_t)lua_rawlen(L, into);
       }
-      else
+      else {
         lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
-      t = lua_gettop(L);
-      reuse = reuse && (e->kind == BW_KSTRUCT || e->kind == BW_KARRAY
-                        || e->kind == BW_KSPARSE);
-      for (i = 1; i <= n; i++) {
-        pushframe(c, BW_NONE, (lua_Integer)i);
-        /* an old element table is refilled in place: nothing to store */
-        if (reuse && i <= oldn
-            && lua_rawgeti(L, t, (lua_Integer)i) == LUA_TTABLE) {
-          int ok = e->kind == BW_KSTRUCT ? bw_decstruct(c, e->ref, t + 1)
-                                         : decvalue(c, e, t + 1);
-          if (!ok) return 0;
-          lua_settop(L, t);
-        }
-        else {
-          if (reuse && i <= oldn) lua_pop(L, 1);
-          if (!(e->kind < BW_KARRAY ? decleaf(c, e)
-                : e->kind == BW_KSTRUCT ? bw_decstruct(c, e->ref, 0)
-                : decvalue(c, e, 0)))
-            return 0;
-          lua_rawseti(L, t, (lua_Integer)i);
+        t = lua_gettop(L);
+      }
+      if (fixedscalar(e)) {
+        if (!decscalars(c, e, t, n)) return 0;
+      }
+      else {
+        int refill = reuse && REFILLS(e->kind), top = lua_gettop(L);
+        pushframe(c, BW_NONE, 1);
+        for (i = 1; i <= n; i++) {
+          c->frames[c->nframes - 1 < MAXFRAMES ? c->nframes - 1
+                                               : MAXFRAMES - 1].index = i;
+          /* an old element table is refilled in place: nothing to store,
+          ** unless it was refilled already (aliased) and a fresh one made */
+          if (refill && i <= oldn
+              && lua_rawgeti(L, t, (lua_Integer)i) == LUA_TTABLE) {
+            int ok = e->kind == BW_KSTRUCT ? bw_decstruct(c, e->ref, top + 1)
+                                           : decvalue(c, e, top + 1);
+            if (!ok) return 0;
+            if (ok == 1) lua_rawseti(L, t, (lua_Integer)i);
+            lua_settop(L, top);
+          }
+          else {
+            if (refill && i <= oldn) lua_pop(L, 1);
+            if (!(e->kind < BW_KARRAY ? decleaf(c, e)
+                  : e->kind == BW_KSTRUCT ? bw_decstruct(c, e->ref, 0)
+                  : decvalue(c, e, 0)))
+              return 0;
+            lua_rawseti(L, t, (lua_Integer)i);
+          }
         }
         popframe(c);
       }
@@ -395,14 +582,14 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
         lua_pushnil(L);
         lua_rawseti(L, t, (lua_Integer)i);
       }
-      return 1;
+      return reuse ? 2 : 1;
     }
     case BW_KSTRUCT:
       return bw_decstruct(c, f->ref, into);
     case BW_KSPARSE:
       return decsparse(c, f, into, 0);
     case BW_KQUAT:
-      return decquat(c, f);
+      return decquat(c, f, into);
     case BW_KTIERED: {
       uint64_t u = bw_readtiered(r, 0, (uint64_t)f->max - (uint64_t)f->min,
                                  f->tierbits, f->ntiers);
@@ -417,17 +604,208 @@ static int decvalue (Ctx *c, const bw_Field *f, int into) {
   }
 }
 
+/* Push the fields [g, gend) of a fused run read as 'u' (at bit 'start'),
+** each stored in the table at 'tbl', or left on the stack when 'tbl' is 0
+** (a deferred record). */
+static INLINE int pushrun (Ctx *c, Frame *fr, const bw_Field *g,
+                           const bw_Field *gend, uint64_t u, uint64_t start,
+                           int tbl) {
+  for (; g < gend; g++) {
+    unsigned w = fixedbits(g);
+    setframe(fr, g);
+    pushkey(c, g->name);
+    if (!pushfixed(c, g, w < 64 ? u & ((UINT64_C(1) << w) - 1) : u, start))
+      return 0;
+    if (tbl) lua_rawset(c->L, tbl);
+    u >>= w;  /* w <= BW_FUSEBITS < 64 */
+    start += w;
+  }
+  return 1;
+}
+
+/* A record field whose type is one fused run, with the bits for it left:
+** decoded here, without a call of bw_decstruct (nested Vec3s and the
+** like). Returns 2 when it refilled the old table at key in place, else
+** 1 with the key and a new table pushed; 0 on failure. */
+static int decrunrecord (Ctx *c, const bw_Field *f, int tbl, int reuse) {
+  lua_State *L = c->L;
+  const bw_Type *st = &c->S->types[f->ref];
+  const bw_Field *g = &c->S->fields[st->first];
+  uint64_t start;
+  int top = lua_gettop(L), inplace = 0;
+  if (!bw_decspend(c, 1 + (uint64_t)st->count)) return 0;
+  pushkey(c, f->name);
+  if (reuse) {
+    if (lua_rawget(L, tbl) == LUA_TTABLE && claim(c, top + 1)) inplace = 1;
+    else {
+      lua_pop(L, 1);
+      pushkey(c, f->name);
+    }
+  }
+  if (!inplace) lua_createtable(L, 0, (int)st->count);
+  start = c->r.pos;
+  if (!pushrun(c, enterframe(c), g, g + st->count,
+               bw_readbits(&c->r, g->fusebits), start, lua_gettop(L)))
+    return 0;
+  c->nframes--;
+  if (!inplace) return 1;
+  lua_settop(L, top);
+  return 2;
+}
+
+#define MAXSCALARS 64  /* fields of a record read before its table is made */
+
+/* 0 if pushfixed would refuse the bits 'u' of field 'f'. */
+static INLINE int fixedfits (const bw_Field *f, uint64_t u) {
+  return f->kind == BW_KFLOAT ? u <= f->q.miv
+       : (f->kind != BW_KINT && f->kind != BW_KENUM)
+         || u <= (uint64_t)f->max - (uint64_t)f->min;
+}
+
+/* A flat record (bw_Type.flat) whose bits are all there, into the table at
+** 'tbl' ('reuse': refill it and the tables of its records): every scalar
+** is read and checked first, in field order (so a failure is the general
+** walk's), then the tables are filled. */
+static int decflat (Ctx *c, const bw_Type *ty, Frame *fr, int tbl,
+                    int reuse) {
+  lua_State *L = c->L;
+  const bw_Field *f = &c->S->fields[ty->first], *end = f + ty->count;
+  uint64_t val[MAXSCALARS], at[MAXSCALARS];
+  int k = 0;
+  for (; f < end; f++) {
+    if (f->kind == BW_KSTRUCT) {
+      const bw_Type *st = &c->S->types[f->ref];
+      const bw_Field *g = &c->S->fields[st->first], *gend = g + st->count;
+      uint64_t start = c->r.pos, u = bw_readbits(&c->r, g->fusebits);
+      setframe(fr, f);
+      if (!bw_decspend(c, 1 + (uint64_t)st->count)) return 0;
+      for (; g < gend; g++, k++) {
+        unsigned w = fixedbits(g);  /* < BW_FUSEBITS */
+        val[k] = u & ((UINT64_C(1) << w) - 1);
+        at[k] = start;
+        if (!fixedfits(g, val[k])) {
+          setframe(enterframe(c), g);
+          return pushfixed(c, g, val[k], start);
+        }
+        u >>= w;
+        start += w;
+      }
+    }
+    else {
+      at[k] = c->r.pos;
+      val[k] = bw_readbits(&c->r, fixedbits(f));
+      if (!fixedfits(f, val[k])) {
+        setframe(fr, f);
+        return pushfixed(c, f, val[k], at[k]);
+      }
+      k++;
+    }
+  }
+  for (f -= ty->count, k = 0; f < end; f++) {
+    pushkey(c, f->name);
+    if (f->kind == BW_KSTRUCT) {
+      const bw_Type *st = &c->S->types[f->ref];
+      const bw_Field *g = &c->S->fields[st->first], *gend = g + st->count;
+      int inplace = reuse && lua_rawget(L, tbl) == LUA_TTABLE
+                    && claim(c, lua_gettop(L));
+      if (!inplace) {
+        if (reuse) {
+          lua_pop(L, 1);
+          pushkey(c, f->name);
+        }
+        lua_createtable(L, 0, (int)st->count);
+      }
+      for (; g < gend; g++, k++) {
+        pushkey(c, g->name);
+        pushfixed(c, g, val[k], at[k]);  /* checked: cannot fail */
+        lua_rawset(L, -3);
+      }
+      if (inplace) lua_pop(L, 1);
+      else lua_rawset(L, tbl);
+    }
+    else {
+      pushfixed(c, f, val[k], at[k]);
+      lua_rawset(L, tbl);
+      k++;
+    }
+  }
+  return 1;
+}
+
+/* A fresh record of at most MAXSCALARS fixed-width scalar fields, some
+** optional: every field is read first, then the table is made with the
+** exact count and filled. Reads and range checks in bw_decstruct's order,
+** so a failure is the one it would report. */
+static int decscalarrecord (Ctx *c, const bw_Type *ty, Frame *fr) {
+  lua_State *L = c->L;
+  const bw_Field *f = &c->S->fields[ty->first], *end = f + ty->count;
+  uint64_t val[MAXSCALARS], at[MAXSCALARS];
+  uint64_t present = 0;
+  int k, n = 0;
+  for (k = 0; f < end; f++, k++) {
+    if (f->optional) {
+      uint64_t p = bw_readbits(&c->r, 1);
+      if (c->r.status != BW_OK) {
+        setframe(fr, f);
+        return bw_readfail(c);
+      }
+      if (!p) continue;
+    }
+    at[k] = c->r.pos;
+    val[k] = bw_readbits(&c->r, fixedbits(f));
+    if (c->r.status != BW_OK) {
+      setframe(fr, f);
+      return bw_readfail(c);
+    }
+    if (!fixedfits(f, val[k])) {
+      setframe(fr, f);
+      return pushfixed(c, f, val[k], at[k]);
+    }
+    present |= UINT64_C(1) << k;
+    n++;
+  }
+  lua_createtable(L, 0, n);
+  for (f -= ty->count, k = 0; f < end; f++, k++) {
+    if (!(present >> k & 1)) continue;
+    setframe(fr, f);
+    pushkey(c, f->name);
+    if (!pushfixed(c, f, val[k], at[k])) return 0;
+    lua_rawset(L, -3);
+  }
+  c->nframes--;
+  return 1;
+}
+
+/* Store the key and value on top in the record (deferred: leave them). */
+#define SETFIELD()  do { if (!defer) lua_rawset(L, tbl); } while (0)
+
 int bw_decstruct (Ctx *c, uint32_t t, int into) {
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
   const bw_Field *slow = f;  /* fields before it are read one by one */
-  int tbl, reuse = into != 0 && lua_istable(L, into);
-  Frame *fr = enterframe(c);
-  if (reuse) lua_pushvalue(L, into);
-  else lua_createtable(L, 0, (int)ty->count);
-  tbl = lua_gettop(L);
+  int tbl, base, reuse, defer;
+  Frame *fr;
+  if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
+  reuse = into != 0 && claim(c, into);
+  /* a fresh record with optional fields keeps its fields on the stack and
+  ** makes its table at the end, sized by what came */
+  defer = !reuse && ty->noptional > 0
+          && lua_checkstack(L, 2 * (int)ty->count + 8);
+  fr = enterframe(c);
+  if (defer && ty->scalars && ty->count <= MAXSCALARS)
+    return decscalarrecord(c, ty, fr);
+  if (reuse) tbl = into;  /* refilled in place: nothing pushed */
+  else if (!defer) lua_createtable(L, 0, (int)ty->count);
+  else lua_pushnil(L);  /* where the table will be */
+  base = lua_gettop(L);  /* the stack between fields */
+  if (!reuse) tbl = base;
+  if (ty->flat && bw_bitsremaining(&c->r) >= ty->minbits) {
+    if (!decflat(c, ty, fr, tbl, reuse)) return 0;
+    c->nframes--;
+    return reuse ? 2 : 1;
+  }
   for (; f < end; f++) {
     if (f->fuse > 1 && f >= slow) {  /* a run of fixed fields: one read */
       const bw_Field *g = f, *gend = f + f->fuse;
@@ -438,18 +816,7 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
         slow = gend;
       }
       else {
-        for (; g < gend; g++) {
-          unsigned w = g->kind == BW_KFLOAT ? g->q.nbits
-                     : g->kind == BW_KBOOL ? 1 : g->nbits;
-          setframe(fr, g);
-          pushkey(c, g->name);
-          if (!pushfixed(c, g, w < 64 ? u & ((UINT64_C(1) << w) - 1) : u,
-                         start))
-            return 0;
-          lua_rawset(L, tbl);
-          u >>= w;  /* w <= BW_FUSEBITS < 64 */
-          start += w;
-        }
+        if (!pushrun(c, fr, g, gend, u, start, defer ? 0 : tbl)) return 0;
         f = gend - 1;
         continue;
       }
@@ -464,42 +831,72 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
         lua_pop(L, 1);
         continue;
       }
-      lua_rawset(L, tbl);
+      SETFIELD();
       continue;
     }
     if (f->name == BW_NONE) {  /* align or check */
       if (!decleaf(c, f)) return 0;
       continue;
     }
-    pushkey(c, f->name);
     if (f->optional) {
       uint64_t present = bw_readbits(&c->r, 1);
       if (c->r.status != BW_OK) return bw_readfail(c);
       if (!present) {
         if (reuse) {
+          pushkey(c, f->name);
           lua_pushnil(L);
-          lua_rawset(L, tbl);
+          SETFIELD();
         }
-        else lua_pop(L, 1);
         continue;
       }
     }
-    if (f->kind < BW_KARRAY) {
+    if (f->kind == BW_KSTRUCT) {  /* one fused run, all there: inline */
+      const bw_Type *st = &c->S->types[f->ref];
+      const bw_Field *g = &c->S->fields[st->first];
+      if (st->count > 1 && g->fuse == st->count
+          && bw_bitsremaining(&c->r) >= g->fusebits) {
+        int ok = decrunrecord(c, f, tbl, reuse);
+        if (!ok) return 0;
+        if (ok == 1) SETFIELD();
+        continue;
+      }
+    }
+    pushkey(c, f->name);
+    if (fixedscalar(f)) {  /* inline: most fields */
+      uint64_t start = c->r.pos, u = bw_readbits(&c->r, fixedbits(f));
+      if (c->r.status != BW_OK) return bw_readfail(c);
+      if (!pushfixed(c, f, u, start)) return 0;
+    }
+    else if (f->kind < BW_KARRAY) {
       if (!decleaf(c, f)) return 0;
     }
-    else if (reuse && (f->kind == BW_KSTRUCT || f->kind == BW_KARRAY
-                       || f->kind == BW_KSPARSE)) {
-      lua_pushvalue(L, -1);
-      lua_rawget(L, tbl);
-      if (!decvalue(c, f, lua_gettop(L))) return 0;
-      lua_replace(L, -2);
+    else if (reuse && REFILLS(f->kind)) {
+      /* the key on top becomes the old value, at base + 1 */
+      int ok = decvalue(c, f, lua_rawget(L, tbl) == LUA_TTABLE ? base + 1 : 0);
+      if (!ok) return 0;
+      if (ok == 2) {  /* refilled in place: nothing to store */
+        lua_settop(L, base);
+        continue;
+      }
+      lua_replace(L, base + 1);  /* a fresh table: store it */
+      pushkey(c, f->name);
+      lua_insert(L, base + 1);
     }
     else if (!decvalue(c, f, 0)) return 0;
-    lua_rawset(L, tbl);
+    SETFIELD();
+  }
+  if (defer) {
+    int n = (lua_gettop(L) - base) / 2;
+    lua_createtable(L, 0, n);
+    lua_replace(L, base);
+    while (n-- > 0) lua_rawset(L, base);
   }
   c->nframes--;
-  return 1;
+  return reuse ? 2 : 1;
 }
+
+#undef SETFIELD
+
 
 /* Push a copy of the value at 'idx' of field 'f', which keepbaseline has
 ** checked: tables are copied along the schema (sized as decode sizes them),
@@ -575,8 +972,7 @@ static int decrelative (Ctx *c, const bw_Field *f, int b) {
     uint32_t base[4], code[4];
     if (!bw_quatof(f, L, b, base)) return -1;
     if (!bw_readquatdiff(&c->r, f, base, code)) return quatfail(c);
-    pushquat(c, f, code);
-    return 1;
+    return pushquat(c, f, code, 0);
   }
   else {
     bw_Diff d;
@@ -604,6 +1000,7 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
   int tbl;
+  if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
   lua_createtable(L, 0, (int)ty->count);
   tbl = lua_gettop(L);
   for (; f < end; f++) {

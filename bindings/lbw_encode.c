@@ -168,7 +168,24 @@ static void encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
   if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)count, f->nbits);
   prev = 0;
   for (i = 1; i <= n; i++) {
-    int sent = slotsent(c, e, idx, bidx, i);
+    int sent;
+    if (bidx == 0) {  /* each slot fetched once, encoded from there */
+      int tt = lua_rawgeti(L, idx, i);
+      if (enc == BW_SPMASK) bw_writebits(c->w, (uint64_t)(tt != LUA_TNIL), 1);
+      if (tt != LUA_TNIL) {
+        if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)i - 1, ibits);
+        else if (enc == BW_SPRELATIVE)
+          writerel(c, f, (uint64_t)prev, (uint64_t)i);
+        pushframe(c, BW_NONE, i);
+        if (e->kind == BW_KSTRUCT) bw_encstruct(c, e->ref, lua_gettop(L));
+        else bw_encvalue(c, e, lua_gettop(L), tt);
+        popframe(c);
+        prev = i;
+      }
+      lua_pop(L, 1);
+      continue;
+    }
+    sent = slotsent(c, e, idx, bidx, i);
     if (enc == BW_SPMASK) bw_writebits(c->w, (uint64_t)sent, 1);
     if (!sent) continue;
     if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)i - 1, ibits);
@@ -247,33 +264,50 @@ static int encrelative (Ctx *c, const bw_Field *f, int v, int b) {
   return 1;
 }
 
-/* Write a scalar (a kind other than array, struct or sparse). Not
-** recursive, so the compiler can inline it into the loops over fields. */
-static void encleaf (Ctx *c, const bw_Field *f, int idx, int tt) {
-  lua_State *L = c->L;
-  bw_Writer *w = c->w;
+/* The bits of fixed-width scalar 'f' (fixedscalar) for the value at 'idx'
+** of Lua type 'tt'; raises when it does not fit. */
+static INLINE uint64_t fixedvalue (Ctx *c, const bw_Field *f, int idx,
+                                   int tt) {
   switch (f->kind) {
     case BW_KINT: {
       lua_Integer v = checkint(c, idx, tt);
       if (v < f->min || v > f->max)
         bw_encerror(c, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
                  (lua_Integer)f->max);
-      bw_writebits(w, (uint64_t)v - (uint64_t)f->min, f->nbits);
-      break;
+      return (uint64_t)v - (uint64_t)f->min;
     }
     case BW_KUINT: {
       lua_Integer v = checkint(c, idx, tt);
       if (f->nbits < 64 && (v < 0 || (uint64_t)v >> f->nbits != 0))
         bw_encerror(c, "%I does not fit in %d bits", v, (int)f->nbits);
-      bw_writebits(w, (uint64_t)v, f->nbits);
-      break;
+      return (uint64_t)v;
     }
     case BW_KBOOL:
       if (tt != LUA_TBOOLEAN) bw_enctype(c, idx, "a boolean");
-      bw_writebits(w, (uint64_t)lua_toboolean(L, idx), 1);
-      break;
+      return (uint64_t)lua_toboolean(c->L, idx);
     case BW_KFLOAT:
-      bw_writebits(w, numcode(c, f, idx, tt), f->q.nbits);
+      return numcode(c, f, idx, tt);
+    default: {  /* BW_KENUM */
+      size_t len, i, n = (size_t)f->max + 1;
+      const char *s = checkstr(c, idx, tt, &len);
+      for (i = 0; i < n; i++) {
+        uint32_t nm = f->ref + (uint32_t)i;
+        if (c->S->namelens[nm] == len && memcmp(c->S->names[nm], s, len) == 0)
+          break;
+      }
+      if (i == n) bw_encerror(c, "'%s' is not one of its enum values", s);
+      return (uint64_t)i;
+    }
+  }
+}
+
+/* Write a scalar (a kind other than array, struct or sparse). Not
+** recursive, so the compiler can inline it into the loops over fields. */
+static void encleaf (Ctx *c, const bw_Field *f, int idx, int tt) {
+  bw_Writer *w = c->w;
+  switch (f->kind) {
+    case BW_KINT: case BW_KUINT: case BW_KBOOL: case BW_KFLOAT: case BW_KENUM:
+      bw_writebits(w, fixedvalue(c, f, idx, tt), fixedbits(f));
       break;
     case BW_KANGLE:
       bw_writebits(w, numcode(c, f, idx, tt), f->nbits);
@@ -284,18 +318,6 @@ static void encleaf (Ctx *c, const bw_Field *f, int idx, int tt) {
     case BW_KFLOAT64:
       bw_writedouble(w, checknum(c, idx, tt));
       break;
-    case BW_KENUM: {
-      size_t len, i, n = (size_t)f->max + 1;
-      const char *s = checkstr(c, idx, tt, &len);
-      for (i = 0; i < n; i++) {
-        uint32_t nm = f->ref + (uint32_t)i;
-        if (c->S->namelens[nm] == len && memcmp(c->S->names[nm], s, len) == 0)
-          break;
-      }
-      if (i == n) bw_encerror(c, "'%s' is not one of its enum values", s);
-      bw_writebits(w, (uint64_t)i, f->nbits);
-      break;
-    }
     case BW_KSTRING: {
       size_t len;
       const char *s = checkstr(c, idx, tt, &len);
@@ -337,6 +359,38 @@ static void encleaf (Ctx *c, const bw_Field *f, int idx, int tt) {
              (lua_Integer)w->maxbytes);
 }
 
+/* Elements 1..n of the array at 'idx' of fixed-width scalars 'e': as many
+** as fit in BW_FUSEBITS gathered into one write. */
+static void encscalars (Ctx *c, const bw_Field *e, int idx, lua_Integer n) {
+  lua_State *L = c->L;
+  unsigned w = fixedbits(e), per = w > 0 && w <= BW_FUSEBITS ? BW_FUSEBITS / w : 1;
+  int top = lua_gettop(L);
+  lua_Integer i = 1;
+  Frame *fr;
+  pushframe(c, BW_NONE, 1);
+  fr = &c->frames[c->nframes - 1 < MAXFRAMES ? c->nframes - 1 : MAXFRAMES - 1];
+  while (i <= n) {
+    uint64_t acc = 0;
+    unsigned k = n - i + 1 < (lua_Integer)per ? (unsigned)(n - i + 1) : per;
+    c->pending = 0;
+    for (; k > 0; k--, i++) {
+      int tt = lua_rawgeti(L, idx, i);
+      fr->index = i;
+      if (tt == LUA_TNIL) bw_encerror(c, "missing");
+      acc |= fixedvalue(c, e, top + 1, tt) << c->pending;  /* < 64 */
+      c->pending += w;
+      lua_settop(L, top);
+    }
+    k = c->pending;
+    c->pending = 0;
+    bw_writebits(c->w, acc, k);
+  }
+  if (c->w->status != BW_OK)
+    bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
+             (lua_Integer)c->w->maxbytes);
+  popframe(c);
+}
+
 /* Write the value at 'idx' (of Lua type 'tt') as field 'f'. */
 void bw_encvalue (Ctx *c, const bw_Field *f, int idx, int tt) {
   lua_State *L = c->L;
@@ -349,6 +403,10 @@ void bw_encvalue (Ctx *c, const bw_Field *f, int idx, int tt) {
       n = (lua_Integer)lua_rawlen(L, idx);
       checklen(c, f, (size_t)n, "count");
       bw_writebits(w, (uint64_t)n - (uint64_t)f->min, f->nbits);
+      if (fixedscalar(e)) {
+        encscalars(c, e, idx, n);
+        break;
+      }
       for (i = 1; i <= n; i++) {
         pushframe(c, BW_NONE, i);
         int et = lua_rawgeti(L, idx, i);
@@ -393,6 +451,30 @@ void bw_encstruct (Ctx *c, uint32_t t, int idx) {
       }
     for (f = chunk, k = 0; f < stop; f++, k++) {
       int v, vt;
+      if (f->fuse > 1 && f + f->fuse <= stop) {  /* fixed fields: one write */
+        const bw_Field *gend = f + f->fuse;
+        uint64_t acc = 0;
+        unsigned bits;
+        c->pending = 0;
+        for (; f < gend; f++, k++) {
+          setframe(fr, f);
+          v = ++slot;
+          vt = tt[k];
+          if (vt == LUA_TNIL) {
+            if (!f->hasdefault) bw_encerror(c, "missing");
+            bw_pushdefault(c, f);
+            lua_replace(L, v);
+            vt = lua_type(L, v);
+          }
+          acc |= fixedvalue(c, f, v, vt) << c->pending;  /* < BW_FUSEBITS */
+          c->pending += fixedbits(f);
+        }
+        bits = c->pending;
+        c->pending = 0;
+        bw_writebits(c->w, acc, bits);
+        f--, k--;
+        continue;
+      }
       if (ty->versioned && !bw_fieldpresent(f, c->version)) continue;
       setframe(fr, f);
       if (f->name == BW_NONE) {  /* align or check */
@@ -421,6 +503,9 @@ void bw_encstruct (Ctx *c, uint32_t t, int idx) {
     }
     lua_settop(L, top);
   }
+  if (c->w->status != BW_OK)
+    bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
+             (lua_Integer)c->w->maxbytes);
   c->nframes--;
 }
 

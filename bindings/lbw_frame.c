@@ -114,6 +114,7 @@ static int schema_framedecode (lua_State *L) {
     baselines = lua_istable(L, -1) ? lua_gettop(L) : 0;
   }
   bw_initctx(L, &c, ls, version, 1);
+  bw_optmaxvalues(L, 7, &c);
   if (bw_frameopen(&c.r, s, len, id, endcheck) != BW_OK) {
     bw_readfail(&c);
     return bw_pushdecodeerror(L, &c);

@@ -59,6 +59,8 @@ void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
   c->L = L;
   c->S = ls->S;
   c->w = &ls->w;
+  c->claims = &ls->claims;
+  c->values = (uint64_t)MAXVALUES;
   c->version = version;
   c->nframes = 0;
   c->code = BW_OK;
@@ -67,6 +69,7 @@ void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
   c->names = lua_gettop(L);
   c->keys = 0;
   c->checked = 0;
+  c->pending = 0;
   /* nesting is bounded by BW_MAXDEPTH: reserve the stack once */
   luaL_checkstack(L, 4 * BW_MAXDEPTH + 16 + STACKKEYS, "schema nesting");
   if (stackkeys && c->S->nnames <= STACKKEYS) {  /* a few names: copies on the stack are
@@ -149,7 +152,12 @@ int bw_pushdecodeerror (lua_State *L, Ctx *c) {
 /* Decode type 't' from c->r, against the baseline at 'b' if set; pushes
 ** the value or returns 0. */
 int bw_decodefrom (Ctx *c, uint32_t t, int into, int b) {
-  if (b ? bw_decdeltastruct(c, t, b) : bw_decstruct(c, t, into)) return 1;
+  int ok;
+  if (into) bw_claimsstart(c->claims);
+  ok = b ? bw_decdeltastruct(c, t, b) : bw_decstruct(c, t, into);
+  if (into) bw_claimsend(c->claims);
+  if (ok == 2) lua_pushvalue(c->L, into);  /* refilled in place */
+  if (ok) return 1;
   if (c->code == BW_OK) bw_readfail(c);
   return 0;
 }
@@ -165,6 +173,14 @@ int bw_optinto (lua_State *L, int arg) {
     else lua_pop(L, 1);
   }
   return into;
+}
+
+void bw_optmaxvalues (lua_State *L, int arg, Ctx *c) {
+  lua_Integer v;
+  if (!lua_istable(L, arg)) return;
+  v = bw_optfield(L, arg, "max_values", MAXVALUES);
+  luaL_argcheck(L, v >= 0, arg, "'max_values' must not be negative");
+  c->values = (uint64_t)v;
 }
 
 /* opts.into and opts.baseline of the options at 'arg'. */
@@ -186,6 +202,7 @@ static int schema_decode (lua_State *L) {
   Ctx c;
   optdecode(L, 4, &into, &b);
   bw_initctx(L, &c, ls, version, 1);
+  bw_optmaxvalues(L, 4, &c);
   bw_readerinit(&c.r, s, len);
   if (!bw_decodefrom(&c, t, into, b)) return bw_pushdecodeerror(L, &c);
   return 1;
@@ -202,6 +219,7 @@ static int schema_decodemessage (lua_State *L) {
   Ctx c;
   optdecode(L, 3, &into, &b);
   bw_initctx(L, &c, ls, version, 1);
+  bw_optmaxvalues(L, 3, &c);
   bw_readerinit(&c.r, s, len);
   t = bw_readbits(&c.r, ls->S->typebits);
   if (c.r.status != BW_OK) {
@@ -297,4 +315,6 @@ void bw_openschema (lua_State *L) {
   lua_pushcfunction(L, bw_schemacompile);
   lua_setfield(L, -2, "compile");
   luaL_setfuncs(L, bw_sharefuncs, 0);
+  lua_pushinteger(L, MAXVALUES);
+  lua_setfield(L, -2, "MAX_VALUES");
 }

@@ -48,7 +48,7 @@ int bw_encerror (Ctx *c, const char *fmt, ...) {
   detail = lua_pushvfstring(c->L, fmt, ap);
   va_end(ap);
   return luaL_error(c->L, "%s%s%s (bit %I)", path, path[0] ? ": " : "",
-                    detail, (lua_Integer)bw_bitswritten(c->w));
+                    detail, (lua_Integer)(bw_bitswritten(c->w) + c->pending));
 }
 
 int bw_enctype (Ctx *c, int idx, const char *expected) {

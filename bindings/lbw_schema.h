@@ -42,12 +42,47 @@
 #define STACKKEYS  64   /* schemas with this many names keep them on the stack */
 #define BATCH      32   /* fields a record fetches before encoding them */
 
+/* Fixed-width scalars (int, uint, bool, float, enum): the kinds the walks
+** read and write in runs. */
+static inline int fixedscalar (const bw_Field *f) {
+  return f->kind <= BW_KFLOAT || f->kind == BW_KENUM;
+}
+
+static inline unsigned fixedbits (const bw_Field *f) {
+  return f->kind == BW_KFLOAT ? f->q.nbits : f->kind == BW_KBOOL ? 1 : f->nbits;
+}
+
 /* user values of a schema userdata */
 enum { UV_NAMES = 1, UV_TYPES, NUV = UV_TYPES };
+
+/* The tables one decode into has refilled, so a table reached twice (two
+** fields or elements sharing it) is refilled once and replaced by a fresh
+** one elsewhere: the result then equals a fresh decode. The sequence of
+** the last decode's claims, then an open-addressing set over table
+** pointers whose entries are this decode's when their 'gen' is, so
+** nothing is cleared between decodes and the steady state allocates
+** nothing (lbw_decode.c). */
+typedef struct Claim {
+  const void *p;
+  uint32_t    gen;
+} Claim;
+
+typedef struct Claims {
+  Claim       *e;       /* 'cap' entries, a power of 2, or NULL */
+  uint32_t     cap, n, gen;
+  const void **seq;     /* the claims in order: the last decode's 'done' */
+  uint32_t     seqcap, done, prev, k;
+  int          hashed;  /* this decode left the last one's sequence */
+  int          lost;    /* this decode could not record its sequence */
+} Claims;
+
+/* Default of the decode option max_values (bitwire.MAX_VALUES). */
+#define MAXVALUES  ((lua_Integer)1 << 20)
 
 typedef struct LSchema {
   bw_Schema *S;
   bw_Writer  w;     /* reused by every encode */
+  Claims     claims;
 } LSchema;
 
 typedef struct Frame {
@@ -63,9 +98,12 @@ typedef struct Ctx {
   int              names;    /* stack index of the names array */
   int              keys;     /* stack index of the first name, or 0 */
   int              checked;  /* > 0 inside a baseline keepbaseline checked */
+  unsigned         pending;  /* encode: bits of a run not written yet */
   uint32_t         version;
   int              nframes;
   Frame            frames[MAXFRAMES];
+  Claims          *claims;   /* decode into: the tables refilled */
+  uint64_t         values;   /* decode: values it may still make */
   bw_Status        code;     /* decode failure */
   uint64_t         bitpos;
   char             msg[MAXMSG];
@@ -133,6 +171,18 @@ void bw_encstruct (Ctx *c, uint32_t t, int idx);
 void bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
 /* Decode (lbw_decode.c): push the value and return 1, or return 0 with the
 ** failure in 'c'. */
+/* Start a decode into tables: forget the tables the last one refilled. */
+void bw_claimsstart (Claims *cl);
+void bw_claimsend (Claims *cl);
+void bw_claimsfree (Claims *cl);
+/* Spend 'n' of the values a decode may make (max_values); 0 and a
+** failure when they run out. */
+int  bw_decvaluesfail (Ctx *c);
+static inline int bw_decspend (Ctx *c, uint64_t n) {
+  if (n > c->values) return bw_decvaluesfail(c);
+  c->values -= n;
+  return 1;
+}
 int bw_decstruct (Ctx *c, uint32_t t, int into);
 int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx);
 
@@ -156,6 +206,8 @@ void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
                  int stackkeys);
 int  bw_optbaseline (lua_State *L, int arg);
 int  bw_optinto (lua_State *L, int arg);
+/* opts.max_values of the options at 'arg' into c->values. */
+void bw_optmaxvalues (lua_State *L, int arg, Ctx *c);
 void bw_encodebody (Ctx *c, uint32_t t, int v, int b);
 int  bw_pushencoded (lua_State *L, bw_Writer *w);
 int  bw_pushdecodeerror (lua_State *L, Ctx *c);

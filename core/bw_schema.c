@@ -362,6 +362,45 @@ static void fuseruns (bw_Schema *S, const bw_Type *ty) {
   }
 }
 
+/* Optional fields of each type, so decode can size tables by what came,
+** and whether all fields are fixed-width scalars it can read first. */
+static void countoptional (bw_Schema *S, bw_Type *ty) {
+  uint32_t i;
+  ty->noptional = 0;
+  ty->scalars = 1;
+  for (i = ty->first; i < ty->first + ty->count; i++) {
+    const bw_Field *f = &S->fields[i];
+    ty->noptional += f->optional != 0;
+    if (f->name == BW_NONE || f->since != 0 || f->removed != UINT32_MAX
+        || !(f->kind <= BW_KFLOAT || f->kind == BW_KENUM))
+      ty->scalars = 0;
+  }
+}
+
+#define MAXFLAT 64  /* scalars of a flat record */
+
+/* A type is flat when each field is a fixed-width scalar or a record whose
+** type is one fused run, all named, required and unversioned: a decoder
+** can read the whole record before it touches a table. Needs fuseruns. */
+static void markflat (bw_Schema *S, bw_Type *ty) {
+  uint32_t i, n = 0;
+  ty->flat = 0;
+  for (i = ty->first; i < ty->first + ty->count; i++) {
+    const bw_Field *f = &S->fields[i];
+    if (f->name == BW_NONE || f->optional || f->since != 0
+        || f->removed != UINT32_MAX)
+      return;
+    if (f->kind == BW_KSTRUCT) {
+      const bw_Type *st = &S->types[f->ref];
+      if (st->count < 2 || S->fields[st->first].fuse != st->count) return;
+      n += st->count;
+    }
+    else if (f->kind <= BW_KFLOAT || f->kind == BW_KENUM) n++;
+    else return;
+  }
+  if (n <= MAXFLAT) ty->flat = n;
+}
+
 /* }========================================================== */
 
 
@@ -438,7 +477,11 @@ bw_Status bw_schemaseal (bw_Schema *S, char *msg, size_t msgsize) {
     }
   }
   free(z.state);
-  for (t = 0; t < S->ntypes; t++) fuseruns(S, &S->types[t]);
+  for (t = 0; t < S->ntypes; t++) {  /* for the walks' speed only */
+    fuseruns(S, &S->types[t]);
+    countoptional(S, &S->types[t]);
+  }
+  for (t = 0; t < S->ntypes; t++) markflat(S, &S->types[t]);
   h = fnv(h, S->ntypes);
   for (t = 0; t < S->ntypes; t++) {
     const bw_Type *ty = &S->types[t];

@@ -65,6 +65,13 @@ typedef struct bw_Type {
   uint64_t minbits, maxbits;
   unsigned depth;         /* nesting levels below it */
   int      versioned;     /* some field has since/removed */
+  uint32_t noptional;     /* optional fields: a fresh decode reads them
+                             before it sizes the record's table */
+  int      scalars;       /* every field a named, unversioned fixed-width
+                             scalar (optional or not) */
+  uint32_t flat;          /* > 0: fixed-width scalars and records of one
+                             fused run only, none optional: this many
+                             scalars in all (a decoder reads them first) */
 } bw_Type;
 
 #define BW_SCHEMAMAGIC UINT32_C(0x62777363)  /* "bwsc": a live schema */

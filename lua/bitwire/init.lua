@@ -11,6 +11,7 @@ M.writer = core.writer
 M.reader = core.reader
 M.bits_required = core.bits_required
 M.frame_open = core.frame_open
+M.MAX_VALUES = core.MAX_VALUES  -- default of the decode option max_values
 M.serializer = require("bitwire.serializer").new
 
 -- normalized descriptions of the schemas compiled in this state, for

@@ -1,0 +1,306 @@
+-- Decode into tables that alias each other, and the max_values bound on
+-- what one decode may create (issue 15, items 9 and 14).
+local bitwire = require "bitwire"
+
+describe("schema:decode into aliased tables", function ()
+  local s = bitwire.schema {
+    V = { { "x", "int", min = 0, max = 255 }, { "y", "int", min = 0, max = 255 } },
+    T = { { "a", "V" }, { "b", "V" }, { "list", "array", of = "V", max = 8 },
+          { "q", "quat", bits = 9 }, { "r", "quat", bits = 9 },
+          { "flags", "array", of = "bool", count = 3 },
+          { "more", "array", of = "bool", count = 3 } },
+    S = { { "cells", "sparse", of = "V", max = 6, encoding = "mask" },
+          { "other", "sparse", of = "V", max = 6, encoding = "index" } },
+  }
+  local value = {
+    a = { x = 1, y = 2 }, b = { x = 3, y = 4 },
+    list = { { x = 5, y = 6 }, { x = 7, y = 8 }, { x = 9, y = 10 } },
+    q = { 0, 0, 0, 1 }, r = { 1, 0, 0, 0 },
+    flags = { true, false, true }, more = { false, true, false },
+  }
+  local bytes = s:encode("T", value)
+  local fresh = s:decode("T", bytes)
+
+  it("gives a fresh decode's values when two fields share a table", function ()
+    local zero = { x = 0, y = 0 }
+    local t = { a = zero, b = zero }
+    assert.equal(t, s:decode("T", bytes, { into = t }))
+    assert.same(fresh, t)
+    assert.are_not.equal(t.a, t.b)
+  end)
+
+  it("gives a fresh decode's values when array elements share a table", function ()
+    local tmpl = { x = 0, y = 0 }
+    local t = { list = { tmpl, tmpl, tmpl, tmpl } }
+    s:decode("T", bytes, { into = t })
+    assert.same(fresh, t)
+    assert.are_not.equal(t.list[1], t.list[2])
+    assert.are_not.equal(t.list[2], t.list[3])
+  end)
+
+  it("handles a table shared between arrays, quats and the root", function ()
+    local shared = { 0, 0, 0, 0 }
+    local t = { q = shared, r = shared, flags = shared, more = shared }
+    t.a = t  -- the root itself as a field
+    s:decode("T", bytes, { into = t })
+    assert.same(fresh, t)
+    assert.are_not.equal(t.q, t.r)
+    assert.are_not.equal(t.flags, t.more)
+  end)
+
+  it("handles shared slots of sparse arrays", function ()
+    local v = { cells = { [2] = { x = 1, y = 1 }, [5] = { x = 2, y = 2 } },
+                other = { [1] = { x = 3, y = 3 }, [6] = { x = 4, y = 4 } } }
+    local b = s:encode("S", v)
+    local one = { x = 0, y = 0 }
+    local t = { cells = { one, one, one, one, one, one } }
+    t.other = t.cells
+    s:decode("S", b, { into = t })
+    assert.same(s:decode("S", b), t)
+  end)
+
+  it("notices aliasing that appears after decodes into the same tables", function ()
+    local t = {}
+    for _ = 1, 3 do s:decode("T", bytes, { into = t }) end
+    t.b = t.a                  -- same order of tables as before, up to b
+    t.list[3] = t.list[1]
+    s:decode("T", bytes, { into = t })
+    assert.same(fresh, t)
+    assert.are_not.equal(t.a, t.b)
+    assert.are_not.equal(t.list[1], t.list[3])
+    t.r = t.list[2]            -- a table of another kind
+    s:decode("T", bytes, { into = t })
+    assert.same(fresh, t)
+    local seen = {}
+    for _, v in ipairs { t, t.a, t.b, t.list, t.list[1], t.list[2], t.list[3], t.q, t.r,
+                         t.flags, t.more } do
+      assert.is_nil(seen[v])
+      seen[v] = true
+    end
+  end)
+
+  it("still refills the tables it was given, once aliasing is gone", function ()
+    local t = {}
+    s:decode("T", bytes, { into = t })
+    local a, l1, q = t.a, t.list[1], t.q
+    s:decode("T", bytes, { into = t })
+    assert.equal(a, t.a)
+    assert.equal(l1, t.list[1])
+    assert.equal(q, t.q)
+    assert.same(fresh, t)
+  end)
+end)
+
+describe("schema:decode of nested runs and optional fields", function ()
+  local s = bitwire.schema {
+    V = { { "x", "int", min = 0, max = 255 }, { "y", "float", min = -1, max = 1, res = 0.01 } },
+    T = { { "o", "int", min = 0, max = 9, optional = true }, { "a", "V" },
+          { "p", "V", optional = true }, { "n", "bool" }, { "b", "V" } },
+  }
+  local values = {
+    { o = 3, a = { x = 1, y = 0.5 }, p = { x = 2, y = -0.25 }, n = true, b = { x = 3, y = 0 } },
+    { a = { x = 4, y = 1 }, n = false, b = { x = 5, y = -1 } },
+  }
+
+  it("decodes records nested in records with optional fields, fresh and into", function ()
+    local t = {}
+    for _, v in ipairs(values) do
+      local b = s:encode("T", v)
+      assert.same(v, s:decode("T", b))
+      assert.equal(t, s:decode("T", b, { into = t }))
+      assert.same(v, t)
+    end
+  end)
+
+  it("names the nested field that is out of range or cut", function ()
+    local b = s:encode("T", values[2])
+    local r, msg, code = s:decode("T", b:sub(1, 3))
+    assert.is_nil(r)
+    assert.equal("truncated", code)
+    assert.matches("^b%.x: truncated input %(bit 19%)", msg)
+    -- x of a in range, y of a's quantized value past its maximum (200)
+    local w = bitwire.writer()
+    w:bits(0, 1); w:bits(7, 8); w:bits(255, 8)
+    r, msg, code = s:decode("T", w:tostring())
+    assert.is_nil(r)
+    assert.equal("range", code)
+    assert.matches("^a%.y: ", msg)
+  end)
+end)
+
+describe("schema:decode of flat records", function ()
+  local s = bitwire.schema {
+    V = { { "x", "int", min = 0, max = 200 }, { "y", "float", min = -1, max = 1, res = 0.01 } },
+    F = { { "id", "int", min = 0, max = 5 }, { "a", "V" }, { "n", "bool" }, { "b", "V" } },
+    L = { { "list", "array", of = "F", max = 3 } },
+  }
+  local v = { list = { { id = 1, a = { x = 2, y = 0.5 }, n = true, b = { x = 200, y = -1 } },
+                       { id = 5, a = { x = 0, y = 1 }, n = false, b = { x = 7, y = 0 } } } }
+
+  it("decodes fresh and into, refilling the inner records", function ()
+    local b = s:encode("L", v)
+    assert.same(v, s:decode("L", b))
+    local t = {}
+    s:decode("L", b, { into = t })
+    local a = t.list[2].a
+    s:decode("L", b, { into = t })
+    assert.same(v, t)
+    assert.equal(a, t.list[2].a)
+    t.list[1].b = t.list[1].a  -- aliased inner records
+    s:decode("L", b, { into = t })
+    assert.same(v, t)
+    assert.are_not.equal(t.list[1].a, t.list[1].b)
+  end)
+
+  it("reports the first bad field, with its path and bit, as the general walk", function ()
+    local function bad (fill)
+      local w = bitwire.writer()
+      w:bits(1, 2)
+      fill(w)
+      w:bits(0, 32)  -- enough bits for the rest
+      return w:tostring()
+    end
+    local cases = {
+      { bad(function (w) w:bits(6, 3) end), "^list%[1%]%.id: .*%(bit 2%)$" },
+      { bad(function (w) w:bits(1, 3); w:bits(201, 8) end), "^list%[1%]%.a%.x: .*%(bit 5%)$" },
+      { bad(function (w) w:bits(1, 3); w:bits(1, 8); w:bits(255, 8) end),
+        "^list%[1%]%.a%.y: .*%(bit 13%)$" },
+      { bad(function (w) w:bits(1, 3); w:bits(1, 8); w:bits(1, 8); w:bits(1, 1); w:bits(0, 8);
+                         w:bits(250, 8) end), "^list%[1%]%.b%.y: .*%(bit 30%)$" },
+    }
+    for _, case in ipairs(cases) do
+      local r, msg, code = s:decode("L", case[1])
+      assert.is_nil(r)
+      assert.equal("range", code)
+      assert.matches(case[2], msg)
+      local r2, msg2 = s:decode("L", case[1], { into = { list = { { a = {}, b = {} } } } })
+      assert.is_nil(r2)
+      assert.equal(msg, msg2)
+    end
+    local r, msg, code = s:decode("F", s:encode("F", v.list[1]):sub(1, 4))
+    assert.is_nil(r)
+    assert.equal("truncated", code)
+    assert.matches("^b%.y: truncated input %(bit 28%)$", msg)
+  end)
+end)
+
+describe("schema:decode of records of optional scalars", function ()
+  local s = bitwire.schema {
+    O = { { "a", "int", min = 0, max = 5, optional = true },
+          { "b", "float", min = 0, max = 1, res = 0.01, optional = true },
+          { "c", "bool" }, { "d", "enum", values = { "x", "y", "z" }, optional = true } },
+    L = { { "list", "array", of = "O", max = 4 } },
+  }
+
+  it("decodes what came, fresh and into", function ()
+    local v = { list = { { a = 5, c = true }, { b = 0.5, c = false, d = "z" }, { c = true } } }
+    local b = s:encode("L", v)
+    assert.same(v, s:decode("L", b))
+    local t = { list = { { a = 1, b = 1, c = false, d = "x" } } }
+    s:decode("L", b, { into = t })
+    assert.same(v, t)
+  end)
+
+  it("fails as the general walk does, at the same field and bit", function ()
+    local cases = {}
+    local w = bitwire.writer()   -- a = 7: out of range
+    w:bits(1, 3); w:bits(1, 1); w:bits(7, 3)
+    cases[#cases + 1] = { w:tostring(), "range", "^list%[1%]%.a: .*%(bit 4%)$" }
+    w = bitwire.writer()         -- d = 3: not a value
+    w:bits(1, 3); w:bits(0, 2); w:bits(1, 1); w:bits(1, 1); w:bits(3, 2)
+    cases[#cases + 1] = { w:tostring(), "range", "^list%[1%]%.d: .*%(bit 7%)$" }
+    w = bitwire.writer()         -- cut in b
+    w:bits(1, 3); w:bits(2, 2); w:bits(0, 3)
+    cases[#cases + 1] = { w:tostring(), "truncated", "^list%[1%]%.b: " }
+    for _, case in ipairs(cases) do
+      local r, msg, code = s:decode("L", case[1])
+      assert.is_nil(r)
+      assert.equal(case[2], code)
+      assert.matches(case[3], msg)
+      local r2, msg2, code2 = s:decode("L", case[1], { into = { list = { {} } } })
+      assert.is_nil(r2)
+      assert.same({ msg, code }, { msg2, code2 })
+    end
+  end)
+end)
+
+describe("schema:decode max_values", function ()
+  local s = bitwire.schema {
+    Bit = { { "b", "bool" } },
+    Many = { { "items", "array", of = "Bit", max = 1 << 20 } },
+    Deep = { { "list", "array", of = { "array", of = "bool", max = 8 }, max = 100 } },
+  }
+
+  local function packet (n)
+    local items = {}
+    for i = 1, n do items[i] = { b = i % 2 == 0 } end
+    return s:encode("Many", { items = items }), items
+  end
+
+  it("decodes up to the limit and refuses past it", function ()
+    local bytes, items = packet(1000)
+    -- the root and its field, the array and its 1000 elements, 1000
+    -- records and their fields
+    local v = assert(s:decode("Many", bytes, { max_values = 3003 }))
+    assert.same(items, v.items)
+    local r, msg, code = s:decode("Many", bytes, { max_values = 3002 })
+    assert.is_nil(r)
+    assert.equal("range", code)
+    assert.matches("max_values", msg)
+    assert.matches("items", msg)
+    assert.matches("%(bit %d+%)", msg)
+  end)
+
+  it("applies to decode into and to decode_message", function ()
+    local bytes = packet(100)
+    local r, msg = s:decode("Many", bytes, { max_values = 50, into = {} })
+    assert.is_nil(r)
+    assert.matches("max_values", msg)
+    local m = s:encode_message("Many", { items = { { b = true }, { b = false } } })
+    assert.is_nil((s:decode_message(m, { max_values = 8 })))
+    assert.truthy(s:decode_message(m, { max_values = 9 }))
+  end)
+
+  it("applies to protocol packets, deltas and frames", function ()
+    local v = { items = { { b = true }, { b = false }, { b = true } } }
+    local p = bitwire.protocol(s, { id = 9, deltas = true })
+    local framed = p:encode("Many", v)
+    assert.is_nil((p:decode(framed, { max_values = 11 })))
+    local name, got = p:decode(framed, { max_values = 12 })
+    assert.equal("Many", name)
+    assert.same(v, got)
+    local delta = p:encode("Many", v, { baseline = got, baseline_id = 1 })
+    local r, msg = p:decode(delta, { baselines = { got }, max_values = 1 })
+    assert.is_nil(r)
+    assert.matches("max_values", msg)
+    assert.same(v, select(2, p:decode(delta, { baselines = { got } })))
+    local b = s:encode("Many", v, { baseline = got })
+    r, msg = s:decode("Many", b, { baseline = got, max_values = 1 })
+    assert.is_nil(r)
+    assert.matches("max_values", msg)
+    assert.same(v, s:decode("Many", b, { baseline = got, max_values = 2 }))
+  end)
+
+  it("counts nested arrays", function ()
+    local v = { list = { { true, false }, { true }, {} } }
+    local b = s:encode("Deep", v)
+    -- root 1 + 1, list 1 + 3, inner arrays 1 + 2, 1 + 1, 1 + 0
+    assert.same(v, s:decode("Deep", b, { max_values = 12 }))
+    assert.is_nil((s:decode("Deep", b, { max_values = 11 })))
+  end)
+
+  it("has a default that bounds a 1 MiB packet of 1-bit records", function ()
+    assert.equal(1 << 20, bitwire.MAX_VALUES)
+    local bytes = packet(600000)
+    local r, msg, code = s:decode("Many", bytes)
+    assert.is_nil(r)
+    assert.equal("range", code)
+    assert.matches("max_values", msg)
+    assert.truthy(s:decode("Many", bytes, { max_values = 3 * 600000 + 3 }))
+  end)
+
+  it("refuses a bad limit", function ()
+    assert.has_error(function () s:decode("Many", "", { max_values = -1 }) end)
+    assert.has_error(function () s:decode("Many", "", { max_values = 0.5 }) end)
+  end)
+end)
