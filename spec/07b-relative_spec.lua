@@ -71,6 +71,21 @@ describe("angle", function ()
     assert.same({ a = 5, yaw = 1.5 * math.pi, b = true, deg = 45, f = 1 }, m:decode("M", bytes))
   end)
 
+  it("decodes into a reused table as a fresh decode does", function ()
+    local m = bitwire.schema {
+      M = { { "yaw", "angle", bits = 10 }, { "rot", "quat", bits = 9 },
+            { "deg", "angle", bits = 6, unit = "deg", optional = true } },
+    }
+    local t = {}
+    for i = 1, 3 do
+      local v = { yaw = i, rot = { 0, i / 10, 0, 1 }, deg = i ~= 2 and i * 100 or nil }
+      local bytes = m:encode("M", v)
+      local got = assert(m:decode("M", bytes, { into = t }))
+      assert.equal(t, got)
+      assert.same(m:decode("M", bytes), got)
+    end
+  end)
+
   it("refuses what is not a finite number", function ()
     for _, bad in ipairs { 0 / 0, math.huge, -math.huge } do
       contains("yaw: angle", errorof(s.encode, s, "A", { yaw = bad }))
