@@ -23,7 +23,7 @@ DEB_PKGS = liblua5.4-dev lua5.4 lua-busted lua-cjson lua-messagepack \
            zlib1g-dev pkg-config clang libclang-rt-14-dev valgrind \
            lua-check cppcheck
 
-CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_game.c
+CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_compile.c core/bw_game.c
 BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
            bindings/lbw_encode.c bindings/lbw_decode.c bindings/lbw_compile.c \
            bindings/lbw_methods.c bindings/lbw_frame.c bindings/lbw_share.c \
@@ -180,7 +180,7 @@ valgrind: deps all build/test_share
 FUZZ_CC            ?= clang
 FUZZ_SHORT_SECONDS ?= 8
 CORE_FUZZ           = fuzz_stream fuzz_frame
-FUZZ_TARGETS        = $(CORE_FUZZ) fuzz_decode
+FUZZ_TARGETS        = $(CORE_FUZZ) fuzz_decode fuzz_schema
 FUZZ_CFLAGS         = $(WARN) -g -O1 -fno-omit-frame-pointer $(FPFLAGS) -Icore
 FUZZ_SAN            = -fno-sanitize-recover=all
 FUZZ_BINS           = $(FUZZ_TARGETS:%=build/fuzz/%) $(FUZZ_TARGETS:%=build/fuzz/%_seed)
@@ -208,11 +208,23 @@ build/fuzz/fuzz_decode_seed: $(FUZZ_DEC_DEPS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibindings -Icore/test $(LUA_CFLAGS) -DFUZZ_SEEDGEN \
 	  -fsanitize=address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
 
+# descriptions as input: fuzz_decode's harness with bindings/test/fuzz_schema.lua
+FUZZ_SCH_DEF        = -DSCRIPT='"bindings/test/fuzz_schema.lua"'
+build/fuzz/fuzz_schema: $(FUZZ_DEC_DEPS) bindings/test/fuzz_schema.lua
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibindings -Icore/test $(LUA_CFLAGS) $(FUZZ_SCH_DEF) \
+	  -fsanitize=fuzzer,address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
+
+build/fuzz/fuzz_schema_seed: $(FUZZ_DEC_DEPS) bindings/test/fuzz_schema.lua
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibindings -Icore/test $(LUA_CFLAGS) $(FUZZ_SCH_DEF) -DFUZZ_SEEDGEN \
+	  -fsanitize=address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
+
 .PHONY: fuzz-short
 fuzz: deps $(FUZZ_BINS)
 	@sh tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-# for make test: FUZZ_SHORT_SECONDS each, about 30 s for the three
+# for make test: FUZZ_SHORT_SECONDS each, about 32 s for the four
 fuzz-short: deps $(FUZZ_BINS)
 	@sh tools/fuzz.sh $(FUZZ_SHORT_SECONDS) $(FUZZ_TARGETS)
 

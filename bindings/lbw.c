@@ -309,12 +309,13 @@ static int writer_int_relative (lua_State *L) {
   lua_Integer cur = luaL_checkinteger(L, 3);
   Mark m;
   beginwrite(L, lw, "int_relative", &m);
-  if (!(0 <= prev && prev < cur && cur <= (lua_Integer)UINT32_MAX)) {
-    lua_pushfstring(L, "%I after %I is not rising in [0, 4294967295]",
+  /* signed 32-bit ints, as serialize.h's serialize_int_relative */
+  if (!(INT32_MIN <= prev && prev < cur && cur <= INT32_MAX)) {
+    lua_pushfstring(L, "%I after %I is not rising in [-2147483648, 2147483647]",
                     cur, prev);
     return fiterror(L, lw, "int_relative", lua_tostring(L, -1));
   }
-  bw_writeintrelative(&lw->w, (uint64_t)prev, (uint64_t)cur);
+  bw_writeint32relative(&lw->w, (int32_t)prev, (int32_t)cur);
   return endwrite(L, lw, "int_relative", &m);
 }
 
@@ -518,10 +519,10 @@ static int reader_string (lua_State *L) {
 static int reader_int_relative (lua_State *L) {
   LReader *lr = checkreader(L, 1);
   lua_Integer prev = luaL_checkinteger(L, 2);
-  uint64_t v;
-  luaL_argcheck(L, 0 <= prev && prev <= (lua_Integer)UINT32_MAX, 2,
-                "previous must be in [0, 4294967295]");
-  v = bw_readintrelative(&lr->r, (uint64_t)prev);
+  int32_t v;
+  luaL_argcheck(L, INT32_MIN <= prev && prev <= INT32_MAX, 2,
+                "previous must be in [-2147483648, 2147483647]");
+  v = bw_readint32relative(&lr->r, (int32_t)prev);
   if (FAILED(lr)) return readfail(L, lr, "int_relative");
   lua_pushinteger(L, (lua_Integer)v);
   return 1;

@@ -41,193 +41,287 @@ static void *plainalloc (void *ud, void *ptr, size_t osize, size_t nsize) {
   return realloc(ptr, nsize);
 }
 
-static uint32_t addname (lua_State *L, bw_Schema *S, int idx) {
-  size_t len;
-  const char *s = luaL_checklstring(L, idx, &len);
-  uint32_t i = bw_schemaaddname(S, s, len);
-  if (i == BW_NONE) luaL_error(L, "not enough memory");
-  return i;
+/* {===================== descriptions to specs ===================== */
+/* Only the shape of the Lua tables is looked at here; every rule about the
+** values is core/bw_compile.c's. */
+
+#define ERRPREFIX "bitwire.schema: "
+
+typedef struct Walk {
+  lua_State   *L;
+  bw_Schema   *S;
+  bw_FieldSpec deep;   /* stands for elements nested past the limit */
+  int          anchor;  /* a table keeping what specs point into */
+  lua_Integer  nanchor;
+  bw_SchemaError     e;
+} Walk;
+
+/* Keep the value on top (popped) alive until the field is added. */
+static void keep (Walk *w) {
+  lua_rawseti(w->L, w->anchor, ++w->nanchor);
 }
 
-static lua_Integer optint (lua_State *L, int t, const char *k,
-                           lua_Integer def) {
-  lua_Integer v;
-  lua_getfield(L, t, k);
-  v = luaL_optinteger(L, -1, def);
-  lua_pop(L, 1);
-  return v;
+static void walkerror (Walk *w) {
+  luaL_error(w->L, ERRPREFIX "%s", w->e.msg);
 }
 
-static double optnum (lua_State *L, int t, const char *k) {
-  double v;
-  lua_getfield(L, t, k);
-  v = (double)luaL_optnumber(L, -1, 0);
-  lua_pop(L, 1);
-  return v;
+/* The value at 'idx' (a table becomes an empty, non-plain list). */
+static void tovalue (lua_State *L, int idx, bw_Value *v) {
+  memset(v, 0, sizeof(*v));
+  switch (lua_type(L, idx)) {
+    case LUA_TNIL: v->type = BW_VNONE; break;
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, idx)) {
+        v->type = BW_VINT;
+        v->i = (int64_t)lua_tointeger(L, idx);
+      }
+      else {
+        v->type = BW_VFLOAT;
+        v->d = (double)lua_tonumber(L, idx);
+      }
+      break;
+    case LUA_TBOOLEAN: v->type = BW_VBOOL; v->i = lua_toboolean(L, idx); break;
+    case LUA_TSTRING: v->type = BW_VSTRING; v->s = lua_tolstring(L, idx, &v->len); break;
+    case LUA_TTABLE: v->type = BW_VLIST; break;
+    default: v->type = BW_VOTHER; v->s = luaL_typename(L, idx); break;
+  }
 }
 
-static int optbool (lua_State *L, int t, const char *k) {
-  int v;
-  lua_getfield(L, t, k);
-  v = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  return v;
-}
-
-/* delta = "relative": its tiers (BW_RELTIERS unless given); a float's codes
-** must decode and encode back exactly, as both ends quantize their own copy
-** of the baseline. */
-static void fillrelative (lua_State *L, bw_Field *f, int t) {
-  static const uint8_t deftiers[BW_NRELTIERS] = BW_RELTIERS;
-  lua_Integer i, n;
-  f->relative = 1;
-  lua_getfield(L, t, "tiers");
-  n = lua_istable(L, -1) ? (lua_Integer)lua_rawlen(L, -1) : 0;
-  luaL_argcheck(L, n <= BW_MAXTIERS, 1, "too many tiers");
+/* The table at 'idx' as a list of values; its items live in a kept
+** userdata. */
+static void tolist (Walk *w, int idx, bw_Value *v) {
+  lua_State *L = w->L;
+  lua_Integer i, n = (lua_Integer)lua_rawlen(L, idx), keys = 0;
+  bw_Value *items;
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    keys++;
+  }
+  if (n > BW_MAXFIELDS + 1) n = BW_MAXFIELDS + 1;  /* the compiler refuses */
+  items = (bw_Value *)lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(bw_Value), 0);
+  keep(w);
   for (i = 1; i <= n; i++) {
-    lua_rawgeti(L, -1, i);
-    f->tierbits[i - 1] = (uint8_t)lua_tointeger(L, -1);
+    lua_rawgeti(L, idx, i);
+    tovalue(L, -1, &items[i - 1]);   /* strings stay in the table */
     lua_pop(L, 1);
   }
-  lua_pop(L, 1);
-  if (n == 0) memcpy(f->tierbits, deftiers, sizeof(deftiers));
-  f->ntiers = (uint8_t)(n > 0 ? n : BW_NRELTIERS);
-  if (f->kind == BW_KFLOAT && !bw_qfloatexact(&f->q)) {
-    lua_getfield(L, t, "name");
-    luaL_error(L, "bitwire.schema: %s: delta = \"relative\" needs a float whose "
-               "steps float32 can hold (a coarser res or a narrower range)",
-               lua_isstring(L, -1) ? lua_tostring(L, -1) : "element");
+  memset(v, 0, sizeof(*v));
+  v->type = BW_VLIST;
+  v->items = items;
+  v->len = (size_t)n;
+  v->plain = keys == n;
+}
+
+/* Fill 'f' from the field table at 't' ('named': a record's field, else
+** an element). Pushes what 'f' points into (lists, element specs). */
+static void tospec (Walk *w, int t, bw_FieldSpec *f, int named,
+                    unsigned depth) {
+  lua_State *L = w->L;
+  int npos = named ? 2 : 1;
+  luaL_checkstack(L, 8, "schema nesting");
+  memset(f, 0, sizeof(*f));
+  if (named) {
+    int keyed = 0;
+    if (lua_rawgeti(L, t, 1) == LUA_TSTRING) {
+      const char *s = lua_tostring(L, -1);
+      keyed = (strcmp(s, "align") == 0 || strcmp(s, "check") == 0)
+              && lua_rawgeti(L, t, 2) == LUA_TNIL;
+      if (keyed) lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    lua_rawgeti(L, t, keyed ? 1 : 2);
+    tovalue(L, -1, &f->kind);
+    lua_pop(L, 1);
+    if (!keyed) {
+      lua_rawgeti(L, t, 1);
+      tovalue(L, -1, &f->name);
+      lua_pop(L, 1);
+    }
+  }
+  else {
+    lua_rawgeti(L, t, 1);
+    tovalue(L, -1, &f->kind);
+    lua_pop(L, 1);
+  }
+  lua_pushnil(L);
+  while (lua_next(L, t)) {
+    int k;
+    if (lua_type(L, -2) != LUA_TSTRING) {
+      if (lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1
+          && lua_tointeger(L, -2) <= npos) {
+        lua_pop(L, 1);
+        continue;
+      }
+      if (f->unknown == NULL) {   /* the compiler reports it */
+        const char *s = lua_pushfstring(L, "[%s]", luaL_tolstring(L, -2, NULL));
+        f->unknown = s;
+        f->unknownlen = strlen(s);
+        keep(w);
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+      continue;
+    }
+    {
+      size_t len;
+      const char *key = lua_tolstring(L, -2, &len);
+      k = bw_optionindex(key, len);
+      if (k < 0) {
+        if (f->unknown == NULL) { f->unknown = key; f->unknownlen = len; }
+        lua_pop(L, 1);
+        continue;
+      }
+    }
+    if ((k == BW_OVALUES || k == BW_OTIERS) && lua_istable(L, -1)) {
+      tolist(w, lua_gettop(L), &f->opt[k]);
+      lua_pop(L, 1);
+      continue;
+    }
+    tovalue(L, -1, &f->opt[k]);
+    if (k == BW_OOF && (lua_isstring(L, -1) || lua_istable(L, -1))
+        && !lua_isnumber(L, -1)) {
+      bw_FieldSpec *el;
+      if (depth > BW_MAXDEPTH) f->of = &w->deep;
+      else {
+        el = (bw_FieldSpec *)lua_newuserdatauv(L, sizeof(bw_FieldSpec), 0);
+        keep(w);
+        if (lua_istable(L, -1)) tospec(w, lua_gettop(L), el, 0, depth + 1);
+        else {
+          memset(el, 0, sizeof(*el));
+          tovalue(L, -1, &el->kind);
+        }
+        f->of = el;
+      }
+    }
+    lua_pop(L, 1);
   }
 }
 
-/* Fill S->fields[fi] from the normalized field table at stack index 't'. */
-static void fillfield (lua_State *L, bw_Schema *S, uint32_t fi, int t) {
-  bw_Field *f = &S->fields[fi];
-  int kind;
-  lua_getfield(L, t, "kind");
-  kind = luaL_checkoption(L, -1, NULL, bw_kindnames);
-  lua_pop(L, 1);
-  f->kind = (uint8_t)kind;
-  f->optional = (uint8_t)optbool(L, t, "optional");
-  f->fixed = (uint8_t)optbool(L, t, "fixed");
-  f->clamp = (uint8_t)optbool(L, t, "clamp");
-  f->since = (uint32_t)optint(L, t, "since", 0);
-  f->removed = (uint32_t)optint(L, t, "removed", UINT32_MAX);
-  f->min = (int64_t)optint(L, t, "min", 0);
-  f->max = (int64_t)optint(L, t, "max", 0);
-  lua_getfield(L, t, "name");
-  if (!lua_isnil(L, -1)) {
-    uint32_t nm = addname(L, S, -1);
-    S->fields[fi].name = nm;
-  }
-  lua_pop(L, 1);
-  f = &S->fields[fi];
-  switch (kind) {
-    case BW_KUINT:
-      f->nbits = (unsigned)optint(L, t, "bits", 1);
-      f->min = 0;
-      f->max = f->nbits < 64 ? (int64_t)((UINT64_C(1) << f->nbits) - 1)
-                             : INT64_MAX;
-      break;
-    case BW_KFLOAT:
-      f->dmin = optnum(L, t, "fmin");
-      f->dmax = optnum(L, t, "fmax");
-      if (bw_qfloatinit(&f->q, f->dmin, f->dmax, optnum(L, t, "res")) != BW_OK)
-        luaL_error(L, "bad float range");
-      /* decoded values are float32: let them encode again at the ends */
-      f->dmin = fmin(f->dmin, (double)bw_qfloatdecode(&f->q, 0));
-      f->dmax = fmax(f->dmax, (double)bw_qfloatdecode(&f->q, f->q.miv));
-      break;
-    case BW_KENUM: {
-      lua_Integer i, n;
-      lua_getfield(L, t, "values");
-      n = (lua_Integer)lua_rawlen(L, -1);
-      for (i = 1; i <= n; i++) {
-        uint32_t nm;
-        lua_rawgeti(L, -1, i);
-        nm = addname(L, S, -1);
-        lua_pop(L, 1);
-        if (i == 1) S->fields[fi].ref = nm;
-      }
-      lua_pop(L, 1);
-      f = &S->fields[fi];
-      f->min = 0;
-      f->max = (int64_t)n - 1;
-      break;
-    }
-    case BW_KSTRING: f->min = 0; break;
-    case BW_KSTRUCT:
-      f->ref = (uint32_t)optint(L, t, "type", 0);
-      break;
-    case BW_KCHECK:
-      f->magic = (uint32_t)optint(L, t, "magic", BW_CHECKMAGIC);
-      break;
-    case BW_KQUAT:
-      bw_quatinit(&f->q, (unsigned)optint(L, t, "bits", 9));
-      f->nbits = f->q.nbits;
-      break;
-    case BW_KANGLE:
-      f->nbits = (unsigned)optint(L, t, "bits", 1);
-      f->dmax = optnum(L, t, "period");
-      break;
-    case BW_KTIERED: case BW_KSPARSE: {
-      lua_Integer i, n;
-      lua_getfield(L, t, "tiers");
-      n = lua_istable(L, -1) ? (lua_Integer)lua_rawlen(L, -1) : 0;
-      luaL_argcheck(L, n < BW_MAXTIERS, 1, "too many tiers");
-      for (i = 1; i <= n; i++) {
-        lua_rawgeti(L, -1, i);
-        f->tierbits[i - 1] = (uint8_t)lua_tointeger(L, -1);
-        lua_pop(L, 1);
-      }
-      lua_pop(L, 1);
-      /* sparse tiers end in a catch-all up to the sentinel */
-      if (kind == BW_KSPARSE && n > 0) f->tierbits[n++] = 63;
-      f->ntiers = (uint8_t)n;
-      if (kind == BW_KTIERED) break;
-      f->encoding = (uint8_t)optint(L, t, "encoding", BW_SPAUTO);
-      f->min = 0;
-    }
-    /* FALLTHROUGH */
-    case BW_KARRAY: {
-      uint32_t e = bw_schemaaddfields(S, 1);
-      if (e == BW_NONE) luaL_error(L, "not enough memory");
-      lua_getfield(L, t, "of");
-      fillfield(L, S, e, lua_gettop(L));
-      lua_pop(L, 1);
-      S->fields[fi].ref = e;
-      break;
-    }
-    default: break;
-  }
-  f = &S->fields[fi];
-  if (optbool(L, t, "relative")) fillrelative(L, f, t);
-  if (kind != BW_KUINT && kind != BW_KFLOAT && kind != BW_KFLOAT32
-      && kind != BW_KFLOAT64 && kind != BW_KBOOL && kind != BW_KSTRUCT
-      && kind != BW_KALIGN && kind != BW_KCHECK && kind != BW_KQUAT
-      && kind != BW_KANGLE)
-    f->nbits = bw_bitsrequired(f->min, f->max);
-  lua_getfield(L, t, "default");
-  if (!lua_isnil(L, -1)) {
-    f->hasdefault = 1;
-    switch (kind) {
-      case BW_KBOOL: f->def.i = lua_toboolean(L, -1); break;
-      case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KANGLE:
-        f->def.d = (double)lua_tonumber(L, -1);
-        break;
-      case BW_KENUM:
-        f->def.s = f->ref + (uint32_t)lua_tointeger(L, -1);
-        break;
-      case BW_KSTRING: case BW_KBYTES: {
-        uint32_t nm = addname(L, S, -1);
-        S->fields[fi].def.s = nm;
-        break;
-      }
-      default: f->def.i = (int64_t)lua_tointeger(L, -1); break;
-    }
-  }
-  lua_pop(L, 1);
+/* Type names, sorted so ids and the fingerprint do not depend on the
+** description's hash order. */
+typedef struct TName { const char *s; size_t len; } TName;
+
+static int tnamecmp (const void *a, const void *b) {
+  const TName *x = (const TName *)a, *y = (const TName *)b;
+  int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+  return c != 0 ? c : (x->len > y->len) - (x->len < y->len);
 }
+
+static int isoption (lua_State *L, int idx) {
+  const char *k;
+  if (lua_type(L, idx) != LUA_TSTRING) return 0;
+  k = lua_tostring(L, idx);
+  return strcmp(k, "messages") == 0 || strcmp(k, "message_bits") == 0
+         || strcmp(k, "options") == 0;
+}
+
+/* Schema options: strict (boolean), from the description or the call. */
+static void schemaoptions (Walk *w, int t) {
+  lua_State *L = w->L;
+  if (lua_isnil(L, t)) return;
+  if (!lua_istable(L, t)) luaL_error(L, ERRPREFIX "'options' must be a table");
+  lua_pushnil(L);
+  while (lua_next(L, t)) {
+    if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "strict") != 0)
+      luaL_error(L, ERRPREFIX "unknown schema option '%s'",
+                 luaL_tolstring(L, -2, NULL));
+    if (!lua_isboolean(L, -1))
+      luaL_error(L, ERRPREFIX "'strict' must be a boolean");
+    w->S->strict = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+}
+
+static void walk (Walk *w, int d, int opts) {
+  lua_State *L = w->L;
+  bw_Schema *S = w->S;
+  TName *names;
+  uint32_t i, n = 0, cap = 0;
+  bw_Value bits, list;
+  if (!lua_istable(L, d))
+    luaL_error(L, ERRPREFIX "description must be a table, got %s",
+               luaL_typename(L, d));
+  lua_pushnil(L);
+  while (lua_next(L, d)) {
+    lua_pop(L, 1);
+    if (!isoption(L, -1)) cap++;
+  }
+  names = (TName *)lua_newuserdatauv(L, (cap ? cap : 1) * sizeof(TName), 0);
+  lua_pushnil(L);
+  while (lua_next(L, d)) {
+    lua_pop(L, 1);
+    if (isoption(L, -1)) continue;
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      bw_Value v;
+      tovalue(L, -1, &v);
+      if (v.type == BW_VNONE || v.type == BW_VLIST) {
+        v.type = BW_VOTHER;
+        v.s = luaL_tolstring(L, -1, NULL);
+      }
+      bw_schemadeclare(S, &v, &w->e);
+      walkerror(w);
+    }
+    names[n].s = lua_tolstring(L, -1, &names[n].len);
+    n++;
+  }
+  if (n == 0) luaL_error(L, ERRPREFIX "description has no types");
+  qsort(names, n, sizeof(TName), tnamecmp);
+  for (i = 0; i < n; i++) {
+    bw_Value v = { BW_VSTRING, 0, 0, 0, names[i].s, names[i].len, NULL };
+    if (bw_schemadeclare(S, &v, &w->e) == BW_NONE) walkerror(w);
+    lua_pushlstring(L, names[i].s, names[i].len);
+    if (lua_rawget(L, d) != LUA_TTABLE)
+      luaL_error(L, ERRPREFIX "%s: must be a list of fields", names[i].s);
+    lua_pop(L, 1);
+  }
+  for (i = 0; i < n; i++) {
+    int top = lua_gettop(L), t = top + 1;
+    lua_Integer j, nf;
+    lua_pushlstring(L, names[i].s, names[i].len);
+    lua_rawget(L, d);
+    nf = (lua_Integer)lua_rawlen(L, t);
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+      lua_pop(L, 1);
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1
+          || lua_tointeger(L, -1) > nf)
+        luaL_error(L, ERRPREFIX "%s: fields must be a list, found key %s",
+                   names[i].s, luaL_tolstring(L, -1, NULL));
+    }
+    if (nf > BW_MAXFIELDS) nf = BW_MAXFIELDS + 1;  /* the compiler refuses */
+    if (bw_schemabegin(S, i, (uint32_t)nf, &w->e) != BW_OK) walkerror(w);
+    for (j = 1; j <= nf; j++) {
+      bw_FieldSpec f;
+      if (lua_rawgeti(L, t, j) != LUA_TTABLE)
+        luaL_error(L, ERRPREFIX "%s: field must be a table, got %s",
+                   names[i].s, luaL_typename(L, -1));
+      tospec(w, lua_gettop(L), &f, 1, 1);
+      if (bw_schemaaddfield(S, &f, &w->e) != BW_OK) walkerror(w);
+      lua_settop(L, t);
+      if (w->nanchor > 0) {   /* a fresh anchor for the next field */
+        lua_newtable(L);
+        lua_replace(L, w->anchor);
+        w->nanchor = 0;
+      }
+    }
+    lua_settop(L, top);
+  }
+  lua_getfield(L, d, "messages");
+  if (lua_istable(L, -1)) tolist(w, lua_gettop(L), &list);
+  else tovalue(L, -1, &list);
+  lua_getfield(L, d, "message_bits");
+  tovalue(L, -1, &bits);
+  if (list.type != BW_VNONE || bits.type != BW_VNONE)
+    if (bw_schemamessages(S, &list, &bits, &w->e) != BW_OK) walkerror(w);
+  lua_getfield(L, d, "options");
+  schemaoptions(w, lua_gettop(L));
+  schemaoptions(w, opts);
+}
+
+/* }========================================================== */
+
 
 /* Push a fresh userdata for 'S' (taking over one reference) with the
 ** per-state caches: the names array and the type index. */
@@ -255,15 +349,13 @@ void bw_pushschema (lua_State *L, bw_Schema *S) {
   lua_setiuservalue(L, -2, UV_TYPES);
 }
 
-/* core.compile(normalized [, text]) -> schema. The argument comes from
-** bitwire/schema.lua's normalize, which has validated it; 'text' is the
-** same description as a Lua constructor, kept for states that adopt it. */
+/* core.compile(description [, options]) -> schema. */
 int bw_schemacompile (lua_State *L) {
   LSchema *holder;
   bw_Schema *S;
-  lua_Integer ti, nt;
-  char msg[MAXMSG];
-  luaL_checktype(L, 1, LUA_TTABLE);
+  Walk w;
+  lua_settop(L, 2);
+  memset(&w, 0, sizeof(w));
   S = bw_schemanew();
   if (S == NULL) return luaL_error(L, "not enough memory");
   /* a holder owns S until sealing, so a Lua error cannot leak it */
@@ -272,45 +364,33 @@ int bw_schemacompile (lua_State *L) {
   memset(&holder->claims, 0, sizeof(holder->claims));
   bw_writerinit(&holder->w, NULL, 0);
   luaL_setmetatable(L, SCHEMA_MT);
-  lua_getfield(L, 1, "types");
-  luaL_checktype(L, -1, LUA_TTABLE);
-  nt = (lua_Integer)lua_rawlen(L, -1);
-  for (ti = 1; ti <= nt; ti++) {  /* types first: fields refer to them */
-    uint32_t nm;
-    lua_rawgeti(L, -1, ti);
-    lua_getfield(L, -1, "name");
-    nm = addname(L, S, -1);
-    if (bw_schemaaddtype(S, nm) == BW_NONE)
-      return luaL_error(L, "not enough memory");
-    lua_pop(L, 2);
-  }
-  for (ti = 1; ti <= nt; ti++) {
-    lua_Integer fj, nf;
-    uint32_t first;
-    lua_rawgeti(L, -1, ti);
-    lua_getfield(L, -1, "fields");
-    nf = (lua_Integer)lua_rawlen(L, -1);
-    first = bw_schemaaddfields(S, (uint32_t)nf);
-    if (first == BW_NONE) return luaL_error(L, "not enough memory");
-    S->types[ti - 1].first = first;
-    S->types[ti - 1].count = (uint32_t)nf;
-    for (fj = 1; fj <= nf; fj++) {
-      lua_rawgeti(L, -1, fj);
-      fillfield(L, S, first + (uint32_t)fj - 1, lua_gettop(L));
-      lua_pop(L, 1);
-    }
-    lua_pop(L, 2);
-  }
-  if (lua_type(L, 2) == LUA_TSTRING) {
-    size_t len;
-    const char *d = lua_tolstring(L, 2, &len);
-    if (!bw_schemasetdesc(S, d, len)) return luaL_error(L, "not enough memory");
-  }
-  if (bw_schemaseal(S, msg, sizeof(msg)) != BW_OK)
-    return luaL_error(L, "bitwire.schema: %s", msg);
+  w.L = L;
+  w.S = S;
+  memset(&w.deep, 0, sizeof(w.deep));
+  w.deep.kind = bw_vstr("array");
+  w.deep.opt[BW_OOF].type = BW_VLIST;
+  w.deep.opt[BW_OCOUNT] = bw_vint(1);
+  w.deep.of = &w.deep;
+  lua_newtable(L);
+  w.anchor = lua_gettop(L);
+  w.nanchor = 0;
+  walk(&w, 1, 2);
+  if (bw_schemafinish(S, &w.e) != BW_OK) walkerror(&w);
   holder->S = NULL;  /* hand the reference to the real userdata */
   bw_pushschema(L, S);
   return 1;
+}
+
+/* core._setdesc(schema, text): keep the description as text for states
+** that adopt the schema; once, before it is shared. */
+int bw_schemasetdesctext (lua_State *L) {
+  LSchema *ls = bw_checkschema(L, 1);
+  size_t len;
+  const char *d = luaL_checklstring(L, 2, &len);
+  if (ls->S->desc != NULL || ls->S->shares > 0)
+    return luaL_error(L, "description already kept");
+  if (!bw_schemasetdesc(ls->S, d, len)) return luaL_error(L, "not enough memory");
+  return 0;
 }
 
 /* }========================================================== */

@@ -271,9 +271,12 @@ static INLINE uint64_t fixedvalue (Ctx *c, const bw_Field *f, int idx,
   switch (f->kind) {
     case BW_KINT: {
       lua_Integer v = checkint(c, idx, tt);
-      if (v < f->min || v > f->max)
-        bw_encerror(c, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
-                 (lua_Integer)f->max);
+      if (v < f->min || v > f->max) {
+        if (!f->clamp)
+          bw_encerror(c, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
+                   (lua_Integer)f->max);
+        v = v < f->min ? f->min : f->max;
+      }
       return (uint64_t)v - (uint64_t)f->min;
     }
     case BW_KUINT: {
@@ -503,6 +506,11 @@ void bw_encstruct (Ctx *c, uint32_t t, int idx) {
     }
     lua_settop(L, top);
   }
+  if (c->strict) {
+    fr->name = BW_NONE;  /* the path of the record itself */
+    fr->index = -1;
+    bw_strictcheck(c, t, idx);
+  }
   if (c->w->status != BW_OK)
     bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
              (lua_Integer)c->w->maxbytes);
@@ -556,6 +564,7 @@ void bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
     lua_pop(L, 3);
     popframe(c);
   }
+  if (c->strict) bw_strictcheck(c, t, idx);
 }
 
 /* }========================================================== */

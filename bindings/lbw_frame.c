@@ -87,7 +87,7 @@ static int schema_frameencode (lua_State *L) {
     bw_writebits(c.w, b != 0, 1);
     if (b) bw_writebits(c.w, (uint64_t)bid, BASELINEBITS);
   }
-  if (msg) bw_writebits(c.w, t, ls->S->typebits);
+  if (msg) bw_writemessageid(&c, t);
   bw_encodebody(&c, t, 5, b);
   if (bw_frameend(c.w, id, endcheck) != BW_OK)
     return bw_encerror(&c, "%s", bw_strerror(c.w->status));
@@ -105,7 +105,7 @@ static int schema_framedecode (lua_State *L) {
   int msg = lua_toboolean(L, 6);
   uint32_t version = bw_optversion(L, 7, ls->S);
   int into = bw_optinto(L, 7), b = 0, baselines = 0;
-  uint64_t t = msg ? 0 : bw_checktype(L, 5);
+  uint32_t t = msg ? 0 : bw_checktype(L, 5);
   FrameOpts fo;
   Ctx c;
   optframe(L, 7, &fo);
@@ -163,21 +163,8 @@ static int schema_framedecode (lua_State *L) {
     bw_readfail(&c);
     return bw_pushdecodeerror(L, &c);
   }
-  if (msg) {
-    uint64_t start = c.r.pos;
-    t = bw_readbits(&c.r, ls->S->typebits);
-    if (c.r.status != BW_OK) {
-      bw_readfail(&c);
-      return bw_pushdecodeerror(L, &c);
-    }
-    if (t >= ls->S->ntypes) {
-      bw_decfail(&c, BW_ETAG, start, "message type %" PRIu64
-              " out of range [0, %" PRIu32 "]", t, ls->S->ntypes - 1);
-      return bw_pushdecodeerror(L, &c);
-    }
-    lua_rawgeti(L, c.names, (lua_Integer)ls->S->types[t].name + 1);
-  }
-  if (!bw_decodefrom(&c, (uint32_t)t, into, b)) return bw_pushdecodeerror(L, &c);
+  if (msg && !bw_readmessageid(&c, &t)) return bw_pushdecodeerror(L, &c);
+  if (!bw_decodefrom(&c, t, into, b)) return bw_pushdecodeerror(L, &c);
   return msg ? 2 : 1;
 }
 

@@ -69,6 +69,7 @@ void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
   c->names = lua_gettop(L);
   c->keys = 0;
   c->checked = 0;
+  c->strict = c->S->strict;
   c->pending = 0;
   /* nesting is bounded by BW_MAXDEPTH: reserve the stack once */
   luaL_checkstack(L, 4 * BW_MAXDEPTH + 16 + STACKKEYS, "schema nesting");
@@ -99,11 +100,58 @@ void bw_encodebody (Ctx *c, uint32_t t, int v, int b) {
   else bw_encstruct(c, t, v);
 }
 
+void bw_strictcheck (Ctx *c, uint32_t t, int idx) {
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    uint32_t i;
+    size_t len;
+    const char *k;
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING)
+      bw_encerror(c, "unknown key %s (strict)", luaL_tolstring(L, -1, NULL));
+    k = lua_tolstring(L, -1, &len);
+    for (i = ty->first; i < ty->first + ty->count; i++) {
+      uint32_t nm = c->S->fields[i].name;
+      if (nm != BW_NONE && c->S->namelens[nm] == len
+          && memcmp(c->S->names[nm], k, len) == 0)
+        break;
+    }
+    if (i == ty->first + ty->count)
+      bw_encerror(c, "unknown key '%s' (strict: %s declares no such field)", k,
+                  c->S->names[ty->name]);
+  }
+}
+
+/* Write the message id of type 't', or raise when it is not a message. */
+void bw_writemessageid (Ctx *c, uint32_t t) {
+  uint32_t id = bw_msgid(c->S, t);
+  if (id == BW_NONE)
+    luaL_error(c->L, "'%s' is not a message (not in the schema's 'messages')",
+               c->S->names[c->S->types[t].name]);
+  bw_writebits(c->w, id, c->S->typebits);
+}
+
+/* Read a message id: the type in '*t' and its name pushed, or 0 with the
+** failure in 'c'. */
+int bw_readmessageid (Ctx *c, uint32_t *t) {
+  uint64_t start = c->r.pos;
+  uint64_t id = bw_readbits(&c->r, c->S->typebits);
+  if (c->r.status != BW_OK) return bw_readfail(c);
+  *t = bw_msgtype(c->S, id);
+  if (*t == BW_NONE)
+    return bw_decfail(c, BW_ETAG, start, "message type %" PRIu64
+                      " out of range [0, %" PRIu32 "]", id, c->S->nmessages - 1);
+  lua_rawgeti(c->L, c->names, (lua_Integer)c->S->types[*t].name + 1);
+  return 1;
+}
+
 /* Encode value at 'v' as type 't' (and its id first if 'msg'). */
 static void encodeinto (Ctx *c, uint32_t t, int v, int msg, int opts) {
   int b = bw_optbaseline(c->L, opts);
   bw_writerreset(c->w);
-  if (msg) bw_writebits(c->w, t, c->S->typebits);
+  if (msg) bw_writemessageid(c, t);
   bw_encodebody(c, t, v, b);
 }
 
@@ -122,6 +170,10 @@ static bw_Writer *encodeargs (lua_State *L, int msg) {
   Ctx c;
   lua_settop(L, 4);  /* an omitted value is nil, not the names array */
   bw_initctx(L, &c, ls, bw_optversion(L, 4, ls->S), 1);
+  if (lua_istable(L, 4)) {
+    if (lua_getfield(L, 4, "strict") != LUA_TNIL) c.strict = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
   encodeinto(&c, t, 3, msg, 4);
   return c.w;
 }
@@ -215,24 +267,14 @@ static int schema_decodemessage (lua_State *L) {
   const char *s = luaL_checklstring(L, 2, &len);
   uint32_t version = bw_optversion(L, 3, ls->S);
   int into, b;
-  uint64_t t;
+  uint32_t t;
   Ctx c;
   optdecode(L, 3, &into, &b);
   bw_initctx(L, &c, ls, version, 1);
   bw_optmaxvalues(L, 3, &c);
   bw_readerinit(&c.r, s, len);
-  t = bw_readbits(&c.r, ls->S->typebits);
-  if (c.r.status != BW_OK) {
-    bw_readfail(&c);
-    return bw_pushdecodeerror(L, &c);
-  }
-  if (t >= ls->S->ntypes) {
-    bw_decfail(&c, BW_ETAG, 0, "message type %" PRIu64 " out of range [0, %"
-            PRIu32 "]", t, ls->S->ntypes - 1);
-    return bw_pushdecodeerror(L, &c);
-  }
-  lua_rawgeti(L, c.names, (lua_Integer)ls->S->types[t].name + 1);
-  if (!bw_decodefrom(&c, (uint32_t)t, into, b)) return bw_pushdecodeerror(L, &c);
+  if (!bw_readmessageid(&c, &t)) return bw_pushdecodeerror(L, &c);
+  if (!bw_decodefrom(&c, t, into, b)) return bw_pushdecodeerror(L, &c);
   return 2;
 }
 
@@ -314,6 +356,8 @@ void bw_openschema (lua_State *L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, bw_schemacompile);
   lua_setfield(L, -2, "compile");
+  lua_pushcfunction(L, bw_schemasetdesctext);
+  lua_setfield(L, -2, "_setdesc");
   luaL_setfuncs(L, bw_sharefuncs, 0);
   lua_pushinteger(L, MAXVALUES);
   lua_setfield(L, -2, "MAX_VALUES");

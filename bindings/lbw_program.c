@@ -43,7 +43,15 @@ static void setbits (lua_State *L, const char *k, uint64_t v) {
   setint(L, k, (lua_Integer)v);
 }
 
-static void pushfield (lua_State *L, const bw_Schema *S, const bw_Field *f);
+static void pushfield (lua_State *L, const bw_Schema *S, const bw_Field *f,
+                       const uint64_t *th);
+
+static void sethash (lua_State *L, const char *k, uint64_t h) {
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%016" PRIx64, h);
+  lua_pushstring(L, hex);
+  lua_setfield(L, -2, k);
+}
 
 static void setdefault (lua_State *L, const bw_Schema *S, const bw_Field *f) {
   if (!f->hasdefault) return;
@@ -70,7 +78,8 @@ static void settiers (lua_State *L, const bw_Field *f) {
   lua_setfield(L, -2, "tiers");
 }
 
-static void pushfield (lua_State *L, const bw_Schema *S, const bw_Field *f) {
+static void pushfield (lua_State *L, const bw_Schema *S, const bw_Field *f,
+                       const uint64_t *th) {
   luaL_checkstack(L, 8, "schema nesting");
   lua_createtable(L, 0, 16);
   if (f->name != BW_NONE) {
@@ -89,7 +98,12 @@ static void pushfield (lua_State *L, const bw_Schema *S, const bw_Field *f) {
   if (f->removed != UINT32_MAX) setint(L, "removed", (lua_Integer)f->removed);
   setbits(L, "minbits", f->minbits);
   setbits(L, "maxbits", f->maxbits);
+  sethash(L, "hash", bw_fieldhash(S, f, th));
   setdefault(L, S, f);
+  if (f->relative) {
+    setbool(L, "relative", 1);
+    settiers(L, f);
+  }
   switch (f->kind) {
     case BW_KSTRUCT:
       pushname(L, S, S->types[f->ref].name);
@@ -101,7 +115,7 @@ static void pushfield (lua_State *L, const bw_Schema *S, const bw_Field *f) {
       settiers(L, f);
       /* FALLTHROUGH */
     case BW_KARRAY:
-      pushfield(L, S, &S->fields[f->ref]);
+      pushfield(L, S, &S->fields[f->ref], th);
       lua_setfield(L, -2, "of");
       break;
     case BW_KTIERED:
@@ -121,6 +135,7 @@ static void pushfield (lua_State *L, const bw_Schema *S, const bw_Field *f) {
       if (f->kind == BW_KFLOAT) {
         setnum(L, "fmin", f->dmin);
         setnum(L, "fmax", f->dmax);
+        setnum(L, "res", f->res);
       }
       setnum(L, "qmin", (double)f->q.min);
       setnum(L, "qdelta", (double)f->q.delta);
@@ -136,10 +151,6 @@ static void pushfield (lua_State *L, const bw_Schema *S, const bw_Field *f) {
       break;
     default: break;
   }
-  if (f->kind == BW_KFLOAT || f->kind == BW_KQUAT || f->kind == BW_KANGLE) {
-    setbool(L, "relative", f->relative);  /* delta = "relative" */
-    if (f->relative) settiers(L, f);
-  }
 }
 
 /* s:program() -> the compiled program (README, "Tools and the compiled
@@ -148,7 +159,35 @@ static int schema_program (lua_State *L) {
   const bw_Schema *S = bw_checkschema(L, 1)->S;
   uint32_t i, j;
   char fp[17];
-  lua_createtable(L, 0, 6);
+  /* th: what each type holds; nh: its name, which stands for the type in
+  ** its fields' hashes so a change shows once, at the type it is in */
+  uint64_t *th = (uint64_t *)lua_newuserdatauv(L, 2 * (S->ntypes + 1) * sizeof(uint64_t), 0);
+  uint64_t *nh = th + S->ntypes + 1;
+  if (!bw_typehashes(S, th)) return luaL_error(L, "not enough memory");
+  for (i = 0; i < S->ntypes; i++) {
+    const char *p = S->names[S->types[i].name];
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (; *p; p++) h = (h ^ (uint8_t)*p) * UINT64_C(0x100000001b3);
+    nh[i] = h;
+  }
+  lua_createtable(L, 0, 8);
+  setbool(L, "strict", S->strict);
+  {   /* the tiers of delta = "relative" when a field names none */
+    static const uint8_t rel[] = BW_RELTIERS;
+    unsigned k;
+    lua_createtable(L, (int)sizeof(rel), 0);
+    for (k = 0; k < sizeof(rel); k++) {
+      lua_pushinteger(L, (lua_Integer)rel[k]);
+      lua_rawseti(L, -2, (lua_Integer)k + 1);
+    }
+    lua_setfield(L, -2, "relative_tiers");
+  }
+  lua_createtable(L, (int)S->nmessages, 0);   /* messages: id + 1 -> name */
+  for (i = 0; i < S->nmessages; i++) {
+    pushname(L, S, S->types[bw_msgtype(S, i)].name);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -2, "messages");
   setint(L, "version", (lua_Integer)S->version);
   setint(L, "typebits", (lua_Integer)S->typebits);
   snprintf(fp, sizeof(fp), "%016" PRIx64, S->fingerprint);
@@ -165,9 +204,11 @@ static int schema_program (lua_State *L) {
     setbits(L, "minbits", ty->minbits);
     setbits(L, "maxbits", ty->maxbits);
     setbool(L, "versioned", ty->versioned);
+    if (ty->msgid != BW_NONE) setint(L, "message_id", (lua_Integer)ty->msgid);
+    sethash(L, "hash", th[i]);
     lua_createtable(L, (int)ty->count, 0);
     for (j = 0; j < ty->count; j++) {
-      pushfield(L, S, &S->fields[ty->first + j]);
+      pushfield(L, S, &S->fields[ty->first + j], nh);
       lua_rawseti(L, -2, (lua_Integer)j + 1);
     }
     lua_setfield(L, -2, "fields");

@@ -98,6 +98,7 @@ typedef struct Ctx {
   int              names;    /* stack index of the names array */
   int              keys;     /* stack index of the first name, or 0 */
   int              checked;  /* > 0 inside a baseline keepbaseline checked */
+  int              strict;   /* encode refuses keys no field has */
   unsigned         pending;  /* encode: bits of a run not written yet */
   uint32_t         version;
   int              nframes;
@@ -195,6 +196,7 @@ LSchema *bw_checkschema (lua_State *L, int arg);
 /* Push a fresh userdata for 'S', taking over one reference. */
 void bw_pushschema (lua_State *L, bw_Schema *S);
 int  bw_schemacompile (lua_State *L);
+int  bw_schemasetdesctext (lua_State *L);
 int  bw_schemagc (lua_State *L);
 
 /* Call helpers (lbw_methods.c). */
@@ -212,6 +214,12 @@ void bw_encodebody (Ctx *c, uint32_t t, int v, int b);
 int  bw_pushencoded (lua_State *L, bw_Writer *w);
 int  bw_pushdecodeerror (lua_State *L, Ctx *c);
 int  bw_decodefrom (Ctx *c, uint32_t t, int into, int b);
+/* Strict encode: raise on a key of the record at 'idx' that no field of
+** type 't' has (lbw_methods.c). */
+void bw_strictcheck (Ctx *c, uint32_t t, int idx);
+/* Message ids (the schema's 'messages' list, or every type by index). */
+void bw_writemessageid (Ctx *c, uint32_t t);
+int  bw_readmessageid (Ctx *c, uint32_t *t);
 
 /* Method and function lists of the other files, for bw_openschema. */
 extern const luaL_Reg bw_framemethods[];   /* lbw_frame.c */

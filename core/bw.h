@@ -253,6 +253,9 @@ bw_Status bw_writestring (bw_Writer *w, const char *s, size_t n,
 unsigned bw_intrelativebits (uint64_t prev, uint64_t cur);
 /* Rising-index encoding of 'cur' after 'prev' (both 0..2^32-1, prev < cur). */
 bw_Status bw_writeintrelative (bw_Writer *w, uint64_t prev, uint64_t cur);
+/* serialize.h's serialize_int_relative on signed 32-bit ints: the same
+** tiers of cur - prev (prev < cur), past them (uint32_t)cur. */
+bw_Status bw_writeint32relative (bw_Writer *w, int32_t prev, int32_t cur);
 /* Align, then the 32-bit 'magic'. */
 bw_Status bw_writecheck (bw_Writer *w, uint32_t magic);
 
@@ -269,6 +272,8 @@ const uint8_t *bw_readbytes (bw_Reader *r, size_t n);
 ** pointer into the input (not NUL-terminated) or NULL on failure. */
 const char *bw_readstring (bw_Reader *r, size_t maxlen, size_t *n);
 uint64_t bw_readintrelative (bw_Reader *r, uint64_t prev);
+/* Its reader: an escaped value is a signed 32-bit int, which must rise. */
+int32_t  bw_readint32relative (bw_Reader *r, int32_t prev);
 /* Align and read 32 bits; anything but 'magic' fails with BW_ECHECK. */
 void     bw_readcheck (bw_Reader *r, uint32_t magic);
 

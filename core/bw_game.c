@@ -341,9 +341,16 @@ int bw_readquatdiff (bw_Reader *r, const bw_Field *f,
   return 1;
 }
 
+/* The float32 operations of a decode then an encode err by at most
+** miv * (6 + M / delta) * 2^-24 steps (M the larger end's magnitude): under
+** half a step, no code can move. Other quantizers are scanned when they
+** have few codes, so a description cannot make compiling expensive. */
 int bw_qfloatexact (const bw_QFloat *q) {
+  double m = fabs((double)q->min) > fabs((double)q->min + (double)q->delta)
+             ? fabs((double)q->min) : fabs((double)q->min + (double)q->delta);
   uint32_t i;
-  if (q->miv > (UINT32_C(1) << 22)) return 0;
+  if ((double)q->miv * (8 + m / (double)q->delta) <= 4194304.0) return 1;
+  if (q->miv > (UINT32_C(1) << 16)) return 0;
   for (i = 0; i <= q->miv; i++)
     if (bw_qfloatencode(q, (double)bw_qfloatdecode(q, i)) != i) return 0;
   return 1;

@@ -12,6 +12,7 @@
 ** last one lets go.
 */
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -43,6 +44,8 @@ static void schemafree (bw_Schema *S) {
   free(S->types);
   free(S->fields);
   free(S->desc);
+  free(S->messages);
+  bw_buildfree(S);
   S->magic = 0;
   free(S);
 }
@@ -145,6 +148,7 @@ uint32_t bw_schemaaddtype (bw_Schema *S, uint32_t name) {
   t = &S->types[S->ntypes];
   memset(t, 0, sizeof(*t));
   t->name = name;
+  t->msgid = BW_NONE;
   t->first = S->nfields;
   return S->ntypes++;
 }
@@ -220,7 +224,6 @@ static unsigned sealfield (Seal *z, bw_Field *f) {
       break;
     case BW_KBOOL: lo = hi = 1; break;
     case BW_KFLOAT: lo = hi = f->q.nbits; break;
-    case BW_KANGLE: lo = hi = f->nbits; break;
     case BW_KFLOAT32: lo = hi = 32; break;
     case BW_KFLOAT64: lo = hi = 64; break;
     case BW_KSTRING: case BW_KBYTES:  /* length, padding, bytes */
@@ -230,14 +233,19 @@ static unsigned sealfield (Seal *z, bw_Field *f) {
     case BW_KALIGN: lo = 0; hi = 7; break;
     case BW_KCHECK: lo = 32; hi = 39; break;
     case BW_KQUAT: lo = hi = 2 + 3 * (uint64_t)f->nbits; break;
-    case BW_KTIERED: {
+    case BW_KANGLE: lo = hi = f->nbits; break;
+    case BW_KTIERED: {  /* the tiers a value can be in: max clips them */
+      uint64_t span = (uint64_t)f->max - (uint64_t)f->min, start = 0;
       unsigned i;
       lo = BW_UNBOUNDED;
       for (i = 0; i < f->ntiers; i++) {
-        uint64_t flags = i + 1 < f->ntiers ? i + 1 : i;
-        uint64_t b = flags + f->tierbits[i];
+        uint64_t b = bw_tieredbits(start, 0, span, f->tierbits, f->ntiers);
+        uint64_t w = (i + 1 == f->ntiers || f->tierbits[i] >= 63) ? span - start
+                     : (UINT64_C(1) << f->tierbits[i]) - 1;
         if (b < lo) lo = b;
         if (b > hi) hi = b;
+        if (w >= span - start) break;   /* this tier reaches max */
+        start += w + 1;
       }
       break;
     }
@@ -327,6 +335,78 @@ static int sealtype (Seal *z, uint32_t t) {
   }
   z->state[t] = 2;
   return 1;
+}
+
+/* Values a decode makes for 'f' when it reads no bits for it: a record or
+** a fixed array of parts that take no bits. Bounded so that what a decode
+** makes is bounded by what it reads (SECURITY.md, Limits). */
+#define ZUNKNOWN UINT64_MAX
+
+static uint64_t zerotype (const bw_Schema *S, uint32_t t, uint64_t *memo);
+
+static uint64_t zerofield (const bw_Schema *S, const bw_Field *f,
+                           uint64_t *memo) {
+  switch (f->kind) {
+    case BW_KSTRUCT: return zerotype(S, f->ref, memo);
+    case BW_KARRAY: case BW_KSPARSE: {
+      const bw_Field *e = &S->fields[f->ref];
+      if (e->minbits > 0) return 1;
+      return addsat(1, mulsat((uint64_t)f->max, zerofield(S, e, memo)));
+    }
+    case BW_KALIGN: return 0;
+    default: return 1;
+  }
+}
+
+static uint64_t zerotype (const bw_Schema *S, uint32_t t, uint64_t *memo) {
+  const bw_Type *ty = &S->types[t];
+  uint64_t z = 1;
+  uint32_t i;
+  if (memo[t] != ZUNKNOWN) return memo[t];
+  for (i = ty->first; i < ty->first + ty->count; i++) {
+    const bw_Field *f = &S->fields[i];
+    if (!f->optional && f->minbits == 0) z = addsat(z, zerofield(S, f, memo));
+  }
+  memo[t] = z;
+  return z;
+}
+
+/* Refuse a type, or an array of parts that take no bits, that would make
+** more than BW_MAXZERO values from no input. */
+static int zerocheck (bw_Schema *S, char *msg, size_t msgsize) {
+  uint64_t *memo = (uint64_t *)malloc((S->ntypes + 1) * sizeof(uint64_t));
+  uint32_t t, i;
+  int ok = 1;
+  if (memo == NULL) return -1;
+  for (t = 0; t < S->ntypes; t++) memo[t] = ZUNKNOWN;
+  for (t = 0; t < S->ntypes && ok; t++) {
+    const bw_Type *ty = &S->types[t];
+    uint64_t z = zerotype(S, t, memo);
+    if (z > BW_MAXZERO) {
+      snprintf(msg, msgsize, "%s: a value that takes no bits makes %" PRIu64
+               " values (more than %d)", S->names[ty->name], z, BW_MAXZERO);
+      ok = 0;
+    }
+    for (i = ty->first; i < ty->first + ty->count && ok; i++) {
+      const bw_Field *f = &S->fields[i];
+      while (f->kind == BW_KARRAY || f->kind == BW_KSPARSE) {
+        const bw_Field *e = &S->fields[f->ref];
+        uint64_t n = e->minbits > 0 ? 0
+                     : mulsat((uint64_t)f->max, zerofield(S, e, memo));
+        if (n > BW_MAXZERO) {
+          snprintf(msg, msgsize, "%s.%s: %" PRId64 " elements that take no "
+                   "bits make %" PRIu64 " values (more than %d)",
+                   S->names[ty->name], S->names[S->fields[i].name], f->max, n,
+                   BW_MAXZERO);
+          ok = 0;
+          break;
+        }
+        f = e;
+      }
+    }
+  }
+  free(memo);
+  return ok;
 }
 
 /* Width of 'f' if it is a fixed-width scalar always on the wire, else -1. */
@@ -423,7 +503,10 @@ static uint64_t floatbits (float x) {
   return u;
 }
 
-static uint64_t hashfield (const bw_Schema *S, const bw_Field *f, uint64_t h) {
+/* 'th': NULL hashes a record field by its type's index (the fingerprint),
+** else by th[type], the hash of what the type holds (bw_typehashes). */
+static uint64_t hashfield (const bw_Schema *S, const bw_Field *f, uint64_t h,
+                           const uint64_t *th) {
   unsigned i;
   h = fnv(h, f->kind);
   h = fnv(h, (uint64_t)f->optional | (uint64_t)f->fixed << 8
@@ -437,22 +520,57 @@ static uint64_t hashfield (const bw_Schema *S, const bw_Field *f, uint64_t h) {
       h = fnv(h, floatbits(f->q.min) | floatbits(f->q.delta) << 32);
       h = fnv(h, (uint64_t)f->q.miv << 8 | f->q.nbits);
       break;
-    case BW_KANGLE: h = fnv(h, floatbits((float)f->dmax)); break;
     case BW_KCHECK: h = fnv(h, f->magic); break;
-    case BW_KTIERED:
-      for (i = 0; i < f->ntiers; i++) h = fnv(h, f->tierbits[i]);
-      break;
-    case BW_KSTRUCT: h = fnv(h, f->ref); break;
+    case BW_KANGLE: h = fnv(h, (uint64_t)f->dmax); break;
+    default: break;
+  }
+  /* tiers of tiered, sparse and relative deltas; the delta mode */
+  if (f->ntiers > 0 || f->relative) {
+    h = fnv(h, (uint64_t)f->ntiers | (uint64_t)f->relative << 8);
+    for (i = 0; i < f->ntiers; i++) h = fnv(h, f->tierbits[i]);
+  }
+  switch (f->kind) {
+    case BW_KSTRUCT: h = fnv(h, th ? th[f->ref] : f->ref); break;
     case BW_KARRAY: case BW_KSPARSE:
-      h = hashfield(S, &S->fields[f->ref], h);
+      h = hashfield(S, &S->fields[f->ref], h, th);
       break;
     default: break;
   }
-  if (f->relative) {  /* how deltas send it */
-    h = fnv(h, UINT64_C(0x72656c) | (uint64_t)f->ntiers << 24);
-    for (i = 0; i < f->ntiers; i++) h = fnv(h, f->tierbits[i]);
-  }
   return h;
+}
+
+#define FNVBASIS UINT64_C(0xcbf29ce484222325)
+
+static uint64_t typehash (const bw_Schema *S, uint32_t t, uint64_t *th,
+                          uint8_t *done) {
+  const bw_Type *ty = &S->types[t];
+  uint64_t h = fnv(FNVBASIS, ty->count);
+  uint32_t i;
+  if (done[t]) return th[t];
+  for (i = ty->first; i < ty->first + ty->count; i++) {
+    const bw_Field *f = &S->fields[i];
+    while (f->kind == BW_KARRAY || f->kind == BW_KSPARSE)
+      f = &S->fields[f->ref];
+    if (f->kind == BW_KSTRUCT) typehash(S, f->ref, th, done);
+    h = hashfield(S, &S->fields[i], h, th);
+  }
+  th[t] = h;
+  done[t] = 1;
+  return h;
+}
+
+int bw_typehashes (const bw_Schema *S, uint64_t *th) {
+  uint8_t *done = (uint8_t *)calloc(S->ntypes + 1, 1);
+  uint32_t t;
+  if (done == NULL) return 0;
+  for (t = 0; t < S->ntypes; t++) typehash(S, t, th, done);
+  free(done);
+  return 1;
+}
+
+uint64_t bw_fieldhash (const bw_Schema *S, const bw_Field *f,
+                       const uint64_t *th) {
+  return hashfield(S, f, FNVBASIS, th);
 }
 
 /* }========================================================== */
@@ -477,6 +595,11 @@ bw_Status bw_schemaseal (bw_Schema *S, char *msg, size_t msgsize) {
     }
   }
   free(z.state);
+  switch (zerocheck(S, msg, msgsize)) {
+    case -1: return BW_ENOMEM;
+    case 0: return BW_ESCHEMA;
+    default: break;
+  }
   for (t = 0; t < S->ntypes; t++) {  /* for the walks' speed only */
     fuseruns(S, &S->types[t]);
     countoptional(S, &S->types[t]);
@@ -487,7 +610,16 @@ bw_Status bw_schemaseal (bw_Schema *S, char *msg, size_t msgsize) {
     const bw_Type *ty = &S->types[t];
     h = fnv(h, ty->count);
     for (i = ty->first; i < ty->first + ty->count; i++)
-      h = hashfield(S, &S->fields[i], h);
+      h = hashfield(S, &S->fields[i], h, NULL);
+  }
+  if (S->nmessages == 0) {   /* no message list: every type, by index */
+    S->nmessages = S->ntypes;
+    for (t = 0; t < S->ntypes; t++) S->types[t].msgid = t;
+    S->typebits = S->ntypes > 0 ? bw_bitsrequired(0, S->ntypes - 1) : 0;
+  }
+  else {   /* ids listed or their width given: both are on the wire */
+    h = fnv(h, (uint64_t)S->nmessages | (uint64_t)S->typebits << 32);
+    for (i = 0; i < S->nmessages; i++) h = fnv(h, bw_msgtype(S, i));
   }
   S->fingerprint = h;
   S->version = 0;
@@ -497,7 +629,6 @@ bw_Status bw_schemaseal (bw_Schema *S, char *msg, size_t msgsize) {
     if (f->removed != UINT32_MAX && f->removed > S->version)
       S->version = f->removed;
   }
-  S->typebits = S->ntypes > 0 ? bw_bitsrequired(0, S->ntypes - 1) : 0;
   S->sealed = 1;
   return BW_OK;
 }

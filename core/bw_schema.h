@@ -5,6 +5,8 @@
 #ifndef BW_SCHEMA_H
 #define BW_SCHEMA_H
 
+#include <string.h>
+
 #include "bw.h"
 
 #define BW_NONE  UINT32_MAX    /* no name / no reference */
@@ -57,10 +59,12 @@ typedef struct bw_Field {
                              of the difference (default BW_RELTIERS) */
   union { int64_t i; double d; uint32_t s; } def;  /* s: a names index */
   uint64_t minbits, maxbits;  /* value size bounds, without presence bit */
+  double   res;           /* FLOAT: the declared resolution */
 } bw_Field;
 
 typedef struct bw_Type {
   uint32_t name;
+  uint32_t msgid;         /* message id, BW_NONE when not a message */
   uint32_t first, count;  /* its fields: fields[first .. first + count) */
   uint64_t minbits, maxbits;
   unsigned depth;         /* nesting levels below it */
@@ -92,6 +96,10 @@ typedef struct bw_Schema {
   int       sealed;
   char     *desc;         /* the description as text, for other states */
   size_t    desclen;
+  uint32_t  nmessages;    /* message ids 0..nmessages-1 */
+  uint32_t *messages;     /* id -> type; NULL: every type, id = index */
+  int       strict;       /* encode refuses undeclared keys (not on the wire) */
+  struct bw_Build *build; /* the compiler's state until sealed (bw_compile.c) */
 } bw_Schema;
 
 #define BW_UNBOUNDED UINT64_MAX  /* maxbits too large to count */
@@ -122,8 +130,109 @@ bw_Status bw_schemaseal (bw_Schema *S, char *msg, size_t msgsize);
 /* Keep a copy of 'desc' (the description as text); 0 without memory. */
 int bw_schemasetdesc (bw_Schema *S, const char *desc, size_t len);
 
+/* What the wire form of each type (th[ntypes]) and of a field depends
+** on, as 64-bit hashes that leave names and defaults out (bw_fieldhash
+** with th). Equal hashes, equal bits; tools diff schemas with them.
+** bw_typehashes returns 0 without memory. */
+int      bw_typehashes (const bw_Schema *S, uint64_t *th);
+uint64_t bw_fieldhash (const bw_Schema *S, const bw_Field *f,
+                       const uint64_t *th);
+
 /* Index of the type called 's', or BW_NONE. */
 uint32_t bw_schemafind (const bw_Schema *S, const char *s, size_t len);
+
+/* {===================== the compiler (bw_compile.c) ================ */
+/* Descriptions arrive as plain values (a host language's table walk
+** fills these); every rule about them is checked here, once, and errors
+** name the type, the field path and the reason:
+**   Entity.pos.x: res must be > 0, got 0
+** Build: bw_schemanew, bw_schemadeclare each type (ids in that order),
+** then for each type bw_schemabegin and one bw_schemaaddfield per field,
+** optionally bw_schemamessages, then bw_schemafinish (which seals). */
+
+#define BW_MAXFIELDS  100000  /* fields, elements and enum values in all */
+#define BW_MAXZERO    65536   /* values a part taking no bits may make */
+#define BW_ERRSIZE    256
+
+/* A description error: "Type.field.path: reason". */
+typedef struct bw_SchemaError { char msg[BW_ERRSIZE]; } bw_SchemaError;
+
+/* A value as the description gave it. */
+enum { BW_VNONE, BW_VINT, BW_VFLOAT, BW_VBOOL, BW_VSTRING, BW_VLIST,
+       BW_VOTHER };
+typedef struct bw_Value {
+  int         type;    /* BW_V* */
+  int         plain;   /* LIST: 1 when it has no keys but 1..len */
+  int64_t     i;       /* INT, BOOL */
+  double      d;       /* FLOAT */
+  const char *s;       /* STRING: the bytes; OTHER: its type's name */
+  size_t      len;     /* STRING: bytes; LIST: items */
+  const struct bw_Value *items;  /* LIST */
+} bw_Value;
+
+/* A field's options, by name (bw_optionnames). */
+enum { BW_OMIN, BW_OMAX, BW_ORES, BW_OCLAMP, BW_OBITS, BW_OCOUNT, BW_OOF,
+       BW_OVALUES, BW_OMAGIC, BW_OENCODING, BW_OTIERS, BW_OUNIT, BW_ODELTA,
+       BW_OOPTIONAL, BW_ODEFAULT, BW_OSINCE, BW_OREMOVED, BW_NOPTIONS };
+extern const char *const bw_optionnames[BW_NOPTIONS + 1];
+/* Index of option 'k', or -1. */
+int bw_optionindex (const char *k, size_t len);
+
+typedef struct bw_FieldSpec {
+  bw_Value name;       /* NONE for an element or a bare align/check */
+  bw_Value kind;       /* a kind's name or a declared type's name */
+  bw_Value opt[BW_NOPTIONS];
+  const struct bw_FieldSpec *of;  /* 'of' (opt[BW_OOF] says it was given) */
+  const char *unknown; /* the first key that names no option, or NULL */
+  size_t unknownlen;
+} bw_FieldSpec;
+
+static inline bw_Value bw_vstr (const char *s) {
+  bw_Value v = { BW_VSTRING, 0, 0, 0, s, strlen(s), NULL };
+  return v;
+}
+static inline bw_Value bw_vint (int64_t i) {
+  bw_Value v = { BW_VINT, 0, i, 0, NULL, 0, NULL };
+  return v;
+}
+static inline bw_Value bw_vnum (double d) {
+  bw_Value v = { BW_VFLOAT, 0, 0, d, NULL, 0, NULL };
+  return v;
+}
+static inline bw_Value bw_vbool (int b) {
+  bw_Value v = { BW_VBOOL, 0, b != 0, 0, NULL, 0, NULL };
+  return v;
+}
+static inline bw_Value bw_vlist (const bw_Value *items, size_t n) {
+  bw_Value v = { BW_VLIST, 1, 0, 0, NULL, n, items };
+  return v;
+}
+
+/* Declare a type (an identifier, not a kind's name); its index. */
+uint32_t  bw_schemadeclare (bw_Schema *S, const bw_Value *name, bw_SchemaError *e);
+/* Start type 't', which will get 'nfields' fields. */
+bw_Status bw_schemabegin (bw_Schema *S, uint32_t t, uint32_t nfields,
+                          bw_SchemaError *e);
+/* Check and add the next field of the type begun. */
+bw_Status bw_schemaaddfield (bw_Schema *S, const bw_FieldSpec *f, bw_SchemaError *e);
+/* Message ids: 'list' (NONE: every type, by index) of type names, and the
+** id width 'bits' (NONE: just enough). */
+bw_Status bw_schemamessages (bw_Schema *S, const bw_Value *list,
+                             const bw_Value *bits, bw_SchemaError *e);
+/* Check that every type got its fields, then seal. */
+bw_Status bw_schemafinish (bw_Schema *S, bw_SchemaError *e);
+void bw_buildfree (bw_Schema *S);
+
+/* Message id of type 't' (BW_NONE: not a message), and back. */
+static inline uint32_t bw_msgid (const bw_Schema *S, uint32_t t) {
+  return S->types[t].msgid;
+}
+static inline uint32_t bw_msgtype (const bw_Schema *S, uint64_t id) {
+  if (id >= S->nmessages) return BW_NONE;
+  return S->messages ? S->messages[id] : (uint32_t)id;
+}
+
+/* }========================================================== */
 
 /* 1 if field 'f' is on the wire at 'version'. */
 static inline int bw_fieldpresent (const bw_Field *f, uint32_t version) {
@@ -198,7 +307,8 @@ int       bw_readquatdiff (bw_Reader *r, const bw_Field *f,
                            const uint32_t base[4], uint32_t code[4]);
 /* 1 if every code of 'q' decodes to a value that encodes back to it, the
 ** condition for relative differences (the two ends quantize different
-** copies of the baseline). Checks at most 2^22 + 1 codes. */
+** copies of the baseline): by an error bound, or by trying each code when
+** there are at most 2^16 + 1; 0 otherwise. */
 int       bw_qfloatexact (const bw_QFloat *q);
 
 /* }========================================================== */

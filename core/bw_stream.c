@@ -331,11 +331,10 @@ unsigned bw_intrelativebits (uint64_t prev, uint64_t cur) {
   return (unsigned)NTIERS + 1 + 32;  /* all flags zero, then cur */
 }
 
-bw_Status bw_writeintrelative (bw_Writer *w, uint64_t prev, uint64_t cur) {
-  uint64_t d;
+/* The flags and payload of difference 'd'; past the tiers, 'escape' in
+** 32 bits (serialize.h writes the current value itself there). */
+static bw_Status writerelative (bw_Writer *w, uint64_t d, uint32_t escape) {
   size_t i;
-  if (prev >= cur || cur > UINT32_MAX) return bw_writerfail(w, BW_ERANGE);
-  d = cur - prev;
   if (d == 1) return bw_writebits(w, 1, 1);
   bw_writebits(w, 0, 1);
   for (i = 0; i < NTIERS; i++) {
@@ -345,41 +344,66 @@ bw_Status bw_writeintrelative (bw_Writer *w, uint64_t prev, uint64_t cur) {
     }
     bw_writebits(w, 0, 1);
   }
-  return bw_writebits(w, cur, 32);
+  return bw_writebits(w, escape, 32);
+}
+
+bw_Status bw_writeintrelative (bw_Writer *w, uint64_t prev, uint64_t cur) {
+  if (prev >= cur || cur > UINT32_MAX) return bw_writerfail(w, BW_ERANGE);
+  return writerelative(w, cur - prev, (uint32_t)cur);
+}
+
+bw_Status bw_writeint32relative (bw_Writer *w, int32_t prev, int32_t cur) {
+  if (prev >= cur) return bw_writerfail(w, BW_ERANGE);
+  return writerelative(w, (uint64_t)((int64_t)cur - prev), (uint32_t)cur);
+}
+
+/* Read the flags and payload: 1 and the difference in '*v', or 0 and the
+** escaped 32-bit value in '*v'. */
+static int readrelative (bw_Reader *r, uint64_t start, uint64_t *v) {
+  size_t i;
+  *v = 1;
+  if (bw_readbits(r, 1)) return 1;
+  for (i = 0; i < NTIERS; i++)
+    if (bw_readbits(r, 1)) break;
+  if (i == NTIERS) {
+    *v = bw_readbits(r, 32);
+    return 0;
+  }
+  /* serialize.h reads the tier as int(lo, hi): its range is checked */
+  *v = bw_readbits(r, tiers[i].bits);
+  if (*v > tiers[i].hi - tiers[i].lo && r->status == BW_OK) {
+    r->pos = start;
+    bw_readerfail(r, BW_ERANGE);
+  }
+  *v += tiers[i].lo;
+  return 1;
 }
 
 uint64_t bw_readintrelative (bw_Reader *r, uint64_t prev) {
   uint64_t start = r->pos, cur;
-  size_t i;
   if (r->status != BW_OK) return 0;
   if (prev > UINT32_MAX) return bw_readerfail(r, BW_EARG);
-  if (bw_readbits(r, 1)) cur = prev + 1;
-  else {
-    for (i = 0; i < NTIERS; i++)
-      if (bw_readbits(r, 1)) break;
-    if (i < NTIERS) {
-      /* serialize.h reads the tier as int(lo, hi): its range is checked */
-      uint64_t d = bw_readbits(r, tiers[i].bits);
-      if (d > tiers[i].hi - tiers[i].lo && r->status == BW_OK) {
-        r->pos = start;
-        return bw_readerfail(r, BW_ERANGE);
-      }
-      cur = prev + tiers[i].lo + d;
-    }
-    else {
-      cur = bw_readbits(r, 32);
-      if (cur <= prev && r->status == BW_OK) {
-        r->pos = start;
-        return bw_readerfail(r, BW_ERANGE);
-      }
-    }
-  }
+  cur = readrelative(r, start, &cur) ? prev + cur : cur;
   if (r->status != BW_OK) return 0;
-  if (cur > UINT32_MAX) {
+  if (cur <= prev || cur > UINT32_MAX) {
     r->pos = start;
     return bw_readerfail(r, BW_ERANGE);
   }
   return cur;
+}
+
+int32_t bw_readint32relative (bw_Reader *r, int32_t prev) {
+  uint64_t start = r->pos, v;
+  int64_t cur;
+  if (r->status != BW_OK) return 0;
+  cur = readrelative(r, start, &v) ? (int64_t)prev + (int64_t)v
+                                   : (int64_t)(int32_t)(uint32_t)v;
+  if (r->status != BW_OK) return 0;
+  if (cur <= prev || cur > INT32_MAX) {
+    r->pos = start;
+    return (int32_t)bw_readerfail(r, BW_ERANGE);
+  }
+  return (int32_t)cur;
 }
 
 bw_Status bw_writecheck (bw_Writer *w, uint32_t magic) {

@@ -421,21 +421,42 @@ describe("writer:int_relative", function ()
   it("uses the tier of the difference", function ()
     local cases = { {100, 101, 1}, {100, 106, 5}, {100, 123, 8},
                     {100, 380, 13}, {100, 4477, 18}, {100, 70014, 23},
-                    {100, 70015, 38}, {0, 0xffffffff, 38} }
+                    {100, 70015, 38}, {-2147483648, 2147483647, 38} }
     for _, c in ipairs(cases) do
       local w = bitwire.writer():int_relative(c[1], c[2])
       assert.equal(c[3], w:bits_written())
       assert.equal(c[2], bitwire.reader(w:tostring()):int_relative(c[1]))
     end
   end)
-  local bad = { {5, 5}, {6, 5}, {-1, 3}, {0, 1 << 32} }
+  -- serialize.h's serialize_int_relative takes signed 32-bit ints, and the
+  -- seed's serialize_scene_d starts from previous_index = -1
+  it("works on signed 32-bit ints as serialize.h, from -1 included", function ()
+    local cases = { {-1, 0, 1}, {-1, 5, 5}, {-100, -50, 13},
+      {-70000, 5, 38}, {-2000000000, -5, 38}, {-2147483648, -2147483647, 1} }
+    for _, c in ipairs(cases) do
+      local w = bitwire.writer():int_relative(c[1], c[2])
+      assert.equal(c[3], w:bits_written())
+      assert.equal(c[2], bitwire.reader(w:tostring()):int_relative(c[1]))
+    end
+    -- the escape carries the current value as a uint32: -5 is 0xfffffffb
+    local r = bitwire.reader(bitwire.writer():int_relative(-2000000000, -5):tostring())
+    assert.equal(0, r:bits(6))
+    assert.equal(0xfffffffb, r:bits(32))
+  end)
+  it("reads an escaped value that does not rise as range", function ()
+    local w = bitwire.writer():bits(0, 6):bits(0xfffffffb, 32)   -- -5
+    local v, err, code = bitwire.reader(w:tostring()):int_relative(-1)
+    assert.is_nil(v)
+    assert.equal("range", code, err)
+  end)
+  local bad = { {5, 5}, {6, 5}, {0, 1 << 31}, {-(1 << 31) - 1, 0} }
   for _, c in ipairs(bad) do
     it("raises on previous " .. c[1] .. ", current " .. c[2], function ()
       local w = bitwire.writer()
       local ok, err = pcall(w.int_relative, w, c[1], c[2])
       assert.is_false(ok)
       assert.matches(lit("int_relative: " .. c[2] .. " after " .. c[1]
-                         .. " is not rising in [0, 4294967295] (bit 0)") .. "$", err)
+        .. " is not rising in [-2147483648, 2147483647] (bit 0)") .. "$", err)
     end)
   end
 end)
@@ -738,8 +759,8 @@ describe("bad arguments", function ()
     {"r:bytes(-1)", function () r:bytes(-1) end},
     {"r:string(-1)", function () r:string(-1) end},
     {"r:string()", function () r:string() end},
-    {"r:int_relative(-1)", function () r:int_relative(-1) end},
-    {"r:int_relative(1 << 32)", function () r:int_relative(1 << 32) end},
+    {"r:int_relative(-(1 << 31) - 1)", function () r:int_relative(-(1 << 31) - 1) end},
+    {"r:int_relative(1 << 31)", function () r:int_relative(1 << 31) end},
     {"r:check(1 << 32)", function () r:check(1 << 32) end},
     {"r:compressed_float(1, 0, 1)", function () r:compressed_float(1, 0, 1) end},
     {"frame_open(nil, 1)", function () bitwire.frame_open(nil, 1) end},

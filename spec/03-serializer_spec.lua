@@ -379,7 +379,7 @@ describe("serializer:decode", function ()
       "check: serialization check failed (bit 0)", "check" },
     { "string", function (s, p) s:string(p, "name", 15) end, "\2\195\40",
       "name: string: invalid string (bit 4)", "utf8" },
-    { "int_relative", function (s, p) s:int_relative(p, "i", 0xffffffff) end,
+    { "int_relative", function (s, p) s:int_relative(p, "i", 0x7fffffff) end,
       "\1", "i: int_relative: value out of range (bit 0)", "range" },
   }
   for _, c in ipairs(failures) do

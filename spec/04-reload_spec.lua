@@ -590,7 +590,7 @@ describe("bitwire.diff", function()
       { { "x", "uint", bits = 4 }, { "x", "uint", bits = 5 }, { "bits" } },
       { { "x", "int", min = 0, max = 9 }, { "x", "int", min = 0, max = 9, optional = true },
         { "optional" } },
-      { { "x", "int", min = 0, max = 9 }, { "x", "uint", bits = 4 }, { "kind", "range", "bits" } },
+      { { "x", "int", min = 0, max = 9 }, { "x", "uint", bits = 4 }, { "kind", "range" } },
       { { "x", "float", min = 0, max = 1, res = 0.1 }, { "x", "float", min = 0, max = 1, res = 0.01 },
         { "res" } },
       { { "x", "array", of = "int8", max = 4 }, { "x", "array", of = "int8", count = 4 },

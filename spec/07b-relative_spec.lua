@@ -178,7 +178,7 @@ describe("relative deltas", function ()
     assert.same(t:program().byname.Pos.fields[1].tiers, { 12 })
     assert.same(s:program().byname.Pos.fields[1].tiers, { 3, 5, 7, 9 })
     assert.is_true(s:program().byname.Pos.fields[1].relative)
-    assert.is_false(s:program().byname.Pos.fields[2].relative)
+    assert.is_nil(s:program().byname.Pos.fields[2].relative)
   end)
 
   it("takes the short way round for angles", function ()

@@ -40,7 +40,10 @@
 #include "fuzz.h"
 
 #define GCEVERY  2048
+/* the Lua half; fuzz_schema is this harness with its own script */
+#ifndef SCRIPT
 #define SCRIPT   "bindings/test/fuzz_decode.lua"
+#endif
 
 int luaopen_bitwire_core (lua_State *L);
 int LLVMFuzzerInitialize (int *argc, char ***argv);
@@ -113,7 +116,7 @@ int LLVMFuzzerInitialize (int *argc, char ***argv) {
                        " .. package.path; package.cpath = ''") != LUA_OK
       || luaL_loadfile(L, SCRIPT) != LUA_OK
       || lua_pcall(L, 0, 1, 1) != LUA_OK || !lua_istable(L, -1)) {
-    fprintf(stderr, "fuzz_decode: cannot load " SCRIPT " (run from the "
+    fprintf(stderr, "cannot load " SCRIPT " (run from the "
             "checkout root): %s\n", lua_tostring(L, -1));
     exit(1);
   }
@@ -161,7 +164,7 @@ int main (int argc, char **argv) {
     if (writeseed(argv[1], k++, (const uint8_t *)s, len)) return 1;
   }
   call(reportref, NULL, 0, 1);
-  printf("fuzz_decode: %d seeds; outcomes by mode: %s\n", k,
+  printf("%s: %d seeds; outcomes: %s\n", SCRIPT, k,
          lua_tostring(L, -1));
   lua_close(L);
   return 0;

@@ -191,7 +191,8 @@ local versioned = {
 local S = bitwire.schema(main)
 local V = bitwire.schema(versioned)
 local SN, VN = S:types(), V:types()
-local SD, VD = S:description(), V:description()
+-- the compiled programs: types in id order, each field as C compiled it
+local SD, VD = S:program(), V:program()
 local VTAG = 0x0BADCAFE
 
 -- protocols over S: [deltas, check]
@@ -269,7 +270,7 @@ function same (desc, f, a, b, path, ver)
     return differ(path, a, b)
   end
   local k = f.kind
-  if k == "struct" then return samestruct(desc, f.type, a, b, path, ver)
+  if k == "struct" then return samestruct(desc, desc.byname[f.type].id, a, b, path, ver)
   elseif k == "array" then
     if type(a) ~= "table" or type(b) ~= "table" or #a ~= #b then
       return false, path .. ": lengths differ"
@@ -375,7 +376,7 @@ local function junk (desc, ti, depth)
   for _, f in ipairs(desc.types[ti + 1].fields) do
     if f.name then
       local k = f.kind
-      if depth > 0 and k == "struct" then t[f.name] = junk(desc, f.type, depth - 1)
+      if depth > 0 and k == "struct" then t[f.name] = junk(desc, desc.byname[f.type].id, depth - 1)
       elseif k == "array" then t[f.name] = { 1, "two", {}, true }
       elseif k == "sparse" then
         t[f.name] = { [1] = "x", [math.min(f.max, 3)] = {} }
@@ -585,7 +586,7 @@ local function genvalue (R, desc, f, depth)
   elseif k == "enum" then return R.pick(f.values)
   elseif k == "string" then
     local s = ""
-    for _ = 1, R.int(f.max + 1) do
+    for _ = 1, R.int(math.min(f.max, 64) + 1) do
       local c = R.pick(CHARS)
       if #s + #c > f.max then break end
       s = s .. c
@@ -616,7 +617,9 @@ local function genvalue (R, desc, f, depth)
     for i = 1, 4 do q[i] = q[i] + (R.int(2001) - 1000) / 1000 end
     return q
   elseif k == "struct" then
-    return genstruct(R, desc, f.type, depth + 1)
+    return genstruct(R, desc, desc.byname[f.type].id, depth + 1)
+  elseif k == "angle" then
+    return (R.int(1 << 20) - (1 << 19)) / 1000
   end
   return nil
 end
@@ -718,5 +721,10 @@ do
 end
 
 -- }=====================================================
+
+-- for bindings/test/fuzz_schema.lua: values of any compiled program, and
+-- the comparison and failure checks
+M.lcg, M.genstruct, M.expect_same, M.checkfail = lcg, genstruct, expect_same,
+  checkfail
 
 return M

@@ -164,6 +164,14 @@ static void test_diff_roundtrip (void) {
   }
 }
 
+/* 1 if every code of 'q' decodes and encodes back to itself. */
+static int allback (const bw_QFloat *q) {
+  uint32_t i;
+  for (i = 0; i <= q->miv; i++)
+    if (bw_qfloatencode(q, (double)bw_qfloatdecode(q, i)) != i) return 0;
+  return 1;
+}
+
 /* Random unit quaternions, many close to a tie between two components (the
 ** codes the old encoder got wrong): every code is canonical, and a decoded
 ** code encodes back to itself. */
@@ -174,7 +182,7 @@ static void test_quat_canonical (void) {
     int k, ok = 1;
     bw_quatinit(&q, bits);
     /* every component code comes back: bw_quatcanonical relies on it */
-    CHECK(bw_qfloatexact(&q));
+    CHECK(allback(&q));
     for (k = 0; k < 20000; k++) {
       double v[4], out[4];
       uint32_t code[4], again[4];
@@ -276,6 +284,19 @@ static void test_quat_diff (void) {
 
 static void test_qfloatexact (void) {
   bw_QFloat q;
+  int k, ok = 1, accepted = 0;
+  /* whatever the error bound accepts does come back, code by code */
+  for (k = 0; k < 300; k++) {
+    double lo = (rnd() - 0.5) * pow(10, rnd() * 8), span = pow(10, rnd() * 6 - 2);
+    double res = span / pow(2, 4 + rnd() * 20);
+    if (bw_qfloatinit(&q, lo, lo + span, res) != BW_OK) continue;
+    if (bw_qfloatexact(&q)) {
+      accepted++;
+      ok &= allback(&q);
+    }
+  }
+  CHECK(ok);
+  CHECK(accepted > 30);
   bw_quatinit(&q, 9);
   CHECK(bw_qfloatexact(&q));
   CHECK(bw_qfloatinit(&q, -256, 255, 1.0 / 512) == BW_OK);

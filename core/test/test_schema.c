@@ -4,7 +4,9 @@
 */
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bw_schema.h"
 #include "check.h"
@@ -193,6 +195,346 @@ static void test_quat (void) {
   }
 }
 
+/* {===================== the compiler (bw_compile.c) ================ */
+
+static bw_FieldSpec spec (const char *name, const char *kind) {
+  bw_FieldSpec f;
+  memset(&f, 0, sizeof(f));
+  if (name != NULL) f.name = bw_vstr(name);
+  f.kind = bw_vstr(kind);
+  return f;
+}
+
+/* One type 'T' with 'n' fields; the schema, or NULL with the error. */
+static bw_Schema *build1 (const bw_FieldSpec *fs, uint32_t n,
+                          bw_SchemaError *e) {
+  bw_Schema *S = bw_schemanew();
+  bw_Value nm = bw_vstr("T");
+  uint32_t i;
+  e->msg[0] = '\0';
+  if (bw_schemadeclare(S, &nm, e) == BW_NONE
+      || bw_schemabegin(S, 0, n, e) != BW_OK)
+    goto fail;
+  for (i = 0; i < n; i++)
+    if (bw_schemaaddfield(S, &fs[i], e) != BW_OK) goto fail;
+  if (bw_schemafinish(S, e) != BW_OK) goto fail;
+  return S;
+fail:
+  bw_schemarelease(S);
+  return NULL;
+}
+
+/* 1 if building T from 'fs' fails with exactly 'msg'. */
+static int refuses (const bw_FieldSpec *fs, uint32_t n, const char *msg) {
+  bw_SchemaError e;
+  bw_Schema *S = build1(fs, n, &e);
+  if (S != NULL) bw_schemarelease(S);
+  if (S == NULL && strcmp(e.msg, msg) == 0) return 1;
+  fprintf(stderr, "expected '%s', got '%s'\n", msg, S ? "(built)" : e.msg);
+  return 0;
+}
+
+static void test_compile_record (void) {
+  /* Vec3 { x, y, z: float [-512, 512] res 0.01 }
+  ** Entity { pos: Vec3; health: int [0, 100] = 100; team: enum } */
+  bw_SchemaError e;
+  bw_Schema *S = bw_schemanew();
+  bw_Value vec = bw_vstr("Vec3"), ent = bw_vstr("Entity");
+  bw_Value teams[2];
+  bw_FieldSpec f;
+  const char *xyz[3] = { "x", "y", "z" };
+  int i;
+  CHECK(bw_schemadeclare(S, &ent, &e) == 0);
+  CHECK(bw_schemadeclare(S, &vec, &e) == 1);
+  CHECK(bw_schemabegin(S, 1, 3, &e) == BW_OK);
+  for (i = 0; i < 3; i++) {
+    f = spec(xyz[i], "float");
+    f.opt[BW_OMIN] = bw_vint(-512);
+    f.opt[BW_OMAX] = bw_vint(512);
+    f.opt[BW_ORES] = bw_vnum(0.01);
+    CHECK(bw_schemaaddfield(S, &f, &e) == BW_OK);
+  }
+  CHECK(bw_schemabegin(S, 0, 3, &e) == BW_OK);
+  f = spec("pos", "Vec3");
+  CHECK(bw_schemaaddfield(S, &f, &e) == BW_OK);
+  f = spec("health", "int");
+  f.opt[BW_OMIN] = bw_vint(0);
+  f.opt[BW_OMAX] = bw_vint(100);
+  f.opt[BW_ODEFAULT] = bw_vint(100);
+  CHECK(bw_schemaaddfield(S, &f, &e) == BW_OK);
+  teams[0] = bw_vstr("red");
+  teams[1] = bw_vstr("blue");
+  f = spec("team", "enum");
+  f.opt[BW_OVALUES] = bw_vlist(teams, 2);
+  f.opt[BW_ODEFAULT] = bw_vstr("blue");
+  CHECK(bw_schemaaddfield(S, &f, &e) == BW_OK);
+  CHECK(bw_schemafinish(S, &e) == BW_OK);
+  CHECK(S->sealed);
+  CHECK(S->types[1].count == 3 && S->fields[S->types[1].first].q.nbits == 17);
+  CHECK(S->types[0].maxbits == 3 * 17 + 7 + 1);
+  CHECK(S->fields[S->types[0].first].kind == BW_KSTRUCT);
+  CHECK(S->fields[S->types[0].first].ref == 1);
+  CHECK(S->fields[S->types[0].first + 1].def.i == 100);
+  CHECK(S->fields[S->types[0].first + 2].def.s
+        == S->fields[S->types[0].first + 2].ref + 1);
+  CHECK(S->nmessages == 2 && bw_msgtype(S, 1) == 1 && bw_msgid(S, 0) == 0);
+  /* sealed: nothing more */
+  CHECK(bw_schemaaddfield(S, &f, &e) != BW_OK);
+  bw_schemarelease(S);
+}
+
+static void test_compile_errors (void) {
+  bw_FieldSpec f[2], el;
+  bw_Value tiers[16];
+  int i;
+  f[0] = spec("x", "float");
+  f[0].opt[BW_OMIN] = bw_vint(0);
+  f[0].opt[BW_OMAX] = bw_vint(1);
+  f[0].opt[BW_ORES] = bw_vint(0);
+  CHECK(refuses(f, 1, "T.x: res must be > 0, got 0"));
+  f[0] = spec("x", "int");
+  f[0].opt[BW_OMIN] = bw_vnum(0.5);
+  f[0].opt[BW_OMAX] = bw_vint(1);
+  CHECK(refuses(f, 1, "T.x: 'min' must be an integer, got 0.5"));
+  f[0].opt[BW_OMIN] = bw_vint(5);
+  CHECK(refuses(f, 1, "T.x: min 5 > max 1"));
+  f[0] = spec("x", "bool");
+  f[0].opt[BW_OMAX] = bw_vint(1);
+  CHECK(refuses(f, 1, "T.x: unknown option 'max' for type bool"));
+  f[0] = spec("x", "Nope");
+  CHECK(refuses(f, 1, "T.x: unknown type 'Nope'"));
+  f[0] = spec("x", "bool");
+  f[1] = spec("x", "bool");
+  CHECK(refuses(f, 2, "T.x: duplicate field name"));
+  /* a named align or check is refused, not half-accepted */
+  f[0] = spec("pad", "align");
+  CHECK(refuses(f, 1, "T.pad: align takes no name: write { \"align\" }"));
+  /* elements: the path goes on with [] */
+  el = spec(NULL, "int");
+  el.opt[BW_OMIN] = bw_vint(0);
+  f[0] = spec("xs", "array");
+  f[0].opt[BW_OMAX] = bw_vint(3);
+  f[0].opt[BW_OOF].type = BW_VLIST;
+  f[0].of = &el;
+  CHECK(refuses(f, 1, "T.xs[]: 'max' must be an integer, got nothing"));
+  /* tiers: 16 for tiered, 15 for sparse (a catch-all tier follows) */
+  for (i = 0; i < 16; i++) tiers[i] = bw_vint(2);
+  f[0] = spec("t", "tiered");
+  f[0].opt[BW_OTIERS] = bw_vlist(tiers, 16);
+  {
+    bw_SchemaError e;
+    bw_Schema *T = build1(f, 1, &e);
+    CHECK(T != NULL && T->fields[0].ntiers == 16);
+    bw_schemarelease(T);
+  }
+  el = spec(NULL, "bool");
+  f[0] = spec("s", "sparse");
+  f[0].opt[BW_OMAX] = bw_vint(8);
+  f[0].opt[BW_OTIERS] = bw_vlist(tiers, 16);
+  f[0].opt[BW_OOF].type = BW_VSTRING;
+  f[0].of = &el;
+  CHECK(refuses(f, 1, "T.s: 'tiers' must be a list of 1 to 15 bit widths"));
+  /* relative deltas: tier widths 0..32 */
+  tiers[1] = bw_vint(33);
+  f[0] = spec("q", "quat");
+  f[0].opt[BW_OBITS] = bw_vint(9);
+  f[0].opt[BW_ODELTA] = bw_vstr("relative");
+  f[0].opt[BW_OTIERS] = bw_vlist(tiers, 2);
+  CHECK(refuses(f, 1, "T.q: tier 2: width must be an integer in [0, 32]"));
+  f[0] = spec("a", "angle");
+  f[0].opt[BW_OBITS] = bw_vint(10);
+  f[0].opt[BW_OUNIT] = bw_vstr("grad");
+  CHECK(refuses(f, 1, "T.a: unknown unit 'grad' (rad or deg)"));
+  f[0].opt[BW_OUNIT] = bw_vstr("deg");
+  f[0].opt[BW_ODEFAULT] = bw_vnum(INFINITY);
+  CHECK(refuses(f, 1, "T.a: default inf does not fit the field"));
+}
+
+static void test_compile_bounds (void) {
+  bw_SchemaError e;
+  bw_FieldSpec f;
+  bw_Value tiers[1];
+  bw_Schema *S;
+  /* tiered from INT64_MAX: the computed max holds at INT64_MAX */
+  tiers[0] = bw_vint(8);
+  f = spec("t", "tiered");
+  f.opt[BW_OTIERS] = bw_vlist(tiers, 1);
+  f.opt[BW_OMIN] = bw_vint(INT64_MAX);
+  S = build1(&f, 1, &e);
+  CHECK(S != NULL);
+  if (S != NULL) {
+    const bw_Field *t = &S->fields[0];
+    CHECK(t->min == INT64_MAX && t->max == INT64_MAX && t->min <= t->max);
+    bw_schemarelease(S);
+  }
+  f.opt[BW_OMIN] = bw_vint(INT64_MAX - 10);
+  f.opt[BW_OMAX] = bw_vint(INT64_MIN);
+  CHECK(refuses(&f, 1, "T.t: min 9223372036854775797 > max -9223372036854775808"));
+}
+
+/* 'n' types, each with two fields of the next: a zero-bit tree */
+static bw_Status zerotree (int n, bw_SchemaError *e) {
+  bw_Schema *S = bw_schemanew();
+  char names[32][8];
+  bw_Status st = BW_OK;
+  int i;
+  for (i = 0; i < n && st == BW_OK; i++) {
+    bw_Value v;
+    snprintf(names[i], sizeof(names[i]), "T%02d", i);
+    v = bw_vstr(names[i]);
+    if (bw_schemadeclare(S, &v, e) == BW_NONE) st = BW_ESCHEMA;
+  }
+  for (i = 0; i < n && st == BW_OK; i++) {
+    bw_FieldSpec a = spec("a", i + 1 < n ? names[i + 1] : "int");
+    bw_FieldSpec b = spec("b", i + 1 < n ? names[i + 1] : "int");
+    if (i + 1 == n) {
+      a.opt[BW_OMIN] = a.opt[BW_OMAX] = bw_vint(7);
+      b.opt[BW_OMIN] = b.opt[BW_OMAX] = bw_vint(7);
+    }
+    if (bw_schemabegin(S, (uint32_t)i, 2, e) != BW_OK
+        || bw_schemaaddfield(S, &a, e) != BW_OK
+        || bw_schemaaddfield(S, &b, e) != BW_OK)
+      st = BW_ESCHEMA;
+  }
+  if (st == BW_OK) st = bw_schemafinish(S, e);
+  bw_schemarelease(S);
+  return st;
+}
+
+static void test_compile_zero_bits (void) {
+  bw_SchemaError e;
+  CHECK(zerotree(10, &e) == BW_OK);    /* 2^10 values from no bits: fine */
+  CHECK(zerotree(21, &e) == BW_ESCHEMA);   /* 2^21: refused */
+  CHECK(strstr(e.msg, "takes no bits makes") != NULL);
+}
+
+static void test_compile_limits (void) {
+  bw_SchemaError e;
+  bw_Schema *S = bw_schemanew();
+  bw_Value a = bw_vstr("A"), b = bw_vstr("B");
+  bw_FieldSpec x = spec("x", "bool"), y = spec("y", "bool");
+  bw_schemadeclare(S, &a, &e);
+  bw_schemadeclare(S, &b, &e);
+  CHECK(bw_schemabegin(S, 0, BW_MAXFIELDS + 1, &e) == BW_ESCHEMA);
+  CHECK(strstr(e.msg, "A: more than 100000 fields") == e.msg);
+  CHECK(bw_schemabegin(S, 0, 2, &e) == BW_OK);
+  CHECK(bw_schemaaddfield(S, &x, &e) == BW_OK);
+  CHECK(bw_schemabegin(S, 1, 1, &e) == BW_ESCHEMA);   /* A lacks a field */
+  CHECK(strcmp(e.msg, "A: 1 of its 2 fields given") == 0);
+  CHECK(bw_schemaaddfield(S, &y, &e) == BW_OK);
+  CHECK(bw_schemaaddfield(S, &y, &e) == BW_EARG);     /* no slot left */
+  /* the count runs over the whole description */
+  CHECK(bw_schemabegin(S, 1, BW_MAXFIELDS - 1, &e) == BW_ESCHEMA);
+  CHECK(strstr(e.msg, "B: more than 100000 fields") == e.msg);
+  CHECK(bw_schemafinish(S, &e) == BW_ESCHEMA);
+  CHECK(strcmp(e.msg, "B: no fields given") == 0);
+  bw_schemarelease(S);
+}
+
+static void test_compile_messages (void) {
+  bw_SchemaError e;
+  bw_Schema *S[3];
+  bw_Value list[2], none = { BW_VNONE, 0, 0, 0, NULL, 0, NULL };
+  bw_Value bits = bw_vint(4), lst;
+  int k;
+  list[0] = bw_vstr("C");
+  list[1] = bw_vstr("A");
+  lst = bw_vlist(list, 2);
+  for (k = 0; k < 3; k++) {
+    const char *nm[3] = { "A", "B", "C" };
+    int i;
+    S[k] = bw_schemanew();
+    for (i = 0; i < 3; i++) {
+      bw_Value v = bw_vstr(nm[i]);
+      bw_FieldSpec f = spec("x", "bool");
+      bw_schemadeclare(S[k], &v, &e);
+      (void)f;
+    }
+    for (i = 0; i < 3; i++) {
+      bw_FieldSpec f = spec("x", "bool");
+      bw_schemabegin(S[k], (uint32_t)i, 1, &e);
+      bw_schemaaddfield(S[k], &f, &e);
+    }
+    if (k > 0) CHECK(bw_schemamessages(S[k], &lst, k == 2 ? &bits : &none, &e) == BW_OK);
+    CHECK(bw_schemafinish(S[k], &e) == BW_OK);
+  }
+  CHECK(S[0]->typebits == 2 && S[0]->nmessages == 3);
+  CHECK(S[1]->typebits == 1 && S[1]->nmessages == 2);
+  CHECK(bw_msgtype(S[1], 0) == 2 && bw_msgtype(S[1], 1) == 0);
+  CHECK(bw_msgtype(S[1], 2) == BW_NONE && bw_msgid(S[1], 1) == BW_NONE);
+  CHECK(S[2]->typebits == 4);
+  /* the ids and their width are on the wire: the fingerprint covers them */
+  CHECK(S[0]->fingerprint != S[1]->fingerprint);
+  CHECK(S[1]->fingerprint != S[2]->fingerprint);
+  for (k = 0; k < 3; k++) bw_schemarelease(S[k]);
+  {
+    bw_Schema *T = bw_schemanew();
+    bw_Value v = bw_vstr("A"), two = bw_vint(0);
+    bw_FieldSpec f = spec("x", "bool");
+    bw_schemadeclare(T, &v, &e);
+    bw_schemabegin(T, 0, 1, &e);
+    bw_schemaaddfield(T, &f, &e);
+    list[0] = bw_vstr("A");
+    list[1] = bw_vstr("A");
+    CHECK(bw_schemamessages(T, &lst, &none, &e) == BW_ESCHEMA);
+    lst.len = 1;
+    list[0] = bw_vstr("Z");
+    CHECK(bw_schemamessages(T, &lst, &two, &e) == BW_ESCHEMA);
+    CHECK(strcmp(e.msg, "messages[1]: unknown type 'Z'") == 0);
+    bw_schemarelease(T);
+  }
+}
+
+/* The fingerprint follows the bits: a float bound that quantizes the same
+** leaves it, sparse tiers and relative deltas change it. */
+static void test_compile_fingerprint (void) {
+  bw_SchemaError e;
+  bw_FieldSpec f = spec("x", "float"), g;
+  bw_Schema *a, *b;
+  bw_Value t2[2];
+  uint64_t h[4];
+  f.opt[BW_OMIN] = bw_vint(0);
+  f.opt[BW_OMAX] = bw_vint(1);
+  f.opt[BW_ORES] = bw_vnum(0.01);
+  a = build1(&f, 1, &e);
+  f.opt[BW_OMAX] = bw_vnum(1.00000001);
+  b = build1(&f, 1, &e);
+  CHECK(a && b && a->fingerprint == b->fingerprint);
+  h[0] = a ? a->fingerprint : 0;
+  bw_schemarelease(a);
+  bw_schemarelease(b);
+  f.opt[BW_ODELTA] = bw_vstr("relative");
+  a = build1(&f, 1, &e);
+  CHECK(a != NULL && a->fields[0].relative && a->fields[0].ntiers == BW_NRELTIERS);
+  h[1] = a ? a->fingerprint : 0;
+  CHECK(h[1] != h[0]);
+  bw_schemarelease(a);
+  t2[0] = bw_vint(2);
+  t2[1] = bw_vint(5);
+  g = spec(NULL, "bool");
+  f = spec("s", "sparse");
+  f.opt[BW_OMAX] = bw_vint(100);
+  f.opt[BW_OOF].type = BW_VSTRING;
+  f.of = &g;
+  a = build1(&f, 1, &e);
+  f.opt[BW_OTIERS] = bw_vlist(t2, 2);
+  b = build1(&f, 1, &e);
+  CHECK(a && b && a->fingerprint != b->fingerprint);
+  bw_schemarelease(a);
+  bw_schemarelease(b);
+  f = spec("a", "angle");
+  f.opt[BW_OBITS] = bw_vint(10);
+  a = build1(&f, 1, &e);
+  f.opt[BW_OUNIT] = bw_vstr("deg");
+  b = build1(&f, 1, &e);
+  CHECK(a && b && a->fields[0].dmax > 6.28 && a->fields[0].dmax < 6.29);
+  CHECK(a && b && b->fields[0].dmax == 360 && a->fingerprint != b->fingerprint);
+  bw_schemarelease(a);
+  bw_schemarelease(b);
+}
+
+/* }========================================================== */
+
 int main (void) {
   test_seal_sizes();
   test_fingerprint();
@@ -202,5 +544,12 @@ int main (void) {
   test_tiered_roundtrip();
   test_tiered_errors();
   test_quat();
+  test_compile_record();
+  test_compile_errors();
+  test_compile_bounds();
+  test_compile_zero_bits();
+  test_compile_limits();
+  test_compile_messages();
+  test_compile_fingerprint();
   return check_summary("test_schema");
 }

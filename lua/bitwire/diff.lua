@@ -1,23 +1,26 @@
 -- bitwire.diff(old, new): what replacing schema 'old' with 'new' changes, type
--- by type, from their normalized descriptions (s:description()).
+-- by type, read from their compiled programs (s:program()), so "changes the
+-- wire" means exactly "changes the fingerprint": each field's program carries
+-- the hash of what its bits depend on (names and defaults left out).
 --
 -- The report is a table an operator tool can walk, and prints as text:
 --   report.types_added, report.types_removed    lists of type names
 --   report.changes    list of { type =, op =, field =, old =, new =, what =,
 --                             wire = }
---     op "add"      field added        (new: its text, new_field: normalized)
+--     op "add"      field added        (new: its text, new_field: program field)
 --     op "remove"   field removed      (old: its text, old_field)
 --     op "change"   field changed      (old, new texts; what: the attributes)
 --     op "rename"   field renamed      (old, new: the names), found as a
 --                   field removed and one alike added at the same place
 --     op "default"  default changed    (old, new values)
 --     op "order"    fields reordered   (old, new: lists of field names)
---     op "ids"      message type id moved (old, new: the ids), because type
---                   ids are the sorted positions of the type names
---     op "id_bits"  (type = nil) the width of every message type id changed
---   every change has 'wire': false for renames, defaults and new names of
---   as many enum values, which leave every bit as it was
---   report.wire       true when the wire form differs (fingerprints differ)
+--     op "ids"      message id moved   (old, new: the ids, nil when not a
+--                   message)
+--     op "id_bits"  (type = nil) the width of every message id changed
+--   every change has 'wire': whether the field's wire hash differs (false
+--   for renames, defaults, new names of as many enum values, clamp, a float
+--   bound that quantizes to the same float32 steps)
+--   report.wire       true when the fingerprints differ
 --   report:empty()    true when nothing at all differs
 --   report:text(), tostring(report)   one line per item, e.g.
 --     Entity: + armor int [0, 255]
@@ -26,13 +29,6 @@ local M = {}
 
 local Report = {}
 Report.__index = Report
-
--- attributes of a normalized field that decide its wire form
-local WIRE_KEYS = { "kind", "typename", "min", "max", "bits", "fmin", "fmax",
-  "res", "clamp", "fixed", "values", "magic", "encoding", "tiers", "optional",
-  "since", "removed", "of", "period", "relative" }
-
-local ENCODINGS = { [0] = "mask", "index", "relative", "auto" }
 
 local function num(v)
   if math.type(v) == "float" then return string.format("%.14g", v) end
@@ -45,73 +41,88 @@ local function list(t, q)
   return "{" .. table.concat(out, ", ") .. "}"
 end
 
--- Readable text of a normalized field (without its name).
-local function fieldtext(f)
+local same
+
+-- Readable text of a program field (without its name); 'deftiers': the
+-- default tiers of a relative delta, not shown.
+local function fieldtext(f, deftiers)
   local k, s = f.kind
-  if k == "struct" then s = f.typename
+  if k == "struct" then s = f.type
   elseif k == "int" then s = string.format("int [%s, %s]", num(f.min), num(f.max))
   elseif k == "uint" or k == "quat" then s = string.format("%s %d bits", k, f.bits)
+  elseif k == "angle" then s = string.format("angle %d bits %s", f.bits, f.unit)
   elseif k == "float" then
-    s = string.format("float [%s, %s] res %s%s", num(f.fmin), num(f.fmax),
-      num(f.res), f.clamp and " clamp" or "")
+    s = string.format("float [%s, %s] res %s", num(f.fmin), num(f.fmax), num(f.res))
   elseif k == "enum" then s = "enum " .. list(f.values)
   elseif k == "string" then s = "string max " .. num(f.max)
   elseif k == "bytes" or k == "array" then
     s = k
-    if k == "array" then s = s .. " of " .. fieldtext(f.of) end
+    if k == "array" then s = s .. " of " .. fieldtext(f.of, deftiers) end
     if f.fixed then s = s .. " count " .. num(f.max)
     elseif (f.min or 0) ~= 0 then s = s .. string.format(" [%s, %s]", num(f.min), num(f.max))
     else s = s .. " max " .. num(f.max) end
   elseif k == "check" then s = string.format("check 0x%08x", f.magic)
   elseif k == "sparse" then
-    s = string.format("sparse of %s max %s %s", fieldtext(f.of), num(f.max),
-      ENCODINGS[f.encoding] or tostring(f.encoding))
-    if f.tiers then s = s .. " tiers " .. list(f.tiers) end
+    s = string.format("sparse of %s max %s %s", fieldtext(f.of, deftiers),
+      num(f.max), f.encoding)
+    if #f.tiers > 0 then s = s .. " tiers " .. list(f.tiers) end
   elseif k == "tiered" then
     s = string.format("tiered %s [%s, %s]", list(f.tiers), num(f.min), num(f.max))
-  elseif k == "angle" then s = string.format("angle %d bits %s", f.bits, f.unit)
   else s = k end
+  if f.clamp then s = s .. " clamp" end
   if f.relative then
-    s = s .. " delta relative" .. (f.tiers and " tiers " .. list(f.tiers) or "")
+    s = s .. " delta relative"
+    if not same(f.tiers, deftiers) then s = s .. " tiers " .. list(f.tiers) end
   end
   if f.optional then s = s .. " optional" end
-  if f.since then s = s .. " since " .. f.since end
+  if f.since ~= 0 then s = s .. " since " .. f.since end
   if f.removed then s = s .. " removed " .. f.removed end
   return s
 end
 M.fieldtext = fieldtext
 
-local function same(a, b)
+function same(a, b)
   if type(a) ~= "table" or type(b) ~= "table" then return a == b end
   if #a ~= #b then return false end
   for i = 1, #a do if a[i] ~= b[i] then return false end end
   return true
 end
 
--- names of the wire attributes that differ between fields 'a' and 'b'
-local function wirediff(a, b)
+-- attributes of a program field that describe it, as a change names them;
+-- 'range' is min and max (derived from bits for uint, from values for enum),
+-- 'bits' is a parameter of uint, quat and angle only (elsewhere derived)
+local ATTRS = { "kind", "type", "range", "bits", "fmin", "fmax", "res",
+  "clamp", "fixed", "values", "magic", "encoding", "tiers", "relative",
+  "period", "optional", "since", "removed", "of" }
+local BITS = { uint = true, quat = true, angle = true }
+local DERIVED = { uint = true, enum = true }
+
+-- names of the attributes that differ between program fields 'a' and 'b'
+local function wirediff(a, b, deftiers)
   local what = {}
-  for _, key in ipairs(WIRE_KEYS) do
-    local x, y = a[key], b[key]
+  for _, key in ipairs(ATTRS) do
     local differ
-    if key == "of" then
-      differ = (x == nil) ~= (y == nil) or (x and fieldtext(x) ~= fieldtext(y))
-    elseif key == "min" or key == "max" then
-      differ = (x or 0) ~= (y or 0)
+    if key == "tiers" and a.relative ~= b.relative then
+      differ = false   -- the tiers come and go with the delta mode
+    elseif key == "range" then
+      differ = not (DERIVED[a.kind] and DERIVED[b.kind])
+        and (a.min ~= b.min or a.max ~= b.max)
+    elseif key == "bits" then
+      differ = (BITS[a.kind] or BITS[b.kind]) and a.bits ~= b.bits
+    elseif key == "of" then
+      local x, y = a.of, b.of
+      differ = (x == nil) ~= (y == nil)
+        or (x and (fieldtext(x, deftiers) ~= fieldtext(y, deftiers)
+                   or x.hash ~= y.hash))
     else
-      differ = not same(x, y)
+      differ = not same(a[key], b[key])
     end
     if differ then
       what[#what + 1] = (key == "fmin" or key == "fmax") and key:sub(2) or key
     end
   end
-  -- min and max as range when both are ints, fmin/fmax as range of floats
-  local out, seen = {}, {}
-  for _, w in ipairs(what) do
-    local name = (w == "min" or w == "max") and "range" or w
-    if not seen[name] then seen[name] = true; out[#out + 1] = name end
-  end
-  return out
+  if #what == 0 and a.hash ~= b.hash then what[1] = "wire" end
+  return what
 end
 
 -- a key for each field: its name, or "align#2" for the 2nd unnamed align
@@ -128,24 +139,23 @@ local function keyed(fields)
   return keys, byname
 end
 
+-- the compiled program of a schema, or of a description (compiled here)
 local function describe(x, which)
-  if type(x) == "table" and type(x.types) == "table" then return x, nil end
-  local ok, d = pcall(function() return x:description() end)
-  if not ok or type(d) ~= "table" then
-    error("bitwire.diff: " .. which .. " must be a schema compiled in this "
-      .. "state (or its description), got " .. tostring(x), 3)
+  local ok, p
+  if type(x) == "table" then
+    ok, p = pcall(function() return require("bitwire.schema").compile(x):program() end)
+  else
+    ok, p = pcall(function() return x:program() end)
   end
-  local fp
-  pcall(function() fp = x:fingerprint() end)
-  return d, fp
+  if not ok or type(p) ~= "table" then
+    error("bitwire.diff: " .. which .. " must be a schema or a description, got "
+      .. tostring(x) .. (type(x) == "table" and ": " .. tostring(p) or ""), 3)
+  end
+  return p
 end
 
--- what[] names only enum value names, with as many values: same bits
-local function namesonly(what, a, b)
-  return #what == 1 and what[1] == "values" and #a.values == #b.values
-end
 
-local function difftype(report, name, old, new)
+local function difftype(report, name, old, new, dt)
   local changes = report.changes
   local okeys, obyname = keyed(old.fields)
   local nkeys, nbyname = keyed(new.fields)
@@ -154,7 +164,8 @@ local function difftype(report, name, old, new)
   for i, k in ipairs(okeys) do
     local nk = nkeys[i]
     if not nbyname[k] and nk and not obyname[nk]
-        and fieldtext(obyname[k]) == fieldtext(nbyname[nk]) then
+        and obyname[k].hash == nbyname[nk].hash
+        and fieldtext(obyname[k], dt) == fieldtext(nbyname[nk], dt) then
       renamed[k], renamedto[nk] = nk, k
     end
   end
@@ -162,7 +173,7 @@ local function difftype(report, name, old, new)
     if not nbyname[k] and not renamed[k] then
       local f = obyname[k]
       changes[#changes + 1] = { type = name, op = "remove", field = k,
-        old = fieldtext(f), old_field = f, wire = true }
+        old = fieldtext(f, dt), old_field = f, wire = true }
     end
   end
   for _, k in ipairs(nkeys) do
@@ -173,13 +184,13 @@ local function difftype(report, name, old, new)
     end
     if not a then
       changes[#changes + 1] = { type = name, op = "add", field = k,
-        new = fieldtext(b), new_field = b, wire = true }
+        new = fieldtext(b, dt), new_field = b, wire = true }
     else
-      local what = wirediff(a, b)
+      local what = wirediff(a, b, dt)
       if #what > 0 then
         changes[#changes + 1] = { type = name, op = "change", field = k,
-          old = fieldtext(a), new = fieldtext(b), what = what,
-          old_field = a, new_field = b, wire = not namesonly(what, a, b) }
+          old = fieldtext(a, dt), new = fieldtext(b, dt), what = what,
+          old_field = a, new_field = b, wire = a.hash ~= b.hash }
       end
       if a.default ~= b.default then
         changes[#changes + 1] = { type = name, op = "default", field = k,
@@ -201,49 +212,32 @@ local function difftype(report, name, old, new)
   end
 end
 
--- bits of a message type id among 'n' types (bits_required(0, n - 1))
-local function idbits(n)
-  local b = 0
-  while n - 1 >= 1 << b do b = b + 1 end
-  return b
-end
-
 -- bitwire.diff(old, new) -> report
 function M.diff(old, new)
-  local od, ofp = describe(old, "old")
-  local nd, nfp = describe(new, "new")
+  local op, np = describe(old, "old"), describe(new, "new")
   local report = setmetatable({ types_added = {}, types_removed = {},
-    changes = {}, old_fingerprint = ofp, new_fingerprint = nfp }, Report)
-  local otypes, ntypes, oid, nid = {}, {}, {}, {}
-  for i, t in ipairs(od.types) do otypes[t.name], oid[t.name] = t, i - 1 end
-  for i, t in ipairs(nd.types) do ntypes[t.name], nid[t.name] = t, i - 1 end
-  for _, t in ipairs(od.types) do
-    if not ntypes[t.name] then report.types_removed[#report.types_removed + 1] = t.name end
+    changes = {}, old_fingerprint = op.fingerprint,
+    new_fingerprint = np.fingerprint }, Report)
+  for _, t in ipairs(op.types) do
+    if not np.byname[t.name] then report.types_removed[#report.types_removed + 1] = t.name end
   end
-  for _, t in ipairs(nd.types) do
-    if not otypes[t.name] then
+  for _, t in ipairs(np.types) do
+    local o = op.byname[t.name]
+    if not o then
       report.types_added[#report.types_added + 1] = t.name
     else
-      difftype(report, t.name, otypes[t.name], t)
-      if oid[t.name] ~= nid[t.name] then
+      difftype(report, t.name, o, t, np.relative_tiers)
+      if o.message_id ~= t.message_id then
         report.changes[#report.changes + 1] = { type = t.name, op = "ids",
-          old = oid[t.name], new = nid[t.name], wire = true }
+          old = o.message_id, new = t.message_id, wire = true }
       end
     end
   end
-  local obits, nbits = idbits(#od.types), idbits(#nd.types)
-  if obits ~= nbits then
-    report.changes[#report.changes + 1] = { op = "id_bits", old = obits,
-      new = nbits, wire = true }
+  if op.typebits ~= np.typebits then
+    report.changes[#report.changes + 1] = { op = "id_bits", old = op.typebits,
+      new = np.typebits, wire = true }
   end
-  if ofp and nfp then
-    report.wire = ofp ~= nfp
-  else
-    report.wire = #report.types_added + #report.types_removed > 0
-    for _, c in ipairs(report.changes) do
-      if c.wire then report.wire = true end
-    end
-  end
+  report.wire = op.fingerprint ~= np.fingerprint
   return report
 end
 
@@ -282,7 +276,8 @@ function Report:text()
       l = string.format("%s: ~ field order %s -> %s", c.type,
         table.concat(c.old, ", "), table.concat(c.new, ", "))
     elseif c.op == "ids" then
-      l = string.format("%s: ~ message type id %d -> %d", c.type, c.old, c.new)
+      l = string.format("%s: ~ message type id %s -> %s", c.type,
+        c.old or "none", c.new or "none")
     elseif c.op == "id_bits" then
       l = string.format("~ message type ids take %d -> %d bits", c.old, c.new)
     end

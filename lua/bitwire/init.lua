@@ -14,31 +14,26 @@ M.frame_open = core.frame_open
 M.MAX_VALUES = core.MAX_VALUES  -- default of the decode option max_values
 M.serializer = require("bitwire.serializer").new
 
--- normalized descriptions of the schemas compiled in this state, for
--- s:description() and bitwire.diff; weak so schemas can still be collected
+-- the descriptions of schemas, rebuilt from their text on first use (a
+-- copy: the caller's table may change); weak so schemas can be collected
 local descriptions = setmetatable({}, { __mode = "k" })
 
--- bitwire.schema(description) -> compiled schema; raises on a bad description
--- with the type, the field and the problem.
-function M.schema(description)
-  local ok, norm = pcall(schema.normalize, description)
-  if not ok then error(norm, 2) end
-  local compiled
-  ok, compiled = pcall(core.compile, norm, schema.totext(norm))
+-- bitwire.schema(description [, {strict = true}]) -> compiled schema;
+-- raises on a bad description with the type, the field and the problem.
+function M.schema(description, opts)
+  local ok, compiled = pcall(schema.compile, description, opts)
   if not ok then error(compiled, 2) end
-  descriptions[compiled] = norm
   return compiled
 end
 
 -- Methods written in Lua join the C ones on every schema.
-local methods = getmetatable(core.compile(schema.normalize {
-  T = { { "x", "bool" } } })).__index
+local methods = getmetatable(core.compile { T = { { "x", "bool" } } }).__index
 
--- s:description() -> the normalized description (types sorted by name); a
--- schema adopted from another Lua state rebuilds it from the kept text.
+-- s:description() -> the description the schema was compiled from, as
+-- plain data (a copy); also for a schema adopted from another Lua state.
 function methods:description()
   local d = descriptions[self]
-  if d == nil then   -- adopted from another state: rebuild from the text
+  if d == nil then
     local text = self:_desc()
     if text == nil then return nil end
     d = schema.fromtext(text)
