@@ -9,6 +9,10 @@
 
 #include "bw.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define BW_NONE  UINT32_MAX    /* no name / no reference */
 
 /* Field kinds. The wire form of each is in WIRE.md, "Schemas". */
@@ -36,6 +40,8 @@ typedef struct bw_Field {
   uint8_t  optional;      /* a presence bit comes first */
   uint8_t  fixed;         /* ARRAY/BYTES: count fixed, not sent */
   uint8_t  hasdefault;
+  uint8_t  ctype;         /* INT/UINT/ENUM/TIERED in blobs: BW_C* + 1
+                             (bw_blob.h); 0: the smallest that holds it */
   uint8_t  clamp;         /* FLOAT: clamp out-of-range values, not raise */
   uint8_t  encoding;      /* SPARSE: BW_SP* */
   uint8_t  ntiers;        /* TIERED: number of tiers */
@@ -173,7 +179,8 @@ typedef struct bw_Value {
 /* A field's options, by name (bw_optionnames). */
 enum { BW_OMIN, BW_OMAX, BW_ORES, BW_OCLAMP, BW_OBITS, BW_OCOUNT, BW_OOF,
        BW_OVALUES, BW_OMAGIC, BW_OENCODING, BW_OTIERS, BW_OUNIT, BW_ODELTA,
-       BW_OOPTIONAL, BW_ODEFAULT, BW_OSINCE, BW_OREMOVED, BW_NOPTIONS };
+       BW_OCTYPE, BW_OOPTIONAL, BW_ODEFAULT, BW_OSINCE, BW_OREMOVED,
+       BW_NOPTIONS };
 extern const char *const bw_optionnames[BW_NOPTIONS + 1];
 /* Index of option 'k', or -1. */
 int bw_optionindex (const char *k, size_t len);
@@ -248,6 +255,10 @@ bw_Status bw_writetiered (bw_Writer *w, uint64_t v, uint64_t min, uint64_t max,
                           const uint8_t *bits, unsigned n);
 uint64_t  bw_readtiered (bw_Reader *r, uint64_t min, uint64_t max,
                          const uint8_t *bits, unsigned n);
+/* Upper end of tier 'i' (of 'n') when it starts at 'lo' (for code that
+** walks the tiers itself, as generated serialize.h functions do). */
+uint64_t  bw_tierhi (uint64_t lo, uint64_t max, const uint8_t *bits,
+                     unsigned i, unsigned n);
 /* Bits bw_writetiered spends on 'v'. */
 unsigned  bw_tieredbits (uint64_t v, uint64_t min, uint64_t max,
                          const uint8_t *bits, unsigned n);
@@ -312,5 +323,9 @@ int       bw_readquatdiff (bw_Reader *r, const bw_Field *f,
 int       bw_qfloatexact (const bw_QFloat *q);
 
 /* }========================================================== */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
