@@ -171,6 +171,7 @@ static int readrange (Ctx *c, const bw_Field *f, const char *what,
 }
 
 static void pushkept (Ctx *c, const bw_Field *f, int idx);
+static int decrelative (Ctx *c, const bw_Field *f, int b);
 
 /* Protected call (schema, field index, value, version): encode the value
 ** as that field into the schema's writer, raising where it does not fit. */
@@ -372,13 +373,20 @@ static int decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   return reuse ? 2 : 1;
 }
 
-static int decquat (Ctx *c, const bw_Field *f, int into) {
-  uint32_t q[4];
+/* A quaternion the reader refused: truncated, or a code no encoder makes
+** (so every decoded quaternion encodes back to its own bits). */
+static int quatfail (Ctx *c) {
+  if (c->r.status != BW_ERANGE) return bw_readfail(c);
+  return bw_decfail(c, BW_ERANGE, c->r.errpos, "quaternion code not in "
+                    "canonical form");
+}
+
+/* Push the quaternion of code 'q', or refill the table at 'into' with it
+** (returns 2). */
+static int pushquat (Ctx *c, const bw_Field *f, const uint32_t q[4],
+                     int into) {
   double v[4];
   int i;
-  q[0] = (uint32_t)bw_readbits(&c->r, 2);
-  for (i = 1; i < 4; i++) q[i] = (uint32_t)bw_readbits(&c->r, f->nbits);
-  if (c->r.status != BW_OK) return bw_readfail(c);
   if (!bw_decspend(c, 5)) return 0;
   bw_quatdecode(&f->q, q, v);
   if (into != 0 && claim(c, into)) {
@@ -394,6 +402,12 @@ static int decquat (Ctx *c, const bw_Field *f, int into) {
     lua_rawseti(c->L, -2, i + 1);
   }
   return 1;
+}
+
+static int decquat (Ctx *c, const bw_Field *f, int into) {
+  uint32_t q[4];
+  if (!bw_readquat(&c->r, &f->q, q)) return quatfail(c);
+  return pushquat(c, f, q, into);
 }
 
 /* Push the value of field 'f'. 'into' is the stack index of the old value
@@ -423,6 +437,10 @@ static INLINE int pushfixed (Ctx *c, const bw_Field *f, uint64_t u,
     case BW_KBOOL:
       lua_pushboolean(L, (int)u);
       return 1;
+    case BW_KANGLE:
+      lua_pushnumber(L, (lua_Number)bw_angledecode((uint32_t)u, f->dmax,
+                                                   f->nbits));
+      return 1;
     default:  /* BW_KFLOAT */
       if (u > f->q.miv)
         return bw_decfail(c, BW_ERANGE, start, "quantized %" PRIu64
@@ -439,7 +457,8 @@ static int decleaf (Ctx *c, const bw_Field *f) {
   bw_Reader *r = &c->r;
   int64_t v;
   switch (f->kind) {
-    case BW_KINT: case BW_KENUM: case BW_KUINT: case BW_KBOOL: case BW_KFLOAT: {
+    case BW_KINT: case BW_KENUM: case BW_KUINT: case BW_KBOOL: case BW_KFLOAT:
+    case BW_KANGLE: {
       uint64_t start = r->pos;
       uint64_t u = bw_readbits(r, f->kind == BW_KFLOAT ? f->q.nbits
                                   : f->kind == BW_KBOOL ? 1 : f->nbits);
@@ -1015,10 +1034,45 @@ static int decdeltaarray (Ctx *c, const bw_Field *f, int bidx) {
   return 1;
 }
 
+/* delta = "relative" (see encrelative): push the value sent as a difference
+** from the baseline value at 'b'. Returns 1, 0 on failure, or -1 when 'b'
+** is no value to start from and the value comes whole. */
+static int decrelative (Ctx *c, const bw_Field *f, int b) {
+  lua_State *L = c->L;
+  uint64_t start = c->r.pos;
+  if (f->kind == BW_KQUAT) {
+    uint32_t base[4], code[4];
+    if (!bw_quatof(f, L, b, base)) return -1;
+    if (!bw_readquatdiff(&c->r, f, base, code)) return quatfail(c);
+    return pushquat(c, f, code, 0);
+  }
+  else {
+    bw_Diff d;
+    double bx = (double)lua_tonumber(L, b);
+    uint64_t u;
+    if (lua_type(L, b) != LUA_TNUMBER
+        || (f->kind == BW_KANGLE && !isfinite(bx)))
+      return -1;
+    bw_fielddiff(f, &d);
+    u = bw_readdiff(&c->r, &d, f->kind == BW_KANGLE
+                    ? bw_angleencode(bx, f->dmax, f->nbits)
+                    : bw_qfloatencode(&f->q, bx));
+    if (c->r.status == BW_ERANGE)
+      return bw_decfail(c, BW_ERANGE, start, "difference from the baseline "
+                        "leaves the range");
+    if (c->r.status != BW_OK) return bw_readfail(c);
+    return pushfixed(c, f, u, start);
+  }
+}
+
 /* A changed value of field 'f' against its baseline value at 'bidx':
 ** records, arrays and sparse arrays as deltas when the baseline has one,
 ** anything else in full. */
 static int decdeltavalue (Ctx *c, const bw_Field *f, int bidx) {
+  if (f->relative) {  /* a difference from the baseline value, if usable */
+    int rel = decrelative(c, f, bidx);
+    if (rel >= 0) return rel;
+  }
   if (lua_istable(c->L, bidx)) {
     switch (f->kind) {
       case BW_KSTRUCT: return bw_decdeltastruct(c, f->ref, bidx);
@@ -1082,7 +1136,7 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
         if (c->r.status != BW_OK) return bw_readfail(c);
       }
       if (!present) lua_pushnil(L);
-      else if (f->kind < BW_KARRAY) {  /* no baseline needed */
+      else if (f->kind < BW_KARRAY && !f->relative) {  /* no baseline needed */
         if (!decleaf(c, f)) return 0;
       }
       else {

@@ -22,7 +22,7 @@ void bw_pushdefault (Ctx *c, const bw_Field *f) {
   lua_State *L = c->L;
   switch (f->kind) {
     case BW_KBOOL: lua_pushboolean(L, (int)f->def.i); break;
-    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64:
+    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KANGLE:
       lua_pushnumber(L, (lua_Number)f->def.d);
       break;
     case BW_KENUM: case BW_KSTRING: case BW_KBYTES:
@@ -82,6 +82,7 @@ static void writerel (Ctx *c, const bw_Field *f, uint64_t prev, uint64_t cur) {
 
 
 
+static int encrelative (Ctx *c, const bw_Field *f, int v, int b);
 static void encdeltavalue (Ctx *c, const bw_Field *f, int idx, int bidx);
 
 /* Is slot 'i' sent? Present, or with a baseline at 'bidx', different. */
@@ -193,10 +194,10 @@ static void encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
   if (enc == BW_SPRELATIVE) writerel(c, f, (uint64_t)prev, (uint64_t)n + 1);
 }
 
-static void encquat (Ctx *c, const bw_Field *f, int idx) {
+/* The code of the quaternion at 'idx'. */
+static void quatcode (Ctx *c, const bw_Field *f, int idx, uint32_t q[4]) {
   lua_State *L = c->L;
   double v[4];
-  uint32_t q[4];
   int i;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table {x, y, z, w}");
   if (lua_rawlen(L, idx) != 4)
@@ -210,8 +211,55 @@ static void encquat (Ctx *c, const bw_Field *f, int idx) {
   }
   if (!bw_quatencode(&f->q, v, q))
     bw_encerror(c, "quaternion has no length (or is not finite)");
-  bw_writebits(c->w, q[0], 2);
-  for (i = 1; i < 4; i++) bw_writebits(c->w, q[i], f->nbits);
+}
+
+static void encquat (Ctx *c, const bw_Field *f, int idx) {
+  uint32_t q[4];
+  quatcode(c, f, idx, q);
+  bw_writequat(c->w, &f->q, q);
+}
+
+/* The code of a FLOAT or ANGLE value at 'idx' (of Lua type 'tt'). */
+static uint32_t numcode (Ctx *c, const bw_Field *f, int idx, int tt) {
+  double x = checknum(c, idx, tt);
+  if (f->kind == BW_KANGLE) {
+    if (!isfinite(x)) bw_encerror(c, "angle %f is not finite", (lua_Number)x);
+    return bw_angleencode(x, f->dmax, f->nbits);
+  }
+  if (!(x >= f->dmin && x <= f->dmax) && !f->clamp)
+    bw_encerror(c, "%f out of range [%f, %f]", (lua_Number)x,
+             (lua_Number)f->dmin, (lua_Number)f->dmax);
+  return bw_qfloatencode(&f->q, x);
+}
+
+/* delta = "relative": the value at 'v' as a difference from the baseline
+** value at 'b' (WIRE.md). Returns 0, writing nothing, when 'b' is not a
+** value to start from: the caller sends the value whole. The decoder makes
+** the same choice from its copy of the baseline. */
+static int encrelative (Ctx *c, const bw_Field *f, int v, int b) {
+  lua_State *L = c->L;
+  if (f->kind == BW_KQUAT) {
+    uint32_t base[4], code[4];
+    if (!bw_quatof(f, L, b, base)) return 0;
+    quatcode(c, f, v, code);
+    bw_writequatdiff(c->w, f, base, code);
+  }
+  else {
+    bw_Diff d;
+    double bx = (double)lua_tonumber(L, b);
+    uint32_t base;
+    if (lua_type(L, b) != LUA_TNUMBER
+        || (f->kind == BW_KANGLE && !isfinite(bx)))
+      return 0;
+    base = f->kind == BW_KANGLE ? bw_angleencode(bx, f->dmax, f->nbits)
+                                : bw_qfloatencode(&f->q, bx);
+    bw_fielddiff(f, &d);
+    bw_writediff(c->w, &d, base, numcode(c, f, v, lua_type(L, v)));
+  }
+  if (c->w->status != BW_OK)
+    bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
+             (lua_Integer)c->w->maxbytes);
+  return 1;
 }
 
 /* The bits of fixed-width scalar 'f' (fixedscalar) for the value at 'idx'
@@ -238,13 +286,8 @@ static INLINE uint64_t fixedvalue (Ctx *c, const bw_Field *f, int idx,
     case BW_KBOOL:
       if (tt != LUA_TBOOLEAN) bw_enctype(c, idx, "a boolean");
       return (uint64_t)lua_toboolean(c->L, idx);
-    case BW_KFLOAT: {
-      double x = checknum(c, idx, tt);
-      if (!(x >= f->dmin && x <= f->dmax) && !f->clamp)
-        bw_encerror(c, "%f out of range [%f, %f]", (lua_Number)x,
-                 (lua_Number)f->dmin, (lua_Number)f->dmax);
-      return bw_qfloatencode(&f->q, x);
-    }
+    case BW_KFLOAT:
+      return numcode(c, f, idx, tt);
     default: {  /* BW_KENUM */
       size_t len, i, n = (size_t)f->max + 1;
       const char *s = checkstr(c, idx, tt, &len);
@@ -266,6 +309,9 @@ static void encleaf (Ctx *c, const bw_Field *f, int idx, int tt) {
   switch (f->kind) {
     case BW_KINT: case BW_KUINT: case BW_KBOOL: case BW_KFLOAT: case BW_KENUM:
       bw_writebits(w, fixedvalue(c, f, idx, tt), fixedbits(f));
+      break;
+    case BW_KANGLE:
+      bw_writebits(w, numcode(c, f, idx, tt), f->nbits);
       break;
     case BW_KFLOAT32:  /* as w:float: beyond float32's range, infinity */
       bw_writefloat(w, bw_tofloat32(checknum(c, idx, tt)));
@@ -519,7 +565,7 @@ static int encdeltafield (Ctx *c, const bw_Field *f, int v, int vt, int b,
   if (changed) {
     if (f->optional) bw_writebits(w, vt != LUA_TNIL, 1);
     if (vt != LUA_TNIL) {
-      if (bt == LUA_TTABLE) encdelta(c, f, v, b);
+      if (bt == LUA_TTABLE || f->relative) encdelta(c, f, v, b);
       else if (f->kind < BW_KARRAY) encleaf(c, f, v, vt);
       else bw_encvalue(c, f, v, vt);
     }
@@ -567,6 +613,7 @@ static void encdeltavalue (Ctx *c, const bw_Field *f, int idx, int bidx) {
 /* encdeltavalue's work; returns 0 for a record or an array in which
 ** nothing changed (anything else: 1). */
 static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx) {
+  if (f->relative && encrelative(c, f, idx, bidx)) return 1;
   if (lua_istable(c->L, bidx)) {
     switch (f->kind) {
       case BW_KSTRUCT: return bw_encdeltastruct(c, f->ref, idx, bidx);

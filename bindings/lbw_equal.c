@@ -74,7 +74,7 @@ static int equalslots (Ctx *c, const bw_Field *e, int a, int b,
   return 1;
 }
 
-static int quatof (const bw_Field *f, lua_State *L, int idx, uint32_t q[4]) {
+int bw_quatof (const bw_Field *f, lua_State *L, int idx, uint32_t q[4]) {
   double v[4];
   int i;
   if (!lua_istable(L, idx)) return 0;
@@ -95,13 +95,19 @@ static int equalvalue (Ctx *c, const bw_Field *f, int a, int b) {
       return ta == LUA_TNUMBER
         && bw_qfloatencode(&f->q, (double)lua_tonumber(L, a))
            == bw_qfloatencode(&f->q, (double)lua_tonumber(L, b));
+    case BW_KANGLE: {
+      double x = (double)lua_tonumber(L, a), y = (double)lua_tonumber(L, b);
+      return ta == LUA_TNUMBER && isfinite(x) && isfinite(y)
+        && bw_angleencode(x, f->dmax, f->nbits)
+           == bw_angleencode(y, f->dmax, f->nbits);
+    }
     case BW_KFLOAT32: case BW_KFLOAT64: {
       double x = (double)lua_tonumber(L, a), y = (double)lua_tonumber(L, b);
       return ta == LUA_TNUMBER && (x == y || (x != x && y != y));
     }
     case BW_KQUAT: {
       uint32_t qa[4], qb[4];
-      return quatof(f, L, a, qa) && quatof(f, L, b, qb)
+      return bw_quatof(f, L, a, qa) && bw_quatof(f, L, b, qb)
         && memcmp(qa, qb, sizeof(qa)) == 0;
     }
     case BW_KARRAY: {

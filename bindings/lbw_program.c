@@ -57,7 +57,7 @@ static void setdefault (lua_State *L, const bw_Schema *S, const bw_Field *f) {
   if (!f->hasdefault) return;
   switch (f->kind) {
     case BW_KBOOL: lua_pushboolean(L, (int)f->def.i); break;
-    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64:
+    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KANGLE:
       lua_pushnumber(L, (lua_Number)f->def.d);
       break;
     case BW_KENUM: case BW_KSTRING: case BW_KBYTES:

@@ -381,6 +381,11 @@ static int filldelta (Ctx *x, bw_Field *F, const bw_FieldSpec *f) {
   if (F->kind == BW_KQUAT && F->nbits > 22)
     return fail(x, "a relative quat needs bits <= 22 (float32 holds no finer "
                 "steps)");
+  /* both ends quantize their own copy of the baseline: every code must
+  ** decode and encode back to itself */
+  if (F->kind == BW_KFLOAT && !bw_qfloatexact(&F->q))
+    return fail(x, "delta = \"relative\" needs a float whose steps float32 "
+                "can hold (a coarser res or a narrower range)");
   F->relative = 1;
   if (t->type == BW_VNONE) {
     memcpy(F->tierbits, reltiers, sizeof(reltiers));

@@ -12,6 +12,7 @@
 */
 
 #include <math.h>
+#include <string.h>
 
 #include "bw_schema.h"
 
@@ -95,7 +96,8 @@ void bw_quatinit (bw_QFloat *q, unsigned bits) {
   q->nbits = bits;
 }
 
-int bw_quatencode (const bw_QFloat *q, const double in[4], uint32_t out[4]) {
+/* The smallest-three code of 'in', before bw_quatencode makes it canonical. */
+static int quatraw (const bw_QFloat *q, const double in[4], uint32_t out[4]) {
   double len = 0, v[4];
   unsigned i, k = 0, largest = 0;
   for (i = 0; i < 4; i++) len += in[i] * in[i];
@@ -113,6 +115,56 @@ int bw_quatencode (const bw_QFloat *q, const double in[4], uint32_t out[4]) {
   return 1;
 }
 
+int bw_quatcanonical (const bw_QFloat *q, const uint32_t code[4]) {
+  double v[4], sum = 0, big = 0;
+  uint32_t again[4];
+  int i;
+  if (code[0] > 3 || code[1] > q->miv || code[2] > q->miv || code[3] > q->miv)
+    return 0;
+  /* The common case, cheaply: the rebuilt largest component clearly wins
+  ** (renormalising keeps that order), and on an exact grid the others
+  ** decode to float32 values that renormalising moves by far less than a
+  ** float32 ulp, so they encode back to their codes. */
+  for (i = 1; i < 4; i++) {
+    double g = (double)bw_qfloatdecode(q, code[i]);
+    sum += g * g;
+    if (fabs(g) > big) big = fabs(g);
+  }
+  if (q->nbits <= BW_QUATEXACT && sum < 1 && sqrt(1 - sum) > big * (1 + 1e-9))
+    return 1;
+  bw_quatdecode(q, code, v);
+  return quatraw(q, v, again) && memcmp(code, again, sizeof(again)) == 0;
+}
+
+/* Rounding can lift a small component to the rebuilt largest one, and then
+** the decoded value would encode with another index: move such components
+** a step towards zero until the code comes back from its own decode. */
+int bw_quatencode (const bw_QFloat *q, const double in[4], uint32_t out[4]) {
+  int round;
+  if (!quatraw(q, in, out)) return 0;
+  if (q->nbits > BW_QUATEXACT) return 1;
+  for (round = 0; round < 16 && !bw_quatcanonical(q, out); round++) {
+    double v[4];
+    uint32_t again[4];
+    unsigned i, k = 0, largest = out[0];
+    bw_quatdecode(q, out, v);
+    quatraw(q, v, again);  /* v has length 1 */
+    if (again[0] == largest) {  /* not for exact grids: keep its own code */
+      memcpy(out, again, sizeof(again));
+      continue;
+    }
+    for (i = 0; i < 4; i++) {
+      if (i == largest) continue;
+      k++;
+      if (fabs(v[i]) >= v[largest]) {  /* codes above the middle are > 0 */
+        if (v[i] > 0) out[k]--;
+        else out[k]++;
+      }
+    }
+  }
+  return 1;
+}
+
 void bw_quatdecode (const bw_QFloat *q, const uint32_t in[4], double out[4]) {
   double sum = 0, len = 0;
   unsigned i, k = 0, largest = in[0] & 3;
@@ -125,6 +177,188 @@ void bw_quatdecode (const bw_QFloat *q, const uint32_t in[4], double out[4]) {
   for (i = 0; i < 4; i++) len += out[i] * out[i];
   len = sqrt(len);
   for (i = 0; i < 4; i++) out[i] /= len;  /* len >= 1: never zero */
+}
+
+/* }========================================================== */
+
+bw_Status bw_writequat (bw_Writer *w, const bw_QFloat *q,
+                        const uint32_t code[4]) {
+  int i;
+  bw_writebits(w, code[0], 2);
+  for (i = 1; i < 4; i++) bw_writebits(w, code[i], q->nbits);
+  return w->status;
+}
+
+int bw_readquat (bw_Reader *r, const bw_QFloat *q, uint32_t code[4]) {
+  uint64_t start = r->pos;
+  int i;
+  code[0] = (uint32_t)bw_readbits(r, 2);
+  for (i = 1; i < 4; i++) code[i] = (uint32_t)bw_readbits(r, q->nbits);
+  if (r->status != BW_OK) return 0;
+  if (q->nbits <= BW_QUATEXACT && !bw_quatcanonical(q, code)) {
+    r->pos = start;
+    return bw_readerfail(r, BW_ERANGE);
+  }
+  return 1;
+}
+
+
+/* {===================== angles ===================== */
+
+uint32_t bw_angleencode (double x, double period, unsigned bits) {
+  double steps = ldexp(1.0, (int)bits);
+  double t = fmod(x, period), u;
+  if (t < 0) t += period;  /* may round up to the period: step 2^bits */
+  u = floor(t / period * steps + 0.5);
+  if (!(u < steps)) u = 0;  /* also NaN, for an infinite x */
+  return (uint32_t)u;
+}
+
+double bw_angledecode (uint32_t q, double period, unsigned bits) {
+  return (double)q * period / ldexp(1.0, (int)bits);
+}
+
+/* }========================================================== */
+
+
+/* {===================== relative differences ===================== */
+
+void bw_fielddiff (const bw_Field *f, bw_Diff *d) {
+  static const uint8_t deftiers[BW_NRELTIERS] = BW_RELTIERS;
+  if (f->kind == BW_KANGLE) {
+    d->nbits = f->nbits;
+    d->top = (UINT64_C(1) << f->nbits) - 1;
+  }
+  else {
+    d->nbits = f->q.nbits;
+    d->top = f->q.miv;
+  }
+  d->wrap = f->kind == BW_KANGLE;
+  d->tiers = f->ntiers > 0 ? f->tierbits : deftiers;
+  d->ntiers = f->ntiers > 0 ? f->ntiers : BW_NRELTIERS;
+}
+
+/* z of 'v' from 'base'. */
+static uint64_t zigzag (const bw_Diff *d, uint64_t base, uint64_t v) {
+  uint64_t u = v - base;  /* modulo 2^64 */
+  int neg;
+  if (d->wrap) {
+    u &= d->top;  /* the period is top + 1, a power of two */
+    neg = u > d->top / 2;
+    if (neg) u = d->top - u;  /* |d| - 1 */
+    return neg ? 2 * u + 1 : 2 * u;
+  }
+  neg = v < base;
+  return neg ? 2 * (base - v) - 1 : 2 * u;
+}
+
+/* The tier holding z (d->ntiers: none shorter than the escape), and the
+** first z of that tier in '*lo'. */
+static unsigned pick (const bw_Diff *d, uint64_t z, uint64_t *lo) {
+  uint64_t first = 0;
+  unsigned i;
+  for (i = 0; i < d->ntiers; i++) {
+    uint64_t size = UINT64_C(1) << d->tiers[i];
+    if (z - first < size) {
+      *lo = first;
+      return i + 1 + d->tiers[i] < d->ntiers + d->nbits ? i : d->ntiers;
+    }
+    first += size;
+  }
+  return d->ntiers;
+}
+
+unsigned bw_diffbits (const bw_Diff *d, uint64_t base, uint64_t v) {
+  uint64_t lo;
+  unsigned i = pick(d, zigzag(d, base, v), &lo);
+  return i < d->ntiers ? i + 1 + d->tiers[i] : d->ntiers + d->nbits;
+}
+
+bw_Status bw_writediff (bw_Writer *w, const bw_Diff *d, uint64_t base,
+                        uint64_t v) {
+  uint64_t lo = 0, z;
+  unsigned i;
+  if (v > d->top || base > d->top) return bw_writerfail(w, BW_ERANGE);
+  z = zigzag(d, base, v);
+  i = pick(d, z, &lo);
+  bw_writebits(w, 0, i);  /* i <= BW_MAXTIERS zero bits */
+  if (i == d->ntiers) return bw_writebits(w, v, d->nbits);
+  bw_writebits(w, 1, 1);
+  return bw_writebits(w, z - lo, d->tiers[i]);
+}
+
+uint64_t bw_readdiff (bw_Reader *r, const bw_Diff *d, uint64_t base) {
+  uint64_t start = r->pos, first = 0, z, v;
+  unsigned i;
+  for (i = 0; i < d->ntiers; i++) {
+    if (bw_readbits(r, 1)) break;
+    first += UINT64_C(1) << d->tiers[i];
+  }
+  if (i == d->ntiers) v = bw_readbits(r, d->nbits);
+  else {
+    uint64_t mag;
+    z = first + bw_readbits(r, d->tiers[i]);
+    mag = z >> 1;  /* |difference|, or |difference| - 1 when negative */
+    if (d->wrap)
+      v = (z & 1 ? base - mag - 1 : base + mag) & d->top;
+    else if (z & 1)
+      v = mag < base ? base - mag - 1 : UINT64_MAX;  /* below 0: refused */
+    else
+      v = mag <= d->top - base ? base + mag : UINT64_MAX;
+  }
+  if (r->status != BW_OK) return 0;
+  if (v > d->top || base > d->top) {
+    r->pos = start;
+    return (uint64_t)bw_readerfail(r, BW_ERANGE);
+  }
+  return v;
+}
+
+bw_Status bw_writequatdiff (bw_Writer *w, const bw_Field *f,
+                            const uint32_t base[4], const uint32_t code[4]) {
+  bw_Diff d;
+  int i;
+  if (base[0] != code[0]) {
+    bw_writebits(w, 0, 1);
+    return bw_writequat(w, &f->q, code);
+  }
+  bw_fielddiff(f, &d);
+  bw_writebits(w, 1, 1);
+  for (i = 1; i < 4; i++) bw_writediff(w, &d, base[i], code[i]);
+  return w->status;
+}
+
+int bw_readquatdiff (bw_Reader *r, const bw_Field *f,
+                     const uint32_t base[4], uint32_t code[4]) {
+  uint64_t start = r->pos;
+  bw_Diff d;
+  int i;
+  if (!bw_readbits(r, 1)) return r->status == BW_OK && bw_readquat(r, &f->q,
+                                                                   code);
+  bw_fielddiff(f, &d);
+  code[0] = base[0];
+  for (i = 1; i < 4; i++) code[i] = (uint32_t)bw_readdiff(r, &d, base[i]);
+  if (r->status != BW_OK) return 0;
+  if (f->q.nbits <= BW_QUATEXACT && !bw_quatcanonical(&f->q, code)) {
+    r->pos = start;
+    return bw_readerfail(r, BW_ERANGE);
+  }
+  return 1;
+}
+
+/* The float32 operations of a decode then an encode err by at most
+** miv * (6 + M / delta) * 2^-24 steps (M the larger end's magnitude): under
+** half a step, no code can move. Other quantizers are scanned when they
+** have few codes, so a description cannot make compiling expensive. */
+int bw_qfloatexact (const bw_QFloat *q) {
+  double m = fabs((double)q->min) > fabs((double)q->min + (double)q->delta)
+             ? fabs((double)q->min) : fabs((double)q->min + (double)q->delta);
+  uint32_t i;
+  if ((double)q->miv * (8 + m / (double)q->delta) <= 4194304.0) return 1;
+  if (q->miv > (UINT32_C(1) << 16)) return 0;
+  for (i = 0; i <= q->miv; i++)
+    if (bw_qfloatencode(q, (double)bw_qfloatdecode(q, i)) != i) return 0;
+  return 1;
 }
 
 /* }========================================================== */

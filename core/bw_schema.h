@@ -31,8 +31,8 @@ enum { BW_SPMASK, BW_SPINDEX, BW_SPRELATIVE, BW_SPAUTO };
 
 #define BW_MAXTIERS 16
 /* Default tiers of a relative delta (delta = "relative" without tiers). */
-#define BW_RELTIERS   { 4, 7, 11 }
-#define BW_NRELTIERS  3
+#define BW_RELTIERS   { 3, 5, 7, 9 }
+#define BW_NRELTIERS  4
 #define BW_FUSEBITS 56   /* widest run of fields a decoder reads at once */
 
 typedef struct bw_Field {
@@ -266,10 +266,61 @@ unsigned  bw_tieredbits (uint64_t v, uint64_t min, uint64_t max,
 /* Quantizer of smallest-three components, 'bits' (2..31) each. */
 void bw_quatinit (bw_QFloat *q, unsigned bits);
 /* Normalize 'in' (x, y, z, w) and fill 'out' with the largest component's
-** index and the three quantized others. 0 if 'in' has no length. */
+** index and the three quantized others, in canonical form (below). 0 if
+** 'in' has no length. */
 int  bw_quatencode (const bw_QFloat *q, const double in[4], uint32_t out[4]);
 /* Rebuild a unit quaternion from bw_quatencode's output. */
 void bw_quatdecode (const bw_QFloat *q, const uint32_t in[4], double out[4]);
+/* Widest components whose codes are exact: up to it a code is canonical
+** when bw_quatdecode then bw_quatencode gives it back, every code
+** bw_quatencode makes is canonical, and readers refuse the others. Wider
+** components are finer than float32 can hold (SECURITY.md). */
+#define BW_QUATEXACT 22
+int  bw_quatcanonical (const bw_QFloat *q, const uint32_t code[4]);
+/* A code on the wire: the index in 2 bits, then the three in q->nbits
+** each. The reader fails with BW_ERANGE on a non-canonical code (at the
+** code's first bit) when q->nbits <= BW_QUATEXACT. */
+bw_Status bw_writequat (bw_Writer *w, const bw_QFloat *q,
+                        const uint32_t code[4]);
+int       bw_readquat (bw_Reader *r, const bw_QFloat *q, uint32_t code[4]);
+
+/* Angles: 'x' (finite) wrapped into [0, period) in 2^bits steps (1..32),
+** rounded to the nearest step; a step of 2^bits is 0 again. */
+uint32_t bw_angleencode (double x, double period, unsigned bits);
+double   bw_angledecode (uint32_t q, double period, unsigned bits);
+
+/* Relative differences (delta = "relative"): a quantized value 'v' sent
+** from its baseline's 'base', both in [0, top]. The signed difference (the
+** short way round when 'wrap': top + 1 is the period) is zigzagged, z = 2d
+** or -2d - 1; tier i of 'n' holds the next 2^tiers[i] values of z and is
+** announced by i zero bits and a one, then z - (its first) in tiers[i]
+** bits (widths 0..32, at most BW_MAXTIERS); n zero bits escape to 'v'
+** itself in 'nbits'. The writer takes the first tier that holds z when it
+** is shorter than the escape. WIRE.md. */
+typedef struct bw_Diff {
+  uint64_t top;
+  unsigned nbits, ntiers;
+  int wrap;
+  const uint8_t *tiers;
+} bw_Diff;
+/* The difference parameters of a relative FLOAT, QUAT or ANGLE field. */
+void      bw_fielddiff (const bw_Field *f, bw_Diff *d);
+bw_Status bw_writediff (bw_Writer *w, const bw_Diff *d, uint64_t base,
+                        uint64_t v);
+/* The value; BW_ERANGE (at the field's first bit) when it leaves [0, top]. */
+uint64_t  bw_readdiff (bw_Reader *r, const bw_Diff *d, uint64_t base);
+unsigned  bw_diffbits (const bw_Diff *d, uint64_t base, uint64_t v);
+/* A quaternion from its baseline: bool(same largest index), then the three
+** components as differences, or else the whole code (bw_writequat). */
+bw_Status bw_writequatdiff (bw_Writer *w, const bw_Field *f,
+                            const uint32_t base[4], const uint32_t code[4]);
+int       bw_readquatdiff (bw_Reader *r, const bw_Field *f,
+                           const uint32_t base[4], uint32_t code[4]);
+/* 1 if every code of 'q' decodes to a value that encodes back to it, the
+** condition for relative differences (the two ends quantize different
+** copies of the baseline): by an error bound, or by trying each code when
+** there are at most 2^16 + 1; 0 otherwise. */
+int       bw_qfloatexact (const bw_QFloat *q);
 
 /* }========================================================== */
 

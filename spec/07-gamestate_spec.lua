@@ -623,18 +623,48 @@ describe("quat", function ()
     assert.is_true(a[4] > 0.999)
   end)
 
-  it("renormalizes hostile components whose squares pass 1", function ()
+  -- issue 15 item 11: a decoded quaternion encodes back to its own bits;
+  -- codes no encoder makes (squares past 1, a small component above the
+  -- rebuilt largest) are refused at the code's first bit
+  it("refuses codes no encoder makes, so decode -> encode is a fixed point", function ()
     local w = bitwire.writer()
     w:bits(0, 2) w:bits(511, 9) w:bits(511, 9) w:bits(511, 9)
-    local q = s:decode("Q", w:tostring()).rot
-    assert.is_true(math.abs(len(q) - 1) < 1e-12)
-    assert.equal(0, q[1])
+    local v, msg, code = s:decode("Q", w:tostring())
+    assert.is_nil(v)
+    assert.equal("range", code)
+    assert.matches("rot: quaternion code not in canonical form %(bit 0%)", msg)
     local rand = lcg(13)
-    for _ = 1, 500 do
-      local v = s:decode("Q", randbytes(rand, 4))
-      assert.is_true(math.abs(len(v.rot) - 1) < 1e-12)
+    local accepted = 0
+    for _ = 1, 2000 do
+      local bytes = randbytes(rand, 4)
+      local got, _, why = s:decode("Q", bytes)
+      if got then
+        accepted = accepted + 1
+        assert.is_true(math.abs(len(got.rot) - 1) < 1e-12)
+        -- the 29 bits come back (the last 3 bits of the packet are padding)
+        local again = s:encode("Q", got)
+        assert.equal(bytes:sub(1, 3), again:sub(1, 3))
+        assert.equal(bytes:byte(4) & 0x1f, again:byte(4))
+      else
+        assert.equal("range", why)
+      end
     end
+    assert.is_true(accepted > 500 and accepted < 2000)
     fails("truncated", nil, s:decode("Q", "\0\0\0"))
+  end)
+
+  it("encodes near-ties between components to codes that come back", function ()
+    local r = lcg(29)
+    local function rand () return r(1 << 24) / (1 << 24) end
+    for _ = 1, 3000 do
+      local a = rand() * 2 - 1
+      local q = { a, a * (1 + (rand() - 0.5) * 1e-3), rand() * 2 - 1, rand() * 2 - 1 }
+      for _, name in ipairs { "Q", "Q15" } do
+        local bytes = s:encode(name, { rot = q })
+        local got = assert(s:decode(name, bytes))
+        assert.equal(bytes, s:encode(name, got))
+      end
+    end
   end)
 
   local BAD = {

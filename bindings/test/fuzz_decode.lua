@@ -139,6 +139,19 @@ local main = {
     { "entities", "array", of = "Entity", max = 64 },
     { "objects", "sparse", of = "Cube", max = 901 },
   },
+  -- angles and relative deltas (differences from the baseline)
+  Mover = {
+    { "x", "float", min = -256, max = 255, res = 1 / 512, delta = "relative" },
+    { "t", "float", min = 0, max = 1, res = 0.25, delta = "relative", tiers = { 0 },
+      optional = true },
+    { "yaw", "angle", bits = 10, delta = "relative" },
+    { "deg", "angle", bits = 5, unit = "deg", delta = "relative", tiers = { 0, 1, 32 } },
+    { "plain", "angle", bits = 32, optional = true },
+    { "rot", "quat", bits = 9, delta = "relative" },
+    { "r2", "quat", bits = 2, delta = "relative", tiers = { 1 } },
+    { "r22", "quat", bits = 22, delta = "relative", optional = true },
+  },
+  Movers = { { "m", "sparse", of = "Mover", max = 12 }, { "one", "Mover" } },
 }
 -- nesting at the limit (BW_MAXDEPTH, 32 levels): a chain of records, and a
 -- chain of sparse arrays of records (two levels a step)
@@ -561,6 +574,9 @@ local function genvalue (R, desc, f, depth)
   elseif k == "float" then
     if R.chance(0.2) then return R.pick { f.fmin, f.fmax } end
     return f.fmin + (f.fmax - f.fmin) * (R.int(1 << 20) / (1 << 20))
+  elseif k == "angle" then   -- any finite number wraps
+    if R.chance(0.3) then return R.pick { 0, f.period - 1e-9, -f.period / 3, 1e6 } end
+    return (R.int(1 << 20) / (1 << 20) - 0.5) * 4 * f.period
   elseif k == "float32" then
     return R.chance(0.5) and R.pick(F32) or (R.int(1 << 24) - (1 << 23)) / 64
   elseif k == "float64" then

@@ -128,7 +128,7 @@ end
 -- A smallest-three quaternion (core/bw_game.c bw_quatdecode).
 function Walk:quat(path, f)
   local r = self.r
-  local q = {}
+  local q, start = {}, r:pos()
   local v, msg, code = r:bits(2)
   if v == nil then return self:fail(path, msg, code) end
   local largest = v + 1
@@ -153,6 +153,32 @@ function Walk:quat(path, f)
   for i = 1, 4 do len = len + out[i] * out[i] end
   len = math.sqrt(len)
   for i = 1, 4 do out[i] = out[i] / len end
+  -- bits <= 22: the code must come back from its own decode (bw_readquat)
+  if f.bits <= 22 then
+    local f32, l2, big = r.f32, 0, 1
+    for i = 1, 4 do l2 = l2 + out[i] * out[i] end
+    l2 = math.sqrt(l2)
+    local w = {}
+    for i = 1, 4 do
+      w[i] = out[i] / l2
+      if math.abs(w[i]) > math.abs(w[big]) then big = i end
+    end
+    local ok, kk = big == largest and w[big] >= 0, 0
+    for i = 1, 4 do
+      if i ~= largest then
+        kk = kk + 1
+        local norm = f32(r, f32(r, f32(r, w[i]) - qmin) / qdelta)
+        if not (norm >= 0) then norm = 0 end
+        if norm > 1 then norm = 1 end
+        local c = math.floor(f32(r, f32(r, norm * f32(r, miv)) + 0.5))
+        if c > miv then c = miv end
+        if c ~= q[kk] then ok = false end
+      end
+    end
+    if not ok then
+      return self:fail(path, "quaternion code not in canonical form", "range", start)
+    end
+  end
   return out
 end
 
