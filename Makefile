@@ -28,12 +28,12 @@ BENCH_PKGS = lua-cjson lua-messagepack
 FUZZ_PKGS  = clang libclang-rt-14-dev
 
 CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_compile.c core/bw_game.c \
-           core/bw_gen.c core/bw_blob.c
+           core/bw_gen.c core/bw_blob.c core/bw_handle.c
 BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
            bindings/lbw_encode.c bindings/lbw_decode.c bindings/lbw_compile.c \
            bindings/lbw_methods.c bindings/lbw_frame.c bindings/lbw_share.c \
            bindings/lbw_program.c bindings/lbw_blob.c \
-           bindings/lbw_blobread.c
+           bindings/lbw_blobread.c bindings/lbw_sandbox.c
 CORE_HDR = core/bw.h core/bw_schema.h core/bw_gen.h core/bw_blob.h
 # the C library (see "bitwire as a C library" below)
 LIB_VERSION  = 0.1.0
@@ -129,13 +129,17 @@ build/test_%: core/test/test_%.c $(CORE_SRC) $(CORE_HDR) core/test/check.h
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_SRC) $(LIBS)
 
 C_TESTS = $(patsubst core/test/test_%.c,build/test_%,$(wildcard core/test/test_*.c)) \
-          build/test_share
+          build/test_share build/test_sandbox
 
 # schemas shared across lua_States and threads: links liblua (a test, not
 # the module) and requires bitwire from ./lua and ./build at run time
 LUA_LIBS ?= $(shell pkg-config --libs lua$(LUA_VERSION) 2>/dev/null)
 build/test_share: bindings/test/test_share.c core/test/check.h build/bitwire/core.so
 	$(CC) $(WARN) $(CFLAGS) -Icore/test $(LUA_CFLAGS) -pthread -o $@ $< $(LUA_LIBS)
+
+# reloads a definitions file while the host state runs out of memory
+build/test_sandbox: bindings/test/test_sandbox.c core/test/check.h build/bitwire/core.so
+	$(CC) $(WARN) $(CFLAGS) -Icore/test $(LUA_CFLAGS) -o $@ $< $(LUA_LIBS)
 
 # a blob written from Lua (bindings/test/blobmap.lua), mapped and read from
 # C through bitwire.gen.blob's header, under ASan and UBSan
@@ -244,14 +248,16 @@ sanitize: test-deps
 VALGRIND ?= valgrind --tool=memcheck --error-exitcode=99 --leak-check=full \
             --errors-for-leak-kinds=definite,indirect \
             --show-leak-kinds=definite,indirect
-valgrind: test-deps all build/test_share
+valgrind: test-deps all build/test_share build/test_sandbox
 	@$(VALGRIND) --log-file=build/valgrind-share.log ./build/test_share >/dev/null \
 	  || { cat build/valgrind-share.log; exit 1; }
+	@$(VALGRIND) --log-file=build/valgrind-sandbox.log ./build/test_sandbox >/dev/null \
+	  || { cat build/valgrind-sandbox.log; exit 1; }
 	@$(BUSTED_ENV) $(VALGRIND) --log-file=build/valgrind-spec.log $(BUSTED) -o TAP spec \
 	  >build/valgrind-spec.tap 2>&1 \
 	  || { grep -v '^ok ' build/valgrind-spec.tap | head -n 40; \
 	       grep -v '^==[0-9]*== *$$' build/valgrind-spec.log | head -n 80; exit 1; }
-	@echo "valgrind: test_share and $$(grep -c '^ok ' build/valgrind-spec.tap) specs," \
+	@echo "valgrind: test_share, test_sandbox and $$(grep -c '^ok ' build/valgrind-spec.tap) specs," \
 	  "$$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' build/valgrind-spec.log) errors," \
 	  "$$(grep -q 'All heap blocks were freed' build/valgrind-spec.log && echo 'all heap blocks freed' || echo 'no definite or indirect leaks')"
 

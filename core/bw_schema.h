@@ -84,12 +84,8 @@ typedef struct bw_Type {
                              scalars in all (a decoder reads them first) */
 } bw_Type;
 
-#define BW_SCHEMAMAGIC UINT32_C(0x62777363)  /* "bwsc": a live schema */
-
 typedef struct bw_Schema {
-  uint32_t  magic;        /* BW_SCHEMAMAGIC until freed */
   long      refs;
-  long      shares;       /* handles given out and not yet taken */
   uint32_t  ntypes, nfields, nnames;
   uint32_t  captypes, capfields, capnames;
   bw_Type  *types;
@@ -115,11 +111,15 @@ bw_Schema *bw_schemanew (void);
 /* Take and drop references; the last release frees. Thread-safe. */
 void bw_schemaretain (bw_Schema *S);
 void bw_schemarelease (bw_Schema *S);
-/* A handle for another owner: one more reference and one more share.
-** bw_schematake takes a share back (1), or finds none left (0): the handle
-** was already taken. Thread-safe. */
-void bw_schemashare (bw_Schema *S);
-int  bw_schematake (bw_Schema *S);
+/* The references 'S' has now: 1 when its one owner has not shared it. */
+long bw_schemarefs (bw_Schema *S);
+/* Handles, for another owner (bw_handle.c). bw_handlenew gives 'S' a new
+** handle id holding one more reference; 0 without memory. bw_handletake
+** ends handle 'id' and passes its reference to the caller: the schema, or
+** NULL if 'id' is not live (never given, or taken already), found without
+** touching any schema. Ids are never reused. Thread-safe. */
+uintptr_t  bw_handlenew (bw_Schema *S);
+bw_Schema *bw_handletake (uintptr_t id);
 
 /* Builders, before bw_schemaseal. Each returns an index, or BW_NONE when
 ** out of memory. Pointers into S->fields may move on the next append. */
