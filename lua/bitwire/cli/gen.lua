@@ -1,7 +1,7 @@
 -- `bitwire gen`: code from a definitions file.
 --   bitwire gen c defs.lua -o DIR [--name NAME] [--prefix P]  -> DIR/NAME.h, DIR/NAME.c
 --   bitwire gen serialize-h defs.lua [-o DIR] [--name NAME]   -> DIR/NAME.hpp
--- (a blob generator joins as `gen c --blob` when bitwire.gen.blob exists)
+--   bitwire gen c defs.lua -o DIR --blob                     -> DIR/NAME_blob.h (bitwire.gen.blob)
 local M = {}
 
 M.summary = "generate C (gen c) or serialize.h C++ (gen serialize-h) from definitions"
@@ -62,7 +62,8 @@ function M.run(args)
     if o.blob then
       local ok, blob = pcall(require, "bitwire.gen.blob")
       if not ok then error("gen c --blob: bitwire.gen.blob is not installed", 0) end
-      return blob.run(s, opts, dir)
+      write(dir .. "/" .. name .. "_blob.h", blob.generate(s, opts))
+      return 0
     end
     local out = bitwire.gen.c(s, opts)
     write(dir .. "/" .. name .. ".h", out.header)
