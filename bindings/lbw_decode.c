@@ -642,74 +642,158 @@ static INLINE int fixedfits (const bw_Field *f, uint64_t u) {
          || u <= (uint64_t)f->max - (uint64_t)f->min;
 }
 
-/* A flat record (bw_Type.flat) whose bits are all there, into the table at
-** 'tbl' ('reuse': refill it and the tables of its records): every scalar
-** is read and checked first, in field order (so a failure is the general
-** walk's), then the tables are filled. */
-static int decflat (Ctx *c, const bw_Type *ty, Frame *fr, int tbl,
-                    int reuse) {
-  lua_State *L = c->L;
-  const bw_Field *f = &c->S->fields[ty->first], *end = f + ty->count;
-  uint64_t val[MAXSCALARS], at[MAXSCALARS];
-  int k = 0;
-  for (; f < end; f++) {
-    if (f->kind == BW_KSTRUCT) {
-      const bw_Type *st = &c->S->types[f->ref];
-      const bw_Field *g = &c->S->fields[st->first], *gend = g + st->count;
-      uint64_t start = c->r.pos, u = bw_readbits(&c->r, g->fusebits);
-      setframe(fr, f);
-      if (!bw_decspend(c, 1 + (uint64_t)st->count)) return 0;
-      for (; g < gend; g++, k++) {
-        unsigned w = fixedbits(g);  /* < BW_FUSEBITS */
-        val[k] = u & ((UINT64_C(1) << w) - 1);
-        at[k] = start;
-        if (!fixedfits(g, val[k])) {
-          setframe(enterframe(c), g);
-          return pushfixed(c, g, val[k], start);
-        }
-        u >>= w;
-        start += w;
+/* {===================== flat plans ===================== */
+
+void bw_flatplanfree (FlatPlan *p) {
+  free(p->first);
+  free(p->ops);
+  p->first = NULL;
+  p->ops = NULL;
+}
+
+/* The op of fixed-width scalar 'f' (named, by markflat). */
+static FlatOp flatop (const bw_Field *f) {
+  FlatOp o;
+  o.kind = f->kind;
+  o.w = (uint8_t)fixedbits(f);
+  o.n = 0;
+  o.key = f->name;
+  o.lim = f->kind == BW_KFLOAT ? (uint64_t)f->q.miv
+        : f->kind == BW_KINT || f->kind == BW_KENUM
+          ? (uint64_t)f->max - (uint64_t)f->min : ~UINT64_C(0);
+  o.f = f;
+  return o;
+}
+
+/* Plan every flat type of 'S'; left empty without memory. */
+void bw_flatplanmake (FlatPlan *p, const bw_Schema *S) {
+  size_t nops = 0;
+  uint32_t t, k = 0;
+  p->first = NULL;
+  p->ops = NULL;
+  for (t = 0; t < S->ntypes; t++)  /* at most a record op per scalar */
+    if (S->types[t].flat > 0) nops += 2 * (size_t)S->types[t].flat;
+  if (nops == 0 || nops > UINT32_MAX) return;
+  p->first = (uint32_t *)malloc(((size_t)S->ntypes + 1) * sizeof(uint32_t));
+  p->ops = (FlatOp *)malloc(nops * sizeof(FlatOp));
+  if (p->first == NULL || p->ops == NULL) {
+    bw_flatplanfree(p);
+    return;
+  }
+  for (t = 0; t < S->ntypes; t++) {
+    const bw_Type *ty = &S->types[t];
+    const bw_Field *f = &S->fields[ty->first], *end = f + ty->count;
+    p->first[t] = k;
+    if (ty->flat == 0) continue;
+    for (; f < end; f++) {
+      if (f->kind == BW_KSTRUCT) {
+        const bw_Type *st = &S->types[f->ref];
+        const bw_Field *g = &S->fields[st->first], *gend = g + st->count;
+        FlatOp *o = &p->ops[k++];
+        o->kind = BW_KSTRUCT;
+        o->w = g->fusebits;
+        o->n = (uint16_t)st->count;  /* <= MAXFLAT */
+        o->key = f->name;
+        o->lim = 0;
+        o->f = f;
+        for (; g < gend; g++) p->ops[k++] = flatop(g);
       }
-    }
-    else {
-      at[k] = c->r.pos;
-      val[k] = bw_readbits(&c->r, fixedbits(f));
-      if (!fixedfits(f, val[k])) {
-        setframe(fr, f);
-        return pushfixed(c, f, val[k], at[k]);
-      }
-      k++;
+      else p->ops[k++] = flatop(f);
     }
   }
-  for (f -= ty->count, k = 0; f < end; f++) {
-    pushkey(c, f->name);
-    if (f->kind == BW_KSTRUCT) {
-      const bw_Type *st = &c->S->types[f->ref];
-      const bw_Field *g = &c->S->fields[st->first], *gend = g + st->count;
+  p->first[t] = k;
+}
+
+/* }========================================================== */
+
+/* Push the value of a flat op's raw bits 'u', checked against o->lim. */
+static INLINE void pushflat (Ctx *c, const FlatOp *o, uint64_t u) {
+  lua_State *L = c->L;
+  switch (o->kind) {
+    case BW_KFLOAT:
+      lua_pushnumber(L, (lua_Number)bw_qfloatdecode(&o->f->q, (uint32_t)u));
+      break;
+    case BW_KINT: {
+      uint64_t val = (uint64_t)o->f->min + u;
+      lua_pushinteger(L, (lua_Integer)(val <= (uint64_t)INT64_MAX
+                                       ? (int64_t)val : -(int64_t)(~val) - 1));
+      break;
+    }
+    case BW_KBOOL:
+      lua_pushboolean(L, (int)u);
+      break;
+    case BW_KENUM:
+      pushkey(c, o->f->ref + (uint32_t)u);
+      break;
+    default:  /* BW_KUINT */
+      lua_pushinteger(L, (lua_Integer)(u <= (uint64_t)INT64_MAX ? (int64_t)u
+                                       : -(int64_t)(~u) - 1));
+  }
+}
+
+/* A flat record (bw_Type.flat) of type 't' whose bits are all there, into
+** the table at 'tbl' ('reuse': refill it and the tables of its records),
+** along its plan: every scalar is read and checked first, then the tables
+** are filled. 0 when a value is out of range or the records would pass
+** max_values, with nothing read or pushed: the general walk then reports
+** it, with its path. */
+static int decflat (Ctx *c, uint32_t t, int tbl, int reuse) {
+  lua_State *L = c->L;
+  const FlatOp *op = &c->plan->ops[c->plan->first[t]];
+  const FlatOp *o, *oend = &c->plan->ops[c->plan->first[t + 1]];
+  uint64_t val[MAXSCALARS], spend = 0, pos = c->r.pos;
+  int k = 0, top;
+  for (o = op; o < oend; o++) {
+    if (o->kind == BW_KSTRUCT) {
+      const FlatOp *gend = o + 1 + o->n;
+      uint64_t u = bw_readbits(&c->r, o->w);
+      spend += 1 + (uint64_t)o->n;
+      for (o++; o < gend; o++, k++) {
+        val[k] = u & ((UINT64_C(1) << o->w) - 1);  /* w < BW_FUSEBITS */
+        if (val[k] > o->lim) goto refused;
+        u >>= o->w;
+      }
+      o--;
+    }
+    else {
+      val[k] = bw_readbits(&c->r, o->w);
+      if (val[k++] > o->lim) goto refused;
+    }
+  }
+  if (spend > c->values) goto refused;
+  c->values -= spend;
+  top = lua_gettop(L);  /* a record's table goes at top + 1 */
+  for (o = op, k = 0; o < oend; o++) {
+    pushkey(c, o->key);
+    if (o->kind == BW_KSTRUCT) {
+      const FlatOp *gend = o + 1 + o->n;
       int inplace = reuse && lua_rawget(L, tbl) == LUA_TTABLE
-                    && claim(c, lua_gettop(L));
+                    && claim(c, top + 1);
       if (!inplace) {
         if (reuse) {
           lua_pop(L, 1);
-          pushkey(c, f->name);
+          pushkey(c, o->key);
         }
-        lua_createtable(L, 0, (int)st->count);
+        lua_createtable(L, 0, (int)o->n);
       }
-      for (; g < gend; g++, k++) {
-        pushkey(c, g->name);
-        pushfixed(c, g, val[k], at[k]);  /* checked: cannot fail */
+      for (o++; o < gend; o++, k++) {
+        pushkey(c, o->key);
+        pushflat(c, o, val[k]);
         lua_rawset(L, -3);
       }
-      if (inplace) lua_pop(L, 1);
+      o--;
+      if (inplace) lua_settop(L, top);
       else lua_rawset(L, tbl);
     }
     else {
-      pushfixed(c, f, val[k], at[k]);
+      pushflat(c, o, val[k++]);
       lua_rawset(L, tbl);
-      k++;
     }
   }
   return 1;
+refused:
+  c->r.pos = pos;
+  return 0;
 }
 
 /* A fresh record of at most MAXSCALARS fixed-width scalar fields, some
@@ -781,8 +865,9 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
   else lua_pushnil(L);  /* where the table will be */
   base = lua_gettop(L);  /* the stack between fields */
   if (!reuse) tbl = base;
-  if (ty->flat && bw_bitsremaining(&c->r) >= ty->minbits) {
-    if (!decflat(c, ty, fr, tbl, reuse)) return 0;
+  if (ty->flat && c->plan->ops != NULL
+      && bw_bitsremaining(&c->r) >= ty->minbits
+      && decflat(c, t, tbl, reuse)) {
     c->nframes--;
     return reuse ? 2 : 1;
   }
