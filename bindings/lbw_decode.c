@@ -732,7 +732,8 @@ static INLINE void pushflat (Ctx *c, const FlatOp *o, uint64_t u) {
 }
 
 /* A flat record (bw_Type.flat) of type 't' whose bits are all there, into
-** the table at 'tbl' ('reuse': refill it and the tables of its records),
+** the table at 'tbl' (0: on top; 'reuse': refill it and the tables of its
+** records),
 ** along its plan: every scalar is read and checked first, then the tables
 ** are filled. 0 when a value is out of range or the records would pass
 ** max_values, with nothing read or pushed: the general walk then reports
@@ -742,11 +743,16 @@ static int decflat (Ctx *c, uint32_t t, int tbl, int reuse) {
   const FlatOp *op = &c->plan->ops[c->plan->first[t]];
   const FlatOp *o, *oend = &c->plan->ops[c->plan->first[t + 1]];
   uint64_t val[MAXSCALARS], spend = 0, pos = c->r.pos;
-  int k = 0, top;
+  /* away from the end of the input, reads need no checks */
+  int k = 0, top, fast = c->r.status == BW_OK
+                         && bw_bitsremaining(&c->r)
+                            >= c->S->types[t].minbits + 72;
+#define FLATREAD(w) (fast ? bw_readbitsfast(&c->r, (w)) \
+                          : bw_readbits(&c->r, (w)))
   for (o = op; o < oend; o++) {
     if (o->kind == BW_KSTRUCT) {
       const FlatOp *gend = o + 1 + o->n;
-      uint64_t u = bw_readbits(&c->r, o->w);
+      uint64_t u = FLATREAD(o->w);
       spend += 1 + (uint64_t)o->n;
       for (o++; o < gend; o++, k++) {
         val[k] = u & ((UINT64_C(1) << o->w) - 1);  /* w < BW_FUSEBITS */
@@ -756,13 +762,15 @@ static int decflat (Ctx *c, uint32_t t, int tbl, int reuse) {
       o--;
     }
     else {
-      val[k] = bw_readbits(&c->r, o->w);
+      val[k] = FLATREAD(o->w);
       if (val[k++] > o->lim) goto refused;
     }
   }
   if (spend > c->values) goto refused;
+#undef FLATREAD
   c->values -= spend;
   top = lua_gettop(L);  /* a record's table goes at top + 1 */
+  if (tbl == 0) tbl = top;
   for (o = op, k = 0; o < oend; o++) {
     pushkey(c, o->key);
     if (o->kind == BW_KSTRUCT) {
@@ -843,16 +851,16 @@ static int decscalarrecord (Ctx *c, const bw_Type *ty, Frame *fr) {
 /* Store the key and value on top in the record (deferred: leave them). */
 #define SETFIELD()  do { if (!defer) lua_rawset(L, tbl); } while (0)
 
-int bw_decstruct (Ctx *c, uint32_t t, int into) {
+/* bw_decstruct's general walk: 'reuse' when the table at 'into' is
+** claimed. Apart, so the flat records' path stays short. */
+static NOINLINE int decrecord (Ctx *c, uint32_t t, int into, int reuse) {
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
   const bw_Field *slow = f;  /* fields before it are read one by one */
-  int tbl, base, reuse, defer;
+  int tbl, base, defer;
   Frame *fr;
-  if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
-  reuse = into != 0 && claim(c, into);
   /* a fresh record with optional fields keeps its fields on the stack and
   ** makes its table at the end, sized by what came */
   defer = !reuse && ty->noptional > 0
@@ -865,12 +873,6 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
   else lua_pushnil(L);  /* where the table will be */
   base = lua_gettop(L);  /* the stack between fields */
   if (!reuse) tbl = base;
-  if (ty->flat && c->plan->ops != NULL
-      && bw_bitsremaining(&c->r) >= ty->minbits
-      && decflat(c, t, tbl, reuse)) {
-    c->nframes--;
-    return reuse ? 2 : 1;
-  }
   for (; f < end; f++) {
     if (f->fuse > 1 && f >= slow) {  /* a run of fixed fields: one read */
       const bw_Field *g = f, *gend = f + f->fuse;
@@ -961,6 +963,22 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
 }
 
 #undef SETFIELD
+
+int bw_decstruct (Ctx *c, uint32_t t, int into) {
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  int reuse;
+  if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
+  reuse = into != 0 && claim(c, into);
+  if (ty->flat && c->plan->ops != NULL
+      && bw_bitsremaining(&c->r) >= ty->minbits) {
+    /* none optional: nothing deferred; no frame, decflat cannot fail */
+    if (!reuse) lua_createtable(L, 0, (int)ty->count);
+    if (decflat(c, t, reuse ? into : 0, reuse)) return reuse ? 2 : 1;
+    if (!reuse) lua_pop(L, 1);  /* the general walk says what is wrong */
+  }
+  return decrecord(c, t, into, reuse);
+}
 
 
 /* Push a copy of the value at 'idx' of field 'f', which keepbaseline has
