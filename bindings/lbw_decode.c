@@ -646,8 +646,9 @@ static INLINE int fixedfits (const bw_Field *f, uint64_t u) {
 
 void bw_flatplanfree (FlatPlan *p) {
   free(p->first);
+  free(p->spend);
   free(p->ops);
-  p->first = NULL;
+  p->first = p->spend = NULL;
   p->ops = NULL;
 }
 
@@ -669,14 +670,15 @@ static FlatOp flatop (const bw_Field *f) {
 void bw_flatplanmake (FlatPlan *p, const bw_Schema *S) {
   size_t nops = 0;
   uint32_t t, k = 0;
-  p->first = NULL;
+  p->first = p->spend = NULL;
   p->ops = NULL;
   for (t = 0; t < S->ntypes; t++)  /* at most a record op per scalar */
     if (S->types[t].flat > 0) nops += 2 * (size_t)S->types[t].flat;
   if (nops == 0 || nops > UINT32_MAX) return;
   p->first = (uint32_t *)malloc(((size_t)S->ntypes + 1) * sizeof(uint32_t));
+  p->spend = (uint32_t *)calloc(S->ntypes, sizeof(uint32_t));
   p->ops = (FlatOp *)malloc(nops * sizeof(FlatOp));
-  if (p->first == NULL || p->ops == NULL) {
+  if (p->first == NULL || p->spend == NULL || p->ops == NULL) {
     bw_flatplanfree(p);
     return;
   }
@@ -696,6 +698,7 @@ void bw_flatplanmake (FlatPlan *p, const bw_Schema *S) {
         o->key = f->name;
         o->lim = 0;
         o->f = f;
+        p->spend[t] += 1 + st->count;
         for (; g < gend; g++) p->ops[k++] = flatop(g);
       }
       else p->ops[k++] = flatop(f);
@@ -733,48 +736,30 @@ static INLINE void pushflat (Ctx *c, const FlatOp *o, uint64_t u) {
 
 /* A flat record (bw_Type.flat) of type 't' whose bits are all there, into
 ** the table at 'tbl' (0: on top; 'reuse': refill it and the tables of its
-** records),
-** along its plan: every scalar is read and checked first, then the tables
-** are filled. 0 when a value is out of range or the records would pass
-** max_values, with nothing read or pushed: the general walk then reports
-** it, with its path. */
+** records), along its plan, in one pass. 0 when its records would pass
+** max_values (checked before anything is claimed) or a value is out of
+** range, with the reader, max_values and the stack as they were: the
+** general walk then reports it, with its path (the records refilled
+** before it are claimed, so it makes fresh ones: a failed decode into
+** leaves its table partly refilled). */
 static int decflat (Ctx *c, uint32_t t, int tbl, int reuse) {
   lua_State *L = c->L;
-  const FlatOp *op = &c->plan->ops[c->plan->first[t]];
-  const FlatOp *o, *oend = &c->plan->ops[c->plan->first[t + 1]];
-  uint64_t val[MAXSCALARS], spend = 0, pos = c->r.pos;
+  const FlatOp *o = &c->plan->ops[c->plan->first[t]];
+  const FlatOp *oend = &c->plan->ops[c->plan->first[t + 1]];
+  uint64_t pos = c->r.pos;
   /* away from the end of the input, reads need no checks */
-  int k = 0, top, fast = c->r.status == BW_OK
-                         && bw_bitsremaining(&c->r)
-                            >= c->S->types[t].minbits + 72;
+  int top = lua_gettop(L), fast = c->r.status == BW_OK
+        && bw_bitsremaining(&c->r) >= c->S->types[t].minbits + 72;
 #define FLATREAD(w) (fast ? bw_readbitsfast(&c->r, (w)) \
                           : bw_readbits(&c->r, (w)))
-  for (o = op; o < oend; o++) {
-    if (o->kind == BW_KSTRUCT) {
+  if (c->plan->spend[t] > c->values) return 0;  /* before any claim */
+  c->values -= c->plan->spend[t];
+  if (tbl == 0) tbl = top;
+  for (; o < oend; o++) {
+    pushkey(c, o->key);
+    if (o->kind == BW_KSTRUCT) {  /* one read for its scalars */
       const FlatOp *gend = o + 1 + o->n;
       uint64_t u = FLATREAD(o->w);
-      spend += 1 + (uint64_t)o->n;
-      for (o++; o < gend; o++, k++) {
-        val[k] = u & ((UINT64_C(1) << o->w) - 1);  /* w < BW_FUSEBITS */
-        if (val[k] > o->lim) goto refused;
-        u >>= o->w;
-      }
-      o--;
-    }
-    else {
-      val[k] = FLATREAD(o->w);
-      if (val[k++] > o->lim) goto refused;
-    }
-  }
-  if (spend > c->values) goto refused;
-#undef FLATREAD
-  c->values -= spend;
-  top = lua_gettop(L);  /* a record's table goes at top + 1 */
-  if (tbl == 0) tbl = top;
-  for (o = op, k = 0; o < oend; o++) {
-    pushkey(c, o->key);
-    if (o->kind == BW_KSTRUCT) {
-      const FlatOp *gend = o + 1 + o->n;
       int inplace = reuse && lua_rawget(L, tbl) == LUA_TTABLE
                     && claim(c, top + 1);
       if (!inplace) {
@@ -784,23 +769,31 @@ static int decflat (Ctx *c, uint32_t t, int tbl, int reuse) {
         }
         lua_createtable(L, 0, (int)o->n);
       }
-      for (o++; o < gend; o++, k++) {
+      for (o++; o < gend; o++) {
+        uint64_t v = u & ((UINT64_C(1) << o->w) - 1);  /* w < BW_FUSEBITS */
+        if (v > o->lim) goto refused;
         pushkey(c, o->key);
-        pushflat(c, o, val[k]);
+        pushflat(c, o, v);
         lua_rawset(L, -3);
+        u >>= o->w;
       }
       o--;
       if (inplace) lua_settop(L, top);
       else lua_rawset(L, tbl);
     }
     else {
-      pushflat(c, o, val[k++]);
+      uint64_t v = FLATREAD(o->w);
+      if (v > o->lim) goto refused;
+      pushflat(c, o, v);
       lua_rawset(L, tbl);
     }
   }
+#undef FLATREAD
   return 1;
 refused:
+  lua_settop(L, top);
   c->r.pos = pos;
+  c->values += c->plan->spend[t];
   return 0;
 }
 

@@ -92,6 +92,7 @@ typedef struct FlatOp {
 
 typedef struct FlatPlan {
   uint32_t *first;  /* per type t: its ops are [first[t], first[t + 1]) */
+  uint32_t *spend;  /* per type: the values its nested records count */
   FlatOp   *ops;
 } FlatPlan;
 
