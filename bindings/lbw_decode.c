@@ -845,8 +845,8 @@ static int decscalarrecord (Ctx *c, const bw_Type *ty, Frame *fr) {
 #define SETFIELD()  do { if (!defer) lua_rawset(L, tbl); } while (0)
 
 /* bw_decstruct's general walk: 'reuse' when the table at 'into' is
-** claimed. Apart, so the flat records' path stays short. */
-static NOINLINE int decrecord (Ctx *c, uint32_t t, int into, int reuse) {
+** claimed. */
+static int decrecord (Ctx *c, uint32_t t, int into, int reuse) {
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
   const bw_Field *f = &c->S->fields[ty->first];
