@@ -14,14 +14,18 @@ MODFLAGS    ?= -fno-plt -fno-semantic-interposition
 PREFIX      ?= /usr/local
 INST_LIBDIR ?= $(PREFIX)/lib/lua/$(LUA_VERSION)
 INST_LUADIR ?= $(PREFIX)/share/lua/$(LUA_VERSION)
-BUSTED      ?= $(LUA) /usr/bin/busted
+BUSTED      ?= $(LUA) $(or $(shell command -v busted 2>/dev/null),busted)
 SANFLAGS     = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_SECONDS ?= 6
 
-# Debian packages the build, the tests and the benchmarks need
-DEB_PKGS = liblua5.4-dev lua5.4 lua-busted lua-cjson lua-messagepack \
-           zlib1g-dev pkg-config clang libclang-rt-14-dev valgrind \
-           lua-check cppcheck
+# Debian packages: `make` needs only BUILD_PKGS (and a C compiler);
+# make test / bench / fuzz install theirs on top (see pkg_install below)
+BUILD_PKGS = liblua5.4-dev lua5.4 zlib1g-dev pkg-config \
+             $(if $(shell command -v $(firstword $(CC)) 2>/dev/null),,gcc)
+TEST_PKGS  = lua-busted lua-cjson lua-messagepack clang libclang-rt-14-dev \
+             valgrind lua-check cppcheck luarocks
+BENCH_PKGS = lua-cjson lua-messagepack
+FUZZ_PKGS  = clang libclang-rt-14-dev
 
 CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_compile.c core/bw_game.c
 BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
@@ -31,9 +35,14 @@ BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
 CORE_HDR = core/bw.h core/bw_schema.h
 ALL_CFLAGS = $(WARN) $(FPFLAGS) -Icore $(CFLAGS)
 LIBS = -lz -lm
+# the CRC and the frame header, apart from the stream primitives
+CORE_SRC += core/bw_frame.c
+# the UDP game examples and spec/05c-game_loop_spec.lua
+DEB_PKGS += lua-socket
 
 BUSTED_ENV = LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./build/?.so;;"
 
+.PHONY: test-deps tshark-deps bench-deps fuzz-deps rock-test wireshark-test rockspec
 .PHONY: all deps check spec test demo bench sanitize fuzz valgrind lint \
         install uninstall clean help bandwidth
 
@@ -50,18 +59,54 @@ help:
 	@echo "make fuzz     libFuzzer targets, FUZZ_SECONDS each"
 	@echo "make fuzz-short  the same for FUZZ_SHORT_SECONDS each (for make test)"
 	@echo "make valgrind test_share and the busted suite under memcheck"
-	@echo "make install  PREFIX=... DESTDIR=..."
+	@echo "make rock-test  luarocks make into build/rock/tree; require and bitwire help"
+	@echo "make rockspec rewrite the rockspec's modules from the Makefile and lua/"
+	@echo "make wireshark-test  the generated dissector under tshark"
+	@echo "make install  PREFIX=... DESTDIR=... (core.so, lua/bitwire/**, bin/bitwire)"
 
-# Installs only what is missing; sudo when not root.
+# $(call pkg_install,<Debian packages>,<commands>): on Debian installs the
+# packages that are missing (sudo when not root); elsewhere installs
+# nothing and names each command that is missing.
+define pkg_install
+@if command -v dpkg >/dev/null 2>&1; then \
+  missing=""; for p in $(1); do \
+    dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+  if [ -n "$$missing" ]; then \
+    echo "installing:$$missing"; \
+    if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+    $$SUDO apt-get update -qq && \
+    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+  fi; \
+else \
+  for c in $(2); do command -v $$c >/dev/null 2>&1 \
+    || echo "missing: $$c (no dpkg here: install it yourself)"; done; \
+fi
+endef
+
+# what `make` needs: a C compiler, Lua 5.4 with its headers, zlib
 deps:
-	@missing=""; for p in $(DEB_PKGS); do \
-	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
+	$(call pkg_install,$(BUILD_PKGS),$(firstword $(CC)) $(LUA) pkg-config)
+	@printf '#include <lua.h>\n#include <zlib.h>\n' | $(CC) $(LUA_CFLAGS) -E - >/dev/null 2>&1 \
+	  || { echo "missing: Lua 5.4 headers (lua.h; set LUA_INCDIR) or zlib (zlib.h)"; exit 1; }
+
+test-deps: deps tshark-deps
+	$(call pkg_install,$(TEST_PKGS),busted luacheck cppcheck valgrind clang luarocks)
+# tshark on its own, answering debconf's setuid question: where it cannot be
+# installed, the rest of make test still runs
+tshark-deps:
+	@if ! command -v tshark >/dev/null 2>&1 && command -v dpkg >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	  echo 'wireshark-common wireshark-common/install-setuid boolean false' \
+	    | $$SUDO debconf-set-selections; \
+	  echo "installing: tshark"; \
+	  { $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    $$SUDO apt-get install -y -qq tshark >/dev/null; } \
+	    || echo "tshark could not be installed: the Wireshark test will skip"; \
 	fi
+bench-deps: deps
+	$(call pkg_install,$(BENCH_PKGS),)
+fuzz-deps: deps
+	$(call pkg_install,$(FUZZ_PKGS),clang)
 
 BIND_HDR = bindings/lbw.h bindings/lbw_schema.h
 build/bitwire/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
@@ -84,25 +129,27 @@ build/test_share: bindings/test/test_share.c core/test/check.h build/bitwire/cor
 check: deps $(C_TESTS)
 	@for t in $(C_TESTS); do ./$$t || exit 1; done
 
-spec: all
+spec: test-deps all
 	@$(BUSTED_ENV) $(BUSTED) -o utfTerminal spec
 
 # Counts every C check and busted case into one closing line; the C tests
 # and specs under ASan+UBSan (sanitize), a short fuzz run (fuzz-short, about
 # 30 s) and the specs under valgrind (about 3 minutes) count as one each.
 TEST_STEPS = "$(MAKE) --no-print-directory lint" \
+             "$(MAKE) --no-print-directory rock-test" \
+             "$(MAKE) --no-print-directory wireshark-test" \
              "$(MAKE) --no-print-directory sanitize" \
              "$(MAKE) --no-print-directory fuzz-short" \
              "$(MAKE) --no-print-directory valgrind"
-test: deps all $(C_TESTS)
+test: test-deps all $(C_TESTS)
 	@$(LUA) tools/runtests.lua "$(BUSTED)" $(C_TESTS) -- $(TEST_STEPS)
 
 demo: all
 	@$(BUSTED_ENV) $(LUA) examples/demo.lua
 
 # luacheck (settings in .luacheckrc) and cppcheck; either's finding fails
-lint: deps
-	@luacheck --no-color -q lua spec examples tools bench
+lint: test-deps
+	@luacheck --no-color -q lua spec examples tools bench bin/bitwire
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 	  --std=c99 --inline-suppr -Icore core bindings bench
 	@echo "lint: luacheck and cppcheck clean"
@@ -111,12 +158,13 @@ lint: deps
 bandwidth: all
 	@$(BUSTED_ENV) $(LUA) tools/bandwidth.lua $(BANDWIDTH_ARGS)
 
-bench: all build/bench_stream build/bench/handc.so build/bench/handc_shapes.so
+bench: bench-deps all build/bench_stream build/bench/handc.so build/bench/handc_shapes.so
 	./build/bench_stream
 	@LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" \
 	  LUA_CPATH="./build/?.so;./build/bench/?.so;;" $(LUA) bench/bench_schema.lua
 	@LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" \
 	  LUA_CPATH="./build/?.so;./build/bench/?.so;;" $(LUA) bench/bench_shapes.lua
+	@$(BUSTED_ENV) $(LUA) bench/bench_delta.lua
 
 # the hand-written C peer of the schema benchmark (Lua module "handc")
 build/bench/handc.so: bench/handc.c
@@ -138,7 +186,7 @@ build/bench_stream: bench/bench_stream.c $(CORE_SRC) $(CORE_HDR)
 # lua5.4 is not instrumented, so the sanitizer runtime is preloaded (when
 # $(CC) has a shared one: gcc's libasan.so); leaks are valgrind's job.
 SAN_RT ?= $(shell $(CC) -print-file-name=libasan.so 2>/dev/null)
-sanitize: deps
+sanitize: test-deps
 	@mkdir -p build/san/bitwire
 	@for t in $(patsubst core/test/test_%.c,%,$(wildcard core/test/test_*.c)); do \
 	  $(CC) $(ALL_CFLAGS) $(SANFLAGS) -o build/san/test_$$t core/test/test_$$t.c $(CORE_SRC) $(LIBS) \
@@ -160,7 +208,7 @@ sanitize: deps
 VALGRIND ?= valgrind --tool=memcheck --error-exitcode=99 --leak-check=full \
             --errors-for-leak-kinds=definite,indirect \
             --show-leak-kinds=definite,indirect
-valgrind: deps all build/test_share
+valgrind: test-deps all build/test_share
 	@$(VALGRIND) --log-file=build/valgrind-share.log ./build/test_share >/dev/null \
 	  || { cat build/valgrind-share.log; exit 1; }
 	@$(BUSTED_ENV) $(VALGRIND) --log-file=build/valgrind-spec.log $(BUSTED) -o TAP spec \
@@ -221,21 +269,50 @@ build/fuzz/fuzz_schema_seed: $(FUZZ_DEC_DEPS) bindings/test/fuzz_schema.lua
 	  -fsanitize=address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
 
 .PHONY: fuzz-short
-fuzz: deps $(FUZZ_BINS)
+fuzz: fuzz-deps $(FUZZ_BINS)
 	@sh tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # for make test: FUZZ_SHORT_SECONDS each, about 32 s for the four
-fuzz-short: deps $(FUZZ_BINS)
+fuzz-short: fuzz-deps $(FUZZ_BINS)
 	@sh tools/fuzz.sh $(FUZZ_SHORT_SECONDS) $(FUZZ_TARGETS)
 
+INST_BINDIR ?= $(PREFIX)/bin
+LUA_FILES = $(shell cd lua && find bitwire -name '*.lua' | sort)
 install: all
-	install -d $(DESTDIR)$(INST_LIBDIR)/bitwire $(DESTDIR)$(INST_LUADIR)/bitwire
+	install -d $(DESTDIR)$(INST_LIBDIR)/bitwire $(DESTDIR)$(INST_BINDIR)
 	install -m 755 build/bitwire/core.so $(DESTDIR)$(INST_LIBDIR)/bitwire/core.so
-	install -m 644 lua/bitwire/*.lua $(DESTDIR)$(INST_LUADIR)/bitwire/
+	@for f in $(LUA_FILES); do \
+	  install -d $(DESTDIR)$(INST_LUADIR)/$$(dirname $$f) && \
+	  install -m 644 lua/$$f $(DESTDIR)$(INST_LUADIR)/$$f || exit 1; done
+	install -m 755 bin/bitwire $(DESTDIR)$(INST_BINDIR)/bitwire
 
 uninstall:
-	rm -f $(DESTDIR)$(INST_LIBDIR)/bitwire/core.so
-	rm -f $(addprefix $(DESTDIR)$(INST_LUADIR)/bitwire/,$(notdir $(wildcard lua/bitwire/*.lua)))
+	rm -f $(DESTDIR)$(INST_LIBDIR)/bitwire/core.so $(DESTDIR)$(INST_BINDIR)/bitwire
+	rm -f $(addprefix $(DESTDIR)$(INST_LUADIR)/,$(LUA_FILES))
+
+# The generated Wireshark dissector under tshark (tools/test_wireshark.lua);
+# without tshark the test says it skipped.
+wireshark-test: tshark-deps all
+	@$(BUSTED_ENV) $(LUA) tools/test_wireshark.lua
+
+# the rockspec against the Makefile's sources, then `luarocks make` of a
+# copy of the sources into a temporary tree: require bitwire from there and
+# run its `bitwire help`
+ROCK_DIR = build/rock
+rockspec:
+	@$(LUA) tools/check_rockspec.lua "$(CORE_SRC) $(BIND_SRC)" --write
+
+rock-test: test-deps
+	@$(LUA) tools/check_rockspec.lua "$(CORE_SRC) $(BIND_SRC)"
+	@rm -rf $(ROCK_DIR) && mkdir -p $(ROCK_DIR)/src
+	@cp -r core bindings lua bin rockspecs $(ROCK_DIR)/src/
+	@cd $(ROCK_DIR)/src && luarocks --lua-version $(LUA_VERSION) make \
+	  --tree ../tree rockspecs/bitwire-scm-1.rockspec >../make.log 2>&1 \
+	  || { cat ../make.log; exit 1; }
+	@cd /tmp && eval "$$(luarocks --lua-version $(LUA_VERSION) --tree $(CURDIR)/$(ROCK_DIR)/tree path)" \
+	  && $(LUA) -e 'local bw = require "bitwire"; assert(package.searchpath("bitwire.core", package.cpath):find("$(ROCK_DIR)/tree", 1, true)); assert(bw.schema { T = { { "x", "bool" } } }:encode("T", { x = true }) == "\1")' \
+	  && $(CURDIR)/$(ROCK_DIR)/tree/bin/bitwire help | grep -q '^  dissect ' \
+	  && echo "rock-test: luarocks make into $(ROCK_DIR)/tree, require and bitwire help work"
 
 clean:
 	rm -rf build

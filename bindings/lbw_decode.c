@@ -217,6 +217,26 @@ static int keepbaseline (Ctx *c, const bw_Field *f, int v) {
   return 0;
 }
 
+/* Push what a delta keeps of the baseline value at 'v' for field 'f': a
+** missing value takes the field's default (a baseline decoded under
+** definitions that lacked the field), a value of a baseline not known to be
+** this schema's own is checked first. Returns 0 with the failure. */
+static int keep (Ctx *c, const bw_Field *f, int v) {
+  if (lua_isnil(c->L, v) && !f->optional) {
+    if (f->hasdefault) {
+      bw_pushdefault(c, f);
+      return 1;
+    }
+    return bw_decfail(c, BW_EBASELINE, c->r.pos, "unchanged, but the "
+                      "baseline has no value");
+  }
+  if (!keepbaseline(c, f, v)) return 0;
+  pushkept(c, f, v);
+  return 1;
+}
+
+static int decdeltavalue (Ctx *c, const bw_Field *f, int bidx);
+
 /* Decode slot 'i' of a sparse array into the table at 't'. Against a
 ** baseline 'bidx': a presence bit, then a delta when the baseline has a
 ** record there. */
@@ -232,10 +252,7 @@ static int decslot (Ctx *c, const bw_Field *e, int t, int reuse, int bidx,
     else {
       int ok;
       lua_rawgeti(c->L, bidx, i);
-      if (e->kind == BW_KSTRUCT && lua_istable(c->L, -1))
-        ok = bw_decdeltastruct(c, e->ref, lua_gettop(c->L));
-      else
-        ok = decvalue(c, e, 0);
+      ok = decdeltavalue(c, e, lua_gettop(c->L));
       if (!ok) return 0;
       lua_remove(c->L, -2);
     }
@@ -991,15 +1008,31 @@ static void pushkept (Ctx *c, const bw_Field *f, int idx) {
       lua_createtable(L, 0, (int)ty->count);
       t = lua_gettop(L);
       for (; g < end; g++) {
+        int tt;
         if (g->name == BW_NONE) continue;
-        pushkey(c, g->name);
-        lua_pushvalue(L, -1);
-        if (lua_rawget(L, idx) == LUA_TNIL) {
-          lua_pop(L, 2);
+        if (ty->versioned && !bw_fieldpresent(g, c->version)) {
+          if (g->hasdefault) {  /* as decode leaves it */
+            pushkey(c, g->name);
+            bw_pushdefault(c, g);
+            lua_rawset(L, t);
+          }
           continue;
         }
-        pushkept(c, g, lua_gettop(L));
-        lua_remove(L, -2);
+        pushkey(c, g->name);
+        pushkey(c, g->name);
+        tt = lua_rawget(L, idx);  /* stack: key, value */
+        if (tt == LUA_TTABLE) {
+          pushkept(c, g, lua_gettop(L));
+          lua_replace(L, -2);
+        }
+        else if (tt == LUA_TNIL) {
+          lua_pop(L, 1);
+          if (g->optional || !g->hasdefault) {  /* checked: optional */
+            lua_pop(L, 1);
+            continue;
+          }
+          bw_pushdefault(c, g);  /* a field the baseline's schema lacked */
+        }
         lua_rawset(L, t);
       }
       return;
@@ -1038,46 +1071,105 @@ static void pushkept (Ctx *c, const bw_Field *f, int idx) {
   }
 }
 
-/* A record against its baseline at 'bidx' (see encdeltastruct). */
+/* An array against the baseline array at 'bidx': its count, then for each
+** element the baseline also has, bool(changed) and what changed; the
+** elements past the baseline's length in full. */
+static int decdeltaarray (Ctx *c, const bw_Field *f, int bidx) {
+  lua_State *L = c->L;
+  const bw_Field *e = &c->S->fields[f->ref];
+  int64_t i, n, bn = (int64_t)lua_rawlen(L, bidx);
+  uint64_t start = c->r.pos, need;
+  int t;
+  if (!readrange(c, f, "count", &n)) return 0;
+  if (!bw_decspend(c, 1 + (uint64_t)n)) return 0;
+  /* a kept element costs a bit, a new one minbits: refuse before
+  ** allocating */
+  need = (uint64_t)(n < bn ? n : bn) + (n > bn ? (uint64_t)(n - bn)
+                                                  * e->minbits : 0);
+  if (need > bw_bitsremaining(&c->r))
+    return bw_decfail(c, BW_ETRUNC, start, "count %" PRId64 " needs %"
+                      PRIu64 " bits or more, %" PRIu64 " left", n, need,
+                      bw_bitsremaining(&c->r));
+  lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
+  t = lua_gettop(L);
+  for (i = 1; i <= n; i++) {
+    pushframe(c, BW_NONE, (lua_Integer)i);
+    if (i <= bn) {
+      uint64_t changed = bw_readbits(&c->r, 1);
+      if (c->r.status != BW_OK) return bw_readfail(c);
+      if (lua_rawgeti(L, bidx, (lua_Integer)i) == LUA_TTABLE && !changed
+          && c->checked > 0)
+        pushkept(c, e, t + 1);  /* the common case: a trusted element */
+      else if (!(changed ? decdeltavalue(c, e, t + 1) : keep(c, e, t + 1)))
+        return 0;
+      lua_remove(L, t + 1);
+    }
+    else if (!decvalue(c, e, 0)) return 0;
+    lua_rawseti(L, t, (lua_Integer)i);
+    popframe(c);
+  }
+  return 1;
+}
+
+/* A changed value of field 'f' against its baseline value at 'bidx':
+** records, arrays and sparse arrays as deltas when the baseline has one,
+** anything else in full. */
+static int decdeltavalue (Ctx *c, const bw_Field *f, int bidx) {
+  if (lua_istable(c->L, bidx)) {
+    switch (f->kind) {
+      case BW_KSTRUCT: return bw_decdeltastruct(c, f->ref, bidx);
+      case BW_KSPARSE: return decsparse(c, f, 0, bidx);
+      case BW_KARRAY: return decdeltaarray(c, f, bidx);
+      default: break;
+    }
+  }
+  return decvalue(c, f, 0);
+}
+
+/* A record against its baseline at 'bidx' (see bw_encdeltastruct). The
+** changed bit comes first, so the baseline's value is fetched only where it
+** is needed: to keep it, or to decode a delta of it. */
 int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
-  int tbl;
+  int tbl, hasb = lua_istable(L, bidx);
+  Frame *fr;
   if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
+  fr = enterframe(c);
   lua_createtable(L, 0, (int)ty->count);
   tbl = lua_gettop(L);
   for (; f < end; f++) {
     uint64_t changed;
-    int b;
-    if (f->name == BW_NONE) {
-      if (bw_fieldpresent(f, c->version) && !decvalue(c, f, 0)) return 0;
-      continue;
-    }
-    pushkey(c, f->name);
-    if (!bw_fieldpresent(f, c->version)) {
-      if (!f->hasdefault) {
-        lua_pop(L, 1);
-        continue;
+    if (ty->versioned && !bw_fieldpresent(f, c->version)) {
+      if (f->name != BW_NONE && f->hasdefault) {
+        pushkey(c, f->name);
+        bw_pushdefault(c, f);
+        lua_rawset(L, tbl);
       }
-      bw_pushdefault(c, f);
-      lua_rawset(L, tbl);
       continue;
     }
-    pushframe(c, f->name, 0);
-    lua_pushvalue(L, -1);
-    if (lua_istable(L, bidx)) lua_rawget(L, bidx);
-    else {
-      lua_pop(L, 1);
-      lua_pushnil(L);
+    setframe(fr, f);
+    if (f->name == BW_NONE) {  /* align or check */
+      if (!decleaf(c, f)) return 0;
+      continue;
     }
-    b = lua_gettop(L);  /* stack: key, baseline value */
     changed = bw_readbits(&c->r, 1);
     if (c->r.status != BW_OK) return bw_readfail(c);
+    pushkey(c, f->name);
     if (!changed) {
-      if (!keepbaseline(c, f, b)) return 0;
-      pushkept(c, f, b);
+      int tt = LUA_TNIL;
+      if (hasb) {
+        pushkey(c, f->name);
+        tt = lua_rawget(L, bidx);
+      }
+      else lua_pushnil(L);
+      /* a scalar of a baseline this schema decoded is kept as it is */
+      if (tt == LUA_TTABLE || tt == LUA_TNIL || c->checked == 0) {
+        if (!keep(c, f, tbl + 2)) return 0;
+        lua_replace(L, tbl + 2);
+      }
     }
     else {
       uint64_t present = 1;
@@ -1086,19 +1178,112 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
         if (c->r.status != BW_OK) return bw_readfail(c);
       }
       if (!present) lua_pushnil(L);
-      else if (!lua_isnil(L, b) && f->kind == BW_KSTRUCT) {
-        if (!bw_decdeltastruct(c, f->ref, b)) return 0;
+      else if (f->kind < BW_KARRAY) {  /* no baseline needed */
+        if (!decleaf(c, f)) return 0;
       }
-      else if (lua_istable(L, b) && f->kind == BW_KSPARSE) {
-        if (!decsparse(c, f, 0, b)) return 0;
+      else {
+        if (hasb) {
+          pushkey(c, f->name);
+          lua_rawget(L, bidx);
+        }
+        else lua_pushnil(L);
+        if (!decdeltavalue(c, f, tbl + 2)) return 0;
+        lua_remove(L, tbl + 2);
       }
-      else if (!decvalue(c, f, 0)) return 0;
     }
-    lua_remove(L, b);
     lua_rawset(L, tbl);
-    popframe(c);
   }
+  c->nframes--;
   return 1;
+}
+
+/* }========================================================== */
+
+
+/* {===================== decoded values and their schema ===================== */
+/* Each schema keeps a weak-keyed table (a user value) from the tables its
+** decode returned to their type id, when it decoded at the schema's own
+** version. A delta against such a baseline, for the same type, keeps its
+** values unchecked (they are values of the type already); any other
+** baseline (built by hand, of another type, decoded under other definitions
+** or at another version) has each kept value checked, the fields it lacks
+** take their default and the fields the type lacks are dropped. A baseline
+** is taken as it was decoded: a table changed by hand afterwards is the
+** caller's to keep valid. */
+
+/* Push the origins table of the schema at index 1. */
+static void pushorigins (lua_State *L) {
+  if (lua_getiuservalue(L, 1, UV_ORIGINS) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 0);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_setiuservalue(L, 1, UV_ORIGINS);
+}
+
+/* 1 if the table at 'b' was decoded as type 't' by the schema at index 1
+** at the version of 'c'. */
+static int trusted (Ctx *c, uint32_t t, int b) {
+  lua_State *L = c->L;
+  int ok;
+  if (c->version != c->S->version) return 0;
+  pushorigins(L);
+  lua_pushvalue(L, b);
+  ok = lua_rawget(L, -2) == LUA_TNUMBER && lua_tointeger(L, -1) == (lua_Integer)t;
+  lua_pop(L, 2);
+  return ok;
+}
+
+/* Record (or, 'ok' == 0, forget) that the table at 'tbl' is a 't'. */
+static void setorigin (Ctx *c, uint32_t t, int tbl, int ok) {
+  lua_State *L = c->L;
+  pushorigins(L);
+  lua_pushvalue(L, tbl);
+  if (ok && c->version == c->S->version) lua_pushinteger(L, (lua_Integer)t);
+  else lua_pushnil(L);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+/* Make the table at 'into' hold the keys of the table on top, and put it
+** on top instead: a delta decoded 'into' a table. */
+static void moveinto (lua_State *L, int into) {
+  int top = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, into)) {  /* clearing fields while traversing is
+                                  allowed */
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_pushnil(L);
+    lua_rawset(L, into);
+  }
+  lua_pushnil(L);
+  while (lua_next(L, top)) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, into);
+  }
+  lua_pushvalue(L, into);
+  lua_replace(L, top);
+}
+
+/* Pushes the value (1) or returns 0 with the failure in 'c'. */
+int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
+  int ok;
+  if (b) {
+    c->checked = trusted(c, t, b);
+    ok = bw_decdeltastruct(c, t, b);
+    c->checked = 0;
+    if (ok && into) moveinto(c->L, into);
+  }
+  else ok = bw_decstruct(c, t, into);
+  if (ok == 2) lua_pushvalue(c->L, into);  /* refilled in place */
+  if (ok) setorigin(c, t, lua_gettop(c->L), 1);
+  else if (into) setorigin(c, t, into, 0);
+  return ok != 0;
 }
 
 /* }========================================================== */

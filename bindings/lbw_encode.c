@@ -82,6 +82,8 @@ static void writerel (Ctx *c, const bw_Field *f, uint64_t prev, uint64_t cur) {
 
 
 
+static void encdeltavalue (Ctx *c, const bw_Field *f, int idx, int bidx);
+
 /* Is slot 'i' sent? Present, or with a baseline at 'bidx', different. */
 static int slotsent (Ctx *c, const bw_Field *e, int idx, int bidx,
                      lua_Integer i) {
@@ -112,10 +114,7 @@ static void encslot (Ctx *c, const bw_Field *e, int idx, int bidx,
     int present = !lua_isnil(L, v);
     bw_writebits(c->w, (uint64_t)present, 1);
     lua_rawgeti(L, bidx, i);
-    if (present && e->kind == BW_KSTRUCT && lua_istable(L, -1))
-      bw_encdeltastruct(c, e->ref, v, v + 1);
-    else if (present)
-      bw_encvalue(c, e, v, lua_type(L, v));
+    if (present) encdeltavalue(c, e, v, v + 1);
     lua_pop(L, 1);
   }
   else
@@ -470,54 +469,183 @@ void bw_encstruct (Ctx *c, uint32_t t, int idx) {
   c->nframes--;
 }
 
+/* Delta encoding walks the value and its baseline together, once: a record
+** or an array is written optimistically after a changed bit of 1 and, when
+** nothing in it changed, taken back (bw_writerrewind) for a 0. Scalars equal
+** as Lua values are equal on the wire; only the kinds whose distinct Lua
+** values may still encode alike (quantized floats, quaternions, NaNs) take
+** bw_equalopt. */
+
+static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx);
+
+/* 1 if the values at 'v' and 'b' of field 'f' differ on the wire (neither
+** is a table the delta walk handles). */
+static INLINE int scalarchanged (Ctx *c, const bw_Field *f, int v, int b) {
+  if (lua_rawequal(c->L, v, b)) return 0;
+  switch (f->kind) {
+    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KQUAT:
+    case BW_KSPARSE: case BW_KARRAY: case BW_KSTRUCT:
+      return !bw_equalopt(c, f, v, b);
+    default:
+      return 1;
+  }
+}
+
+/* The changed bit and value of 'f' (value at 'v' of Lua type 'vt',
+** baseline value at 'b' of type 'bt', either may be nil); returns 1 if it
+** changed. */
+static int encdeltafield (Ctx *c, const bw_Field *f, int v, int vt, int b,
+                          int bt) {
+  bw_Writer *w = c->w;
+  int changed;
+  if (vt == LUA_TTABLE && bt == LUA_TTABLE
+      && (f->kind == BW_KSTRUCT || f->kind == BW_KARRAY)) {
+    uint64_t start = bw_bitswritten(w);
+    if (lua_rawequal(c->L, v, b)) {  /* shared with the baseline */
+      bw_writebits(w, 0, 1);
+      return 0;
+    }
+    bw_writebits(w, 1, 1);
+    if (f->optional) bw_writebits(w, 1, 1);
+    if (encdelta(c, f, v, b)) return 1;
+    bw_writerrewind(w, start);  /* nothing in it changed */
+    bw_writebits(w, 0, 1);
+    return 0;
+  }
+  if (vt == LUA_TNIL || bt == LUA_TNIL) changed = vt != bt;
+  else if (vt != bt) changed = 1;
+  else changed = scalarchanged(c, f, v, b);
+  bw_writebits(w, (uint64_t)changed, 1);
+  if (changed) {
+    if (f->optional) bw_writebits(w, vt != LUA_TNIL, 1);
+    if (vt != LUA_TNIL) {
+      if (bt == LUA_TTABLE) encdelta(c, f, v, b);
+      else if (f->kind < BW_KARRAY) encleaf(c, f, v, vt);
+      else bw_encvalue(c, f, v, vt);
+    }
+  }
+  return changed;
+}
+
+/* An array against the baseline array at 'bidx' (see decdeltaarray);
+** returns 1 if anything changed. */
+static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx) {
+  lua_State *L = c->L;
+  const bw_Field *e = &c->S->fields[f->ref];
+  lua_Integer i, n, bn = (lua_Integer)lua_rawlen(L, bidx);
+  int changed;
+  if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
+  n = (lua_Integer)lua_rawlen(L, idx);
+  checklen(c, f, (size_t)n, "count");
+  bw_writebits(c->w, (uint64_t)n - (uint64_t)f->min, f->nbits);
+  changed = n != bn;
+  for (i = 1; i <= n; i++) {
+    int v, et;
+    pushframe(c, BW_NONE, i);
+    et = lua_rawgeti(L, idx, i);
+    v = lua_gettop(L);
+    if (et == LUA_TNIL) bw_encerror(c, "missing");
+    if (i <= bn) {
+      int bt = lua_rawgeti(L, bidx, i);
+      changed |= encdeltafield(c, e, v, et, v + 1, bt);
+      lua_pop(L, 1);
+    }
+    else bw_encvalue(c, e, v, et);
+    lua_pop(L, 1);
+    popframe(c);
+  }
+  return changed;
+}
+
+/* A changed value at 'idx' of field 'f' against its baseline value at
+** 'bidx': records, arrays and sparse arrays as deltas when the baseline has
+** one, anything else in full. */
+static void encdeltavalue (Ctx *c, const bw_Field *f, int idx, int bidx) {
+  encdelta(c, f, idx, bidx);
+}
+
+/* encdeltavalue's work; returns 0 for a record or an array in which
+** nothing changed (anything else: 1). */
+static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx) {
+  if (lua_istable(c->L, bidx)) {
+    switch (f->kind) {
+      case BW_KSTRUCT: return bw_encdeltastruct(c, f->ref, idx, bidx);
+      case BW_KSPARSE: encsparse(c, f, idx, bidx); return 1;
+      case BW_KARRAY: return encdeltaarray(c, f, idx, bidx);
+      default: break;
+    }
+  }
+  bw_encvalue(c, f, idx, lua_type(c->L, idx));
+  return 1;
+}
+
 /* A record against its baseline at 'bidx': per field a changed bit, then
-** only what changed (nested records and sparse slots as deltas again). */
-void bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
+** only what changed (nested records, arrays and sparse slots as deltas
+** again). The fields of a batch are fetched from both tables first, as
+** bw_encstruct does. Returns 1 if any field changed. */
+int bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
+  int top = lua_gettop(L), hasb = lua_istable(L, bidx), changed = 0;
+  Frame *fr;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
-  for (; f < end; f++) {
-    int v, b, changed;
-    if (!bw_fieldpresent(f, c->version)) continue;
-    if (f->name == BW_NONE) {
-      bw_encvalue(c, f, 0, LUA_TNONE);
-      continue;
+  if (!lua_checkstack(L, 2 * BATCH + 8)) bw_encerror(c, "stack overflow");
+  fr = enterframe(c);
+  while (f < end) {
+    const bw_Field *chunk = f, *stop = end - f > BATCH ? f + BATCH : end;
+    int tv[BATCH], tb[BATCH], k, n = 0, slot = top;
+    for (; f < stop; f++)  /* the values, then the baseline's */
+      if (f->name != BW_NONE && bw_fieldpresent(f, c->version)) {
+        pushkey(c, f->name);
+        tv[n++] = lua_rawget(L, idx);
+      }
+    for (f = chunk, k = 0; f < stop; f++)
+      if (f->name != BW_NONE && bw_fieldpresent(f, c->version)) {
+        if (hasb) {
+          pushkey(c, f->name);
+          tb[k++] = lua_rawget(L, bidx);
+        }
+        else {
+          lua_pushnil(L);
+          tb[k++] = LUA_TNIL;
+        }
+      }
+    for (f = chunk, k = 0; f < stop; f++) {
+      int v, b;
+      if (!bw_fieldpresent(f, c->version)) continue;
+      setframe(fr, f);
+      if (f->name == BW_NONE) {  /* align or check */
+        encleaf(c, f, 0, LUA_TNONE);
+        continue;
+      }
+      v = ++slot;
+      b = v + n;
+      if (tv[k] == LUA_TNIL && !f->optional) {
+        if (!f->hasdefault) bw_encerror(c, "missing");
+        bw_pushdefault(c, f);
+        lua_replace(L, v);
+        tv[k] = lua_type(L, v);
+      }
+      if (tb[k] == LUA_TNIL && !f->optional && f->hasdefault) {
+        bw_pushdefault(c, f);  /* a baseline of definitions that lacked */
+        lua_replace(L, b);     /* the field: its default, as decode gives */
+        tb[k] = lua_type(L, b);
+      }
+      if (tv[k] == tb[k] && tv[k] != LUA_TNIL && lua_rawequal(L, v, b))
+        bw_writebits(c->w, 0, 1);  /* the common case, inline; a table */
+                                   /* shared with the baseline is unchanged */
+      else changed |= encdeltafield(c, f, v, tv[k], b, tb[k]);
+      k++;
     }
-    pushframe(c, f->name, 0);
-    pushkey(c, f->name);
-    lua_pushvalue(L, -1);
-    lua_rawget(L, idx);
-    if (lua_isnil(L, -1) && !f->optional) {
-      if (!f->hasdefault) bw_encerror(c, "missing");
-      lua_pop(L, 1);
-      bw_pushdefault(c, f);
-    }
-    lua_pushvalue(L, -2);  /* stack: key, value, key */
-    if (lua_istable(L, bidx)) lua_rawget(L, bidx);
-    else {
-      lua_pop(L, 1);
-      lua_pushnil(L);
-    }
-    b = lua_gettop(L);
-    v = b - 1;
-    changed = !bw_equalopt(c, f, v, b);
-    bw_writebits(c->w, (uint64_t)changed, 1);
-    if (changed) {
-      int present = !lua_isnil(L, v);
-      if (f->optional) bw_writebits(c->w, (uint64_t)present, 1);
-      if (present && !lua_isnil(L, b) && f->kind == BW_KSTRUCT)
-        bw_encdeltastruct(c, f->ref, v, b);
-      else if (present && lua_istable(L, b) && f->kind == BW_KSPARSE)
-        encsparse(c, f, v, b);
-      else if (present)
-        bw_encvalue(c, f, v, lua_type(L, v));
-    }
-    lua_pop(L, 3);
-    popframe(c);
+    lua_settop(L, top);
   }
-  if (c->strict) bw_strictcheck(c, t, idx);
+  if (c->strict) {
+    fr->name = BW_NONE;  /* the path of the record itself */
+    fr->index = -1;
+    bw_strictcheck(c, t, idx);
+  }
+  c->nframes--;
+  return changed;
 }
-
-/* }========================================================== */

@@ -40,6 +40,16 @@ static int equalstruct (Ctx *c, uint32_t t, int a, int b) {
     lua_rawget(L, a);
     lua_insert(L, -2);
     lua_rawget(L, b);
+    if (!f->optional && f->hasdefault) {  /* missing: the default, as */
+      if (lua_isnil(L, -2)) {             /* encode sends it */
+        bw_pushdefault(c, f);
+        lua_replace(L, -3);
+      }
+      if (lua_isnil(L, -1)) {
+        bw_pushdefault(c, f);
+        lua_replace(L, -2);
+      }
+    }
     eq = bw_equalopt(c, f, lua_gettop(L) - 1, lua_gettop(L));
     lua_pop(L, 2);
     if (!eq) return 0;

@@ -3,11 +3,25 @@
 ** See LICENSE for copyright and terms.
 */
 
+/*
+** s:frame_encode(hdr, name, value [, opts]) and s:frame_decode(hdr,
+** packet [, opts]) are what bitwire.protocol calls. 'hdr' holds the
+** protocol's header options (read once per call into a bw_FrameHeader; the
+** layout itself is core/bw_frame.c's):
+**   id            integer fed to the CRC, never sent (default 0)
+**   fingerprint   fold the schema's fingerprint into the id
+**   check         an end check closes the packet
+**   tagged        the 32-bit tag of the schema follows the CRC; on decode,
+**                 'schemas' (tag -> schema) finds the schema of another tag
+**   version_bits  the version travels in that many bits (0: not sent)
+**   deltas        bool(delta) and a 16-bit baseline id
+**   message       false: no message id; decode reads type 'type'
+** Per call: encode takes baseline, baseline_id and version; decode takes
+** into, baselines ({[id] = value}) and version.
+*/
+
 #include <inttypes.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "lauxlib.h"
@@ -17,163 +31,326 @@
 
 /* {===================== framed packets ===================== */
 
-static uint64_t checkid (lua_State *L, int arg) {
-  return (uint64_t)luaL_checkinteger(L, arg);
+static int optbool (lua_State *L, int arg, const char *k, int def) {
+  int v;
+  if (lua_getfield(L, arg, k) == LUA_TNIL) v = def;
+  else v = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return v;
 }
 
-/* Frame header options: 'tag' (32 bits naming the schema) and
-** 'version_bits' (the version travels in that many bits). */
-typedef struct FrameOpts {
-  int      hastag;
-  uint32_t tag;
-  unsigned versionbits;
-  int      deltas;      /* frames say whether they are deltas, and of what */
-} FrameOpts;
-
-#define BASELINEBITS 16   /* width of a baseline id in a frame */
-
-static void optframe (lua_State *L, int arg, FrameOpts *fo) {
+/* Header options of the table at 'arg' into 'h' (protocolid: the user's
+** id); '*fold' says whether to fold the schema's fingerprint into it,
+** '*given' whether the table named the tag ('tag') instead of taking the
+** schema's ('tagged'). */
+static void checkheader (lua_State *L, int arg, bw_FrameHeader *h,
+                         int *fold, int *given) {
   lua_Integer v;
-  memset(fo, 0, sizeof(*fo));
-  if (!lua_istable(L, arg)) return;
-  lua_getfield(L, arg, "tag");
+  luaL_checktype(L, arg, LUA_TTABLE);
+  memset(h, 0, sizeof(*h));
+  h->protocolid = (uint64_t)bw_optfield(L, arg, "id", 0);
+  *fold = optbool(L, arg, "fingerprint", 0);
+  if (optbool(L, arg, "check", 1)) h->flags |= BW_FCHECK;
+  if (optbool(L, arg, "tagged", 0)) h->flags |= BW_FTAG;
+  lua_getfield(L, arg, "tag");  /* an explicit tag instead of the schema's */
   if (!lua_isnil(L, -1)) {
     v = bw_optfield(L, arg, "tag", 0);
     luaL_argcheck(L, v >= 0 && v <= 0xFFFFFFFF, arg, "'tag' must fit 32 bits");
-    fo->hastag = 1;
-    fo->tag = (uint32_t)v;
+    h->flags |= BW_FTAG;
+    h->tag = (uint32_t)v;
   }
+  *given = !lua_isnil(L, -1);
   lua_pop(L, 1);
+  luaL_argcheck(L, !(*fold && (h->flags & BW_FTAG)), arg,
+                "'fingerprint' and 'tagged' together");
   v = bw_optfield(L, arg, "version_bits", 0);
   luaL_argcheck(L, v >= 0 && v <= 32, arg, "'version_bits' must be 0..32");
-  fo->versionbits = (unsigned)v;
-  lua_getfield(L, arg, "deltas");
-  fo->deltas = lua_toboolean(L, -1);
-  lua_pop(L, 1);
+  if (v > 0) {
+    h->flags |= BW_FVERSION;
+    h->versionbits = (unsigned)v;
+  }
+  if (optbool(L, arg, "deltas", 0)) h->flags |= BW_FDELTAS;
+  if (optbool(L, arg, "message", 1)) h->flags |= BW_FMESSAGE;
 }
 
-/* s:frame_encode(id, endcheck, name, value, message [, opts]) -> packet.
-** Layout: CRC32, [tag], [version], [type id], value, [check]. */
+/* The options table at 'arg', or none; raises on other types. */
+static void checkopts (lua_State *L, int arg) {
+  if (!lua_isnoneornil(L, arg)) luaL_checktype(L, arg, LUA_TTABLE);
+}
+
+/* The positional form of earlier releases, kept so code written against
+** it runs: s:frame_encode(id, endcheck, name, value, message [, opts]) and
+** s:frame_decode(packet, id, endcheck, name, message [, opts]), 'opts'
+** holding the header options (tag, version_bits, deltas) with the call's.
+** Pushes the header table those arguments describe. */
+static void pusholdheader (lua_State *L, int id, int check, int name,
+                           int msg, int opts) {
+  static const char *const keys[] = {"tag", "version_bits", "deltas", NULL};
+  int i;
+  lua_createtable(L, 0, 8);
+  lua_pushinteger(L, luaL_checkinteger(L, id));
+  lua_setfield(L, -2, "id");
+  lua_pushboolean(L, lua_toboolean(L, check));
+  lua_setfield(L, -2, "check");
+  lua_pushboolean(L, lua_toboolean(L, msg));
+  lua_setfield(L, -2, "message");
+  lua_pushvalue(L, name);
+  lua_setfield(L, -2, "type");
+  if (lua_istable(L, opts))
+    for (i = 0; keys[i] != NULL; i++) {
+      lua_getfield(L, opts, keys[i]);
+      lua_setfield(L, -2, keys[i]);
+    }
+}
+
+static int schema_frameencode (lua_State *L);
+static int schema_framedecode (lua_State *L);
+
+static int oldencode (lua_State *L) {
+  lua_settop(L, 7);
+  lua_pushcfunction(L, schema_frameencode);
+  lua_pushvalue(L, 1);
+  pusholdheader(L, 2, 3, 4, 6, 7);
+  lua_pushvalue(L, 4);
+  lua_pushvalue(L, 5);
+  lua_pushvalue(L, 7);
+  lua_call(L, 5, 1);
+  return 1;
+}
+
+static int olddecode (lua_State *L) {
+  int msg;
+  lua_settop(L, 7);
+  msg = lua_toboolean(L, 6);
+  lua_pushcfunction(L, schema_framedecode);
+  lua_pushvalue(L, 1);
+  pusholdheader(L, 3, 4, 5, 6, 7);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 7);
+  lua_call(L, 4, 3);
+  if (lua_isnil(L, -3)) return 3;  /* nil, message, code */
+  lua_pop(L, 1);                   /* the schema */
+  return msg ? 2 : 1;              /* name, value | value */
+}
+
+/* s:frame_encode(hdr, name, value [, opts]) -> packet */
 static int schema_frameencode (lua_State *L) {
-  LSchema *ls = bw_checkschema(L, 1);
-  uint64_t id = checkid(L, 2);
-  int endcheck = lua_toboolean(L, 3);
-  uint32_t t = bw_checktype(L, 4);
-  int msg = lua_toboolean(L, 6);
-  FrameOpts fo;
+  LSchema *ls;
+  bw_FrameHeader h;
+  uint32_t t;
+  int fold, given, b;
   Ctx c;
-  int b;
-  lua_Integer bid = 0;
-  optframe(L, 7, &fo);
-  b = bw_optbaseline(L, 7);
+  if (lua_type(L, 2) == LUA_TNUMBER) return oldencode(L);
+  ls = bw_checkschema(L, 1);
+  checkheader(L, 2, &h, &fold, &given);
+  t = bw_checktype(L, 3);
+  lua_settop(L, 5);  /* an omitted value is nil */
+  checkopts(L, 5);
+  b = bw_optbaseline(L, 5);
   if (b) {
-    luaL_argcheck(L, fo.deltas, 7, "a baseline needs a protocol with deltas");
-    lua_getfield(L, 7, "baseline_id");
+    lua_Integer bid;
+    luaL_argcheck(L, h.flags & BW_FDELTAS, 5,
+                  "a baseline needs a protocol with deltas");
+    lua_getfield(L, 5, "baseline_id");
     bid = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
-    luaL_argcheck(L, bid >= 0 && bid < (1 << BASELINEBITS), 7,
+    luaL_argcheck(L, bid >= 0 && bid < (1 << BW_BASELINEBITS), 5,
                   "'baseline_id' must be an integer in [0, 65535]");
     lua_pop(L, 1);
+    h.delta = 1;
+    h.baseline = (uint32_t)bid;
   }
-  bw_initctx(L, &c, ls, bw_optversion(L, 7, ls->S), 1);
-  if (fo.versionbits < 32 && (uint64_t)c.version >> fo.versionbits != 0
-      && fo.versionbits > 0)
+  if (!(h.flags & BW_FVERSION) && lua_istable(L, 5)) {
+    lua_getfield(L, 5, "version");
+    luaL_argcheck(L, lua_isnil(L, -1), 5,
+                  "'version' needs a versioned protocol");
+    lua_pop(L, 1);
+  }
+  bw_initctx(L, &c, ls, bw_optversion(L, 5, ls->S), 1);
+  if ((h.flags & BW_FVERSION) && h.versionbits < 32
+      && (uint64_t)c.version >> h.versionbits != 0)
     return luaL_error(L, "version %d does not fit in %d bits",
-                      (int)c.version, (int)fo.versionbits);
-  bw_writerreset(c.w);
-  bw_framebegin(c.w);
-  if (fo.hastag) bw_writebits(c.w, fo.tag, 32);
-  if (fo.versionbits) bw_writebits(c.w, c.version, fo.versionbits);
-  if (fo.deltas) {
-    bw_writebits(c.w, b != 0, 1);
-    if (b) bw_writebits(c.w, (uint64_t)bid, BASELINEBITS);
+                      (int)c.version, (int)h.versionbits);
+  if (fold) h.protocolid = bw_frameprotocolid(h.protocolid, ls->S->fingerprint);
+  if (!given) h.tag = bw_frametag(ls->S->fingerprint);
+  h.version = c.version;
+  h.typebits = ls->S->typebits;
+  if (h.flags & BW_FMESSAGE) {  /* the type's message id (its 'messages') */
+    h.type = bw_msgid(ls->S, t);
+    if (h.type == BW_NONE)
+      return luaL_error(L, "'%s' is not a message (not in the schema's "
+                        "'messages')", ls->S->names[ls->S->types[t].name]);
   }
-  if (msg) bw_writemessageid(&c, t);
-  bw_encodebody(&c, t, 5, b);
-  if (bw_frameend(c.w, id, endcheck) != BW_OK)
+  bw_writerreset(c.w);
+  bw_framewriteheader(c.w, &h);
+  bw_encodebody(&c, t, 4, b);
+  if (bw_frameend(c.w, h.protocolid, (h.flags & BW_FCHECK) != 0) != BW_OK)
     return bw_encerror(&c, "%s", bw_strerror(c.w->status));
   return bw_pushencoded(L, c.w);
 }
 
-/* s:frame_decode(packet, id, endcheck, name, message [, opts]) ->
-** value, or name, value for a message | nil, message, code */
-static int schema_framedecode (lua_State *L) {
-  LSchema *ls = bw_checkschema(L, 1);
-  size_t len;
-  const char *s = luaL_checklstring(L, 2, &len);
-  uint64_t id = checkid(L, 3);
-  int endcheck = lua_toboolean(L, 4);
-  int msg = lua_toboolean(L, 6);
-  uint32_t version = bw_optversion(L, 7, ls->S);
-  int into = bw_optinto(L, 7), b = 0, baselines = 0;
-  uint32_t t = msg ? 0 : bw_checktype(L, 5);
-  FrameOpts fo;
-  Ctx c;
-  optframe(L, 7, &fo);
-  if (fo.deltas && lua_istable(L, 7)) {
-    lua_getfield(L, 7, "baselines");
-    baselines = lua_istable(L, -1) ? lua_gettop(L) : 0;
+/* Reading a tagged frame: the schema the tag names becomes the one at
+** index 1 (and '*ls'): this one, or one of 'hdr.schemas' (tag -> schema). */
+typedef struct Lookup {
+  lua_State *L;
+  LSchema  **ls;
+  int        given;   /* the header named its tag: only that one */
+  uint32_t   tag;
+} Lookup;
+
+static int picktagged (void *ud, uint32_t tag, unsigned *typebits) {
+  Lookup *lk = (Lookup *)ud;
+  lua_State *L = lk->L;
+  LSchema *o;
+  if (lk->given) {
+    if (tag != lk->tag) return 0;
   }
+  else if (tag != bw_frametag((*lk->ls)->S->fingerprint)) {
+    lua_pushliteral(L, "schemas");
+    if (lua_rawget(L, 2) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      return 0;
+    }
+    lua_rawgeti(L, -1, (lua_Integer)tag);
+    o = (LSchema *)luaL_testudata(L, -1, SCHEMA_MT);
+    if (o == NULL || o->S == NULL || bw_frametag(o->S->fingerprint) != tag) {
+      lua_pop(L, 2);
+      return 0;
+    }
+    *lk->ls = o;
+    lua_replace(L, 1);
+    lua_pop(L, 1);
+  }
+  *typebits = (*lk->ls)->S->typebits;
+  return 1;
+}
+
+/* s:frame_decode(hdr, packet [, opts]) -> name, value, schema |
+** nil, message, code. 'schema' is the one the packet's tag named. */
+static int schema_framedecode (lua_State *L) {
+  LSchema *ls;
+  bw_FrameHeader h;
+  bw_Reader r;
+  size_t len;
+  const char *s;
+  int fold, given, into, b = 0;
+  Lookup lk;
+  uint32_t version, t;
+  Ctx c;
+  if (lua_type(L, 3) == LUA_TNUMBER) return olddecode(L);
+  ls = bw_checkschema(L, 1);
+  checkheader(L, 2, &h, &fold, &given);
+  s = luaL_checklstring(L, 3, &len);
+  lua_settop(L, 4);
+  checkopts(L, 4);
+  into = bw_optinto(L, 4);
+  if (fold) h.protocolid = bw_frameprotocolid(h.protocolid, ls->S->fingerprint);
+  h.typebits = ls->S->typebits;
+  lk.L = L;
+  lk.ls = &ls;
+  lk.given = given;
+  lk.tag = h.tag;
+  h.lookup = picktagged;
+  h.ud = &lk;
+  bw_framereadheader(&r, s, len, &h);
+  if (h.flags & BW_FVERSION) {
+    if (lua_istable(L, 4)) {
+      lua_getfield(L, 4, "version");
+      luaL_argcheck(L, lua_isnil(L, -1), 4,
+                    "'version' comes from the packet of a versioned protocol");
+      lua_pop(L, 1);
+    }
+    version = h.version;
+  }
+  else version = bw_optversion(L, 4, ls->S);
   bw_initctx(L, &c, ls, version, 1);
-  bw_optmaxvalues(L, 7, &c);
-  if (bw_frameopen(&c.r, s, len, id, endcheck) != BW_OK) {
-    bw_readfail(&c);
+  bw_optmaxvalues(L, 4, &c);
+  c.r = r;
+  if (r.status != BW_OK) {
+    if (r.status == BW_ECRC)
+      bw_decfail(&c, BW_ECRC, 0, "CRC32 mismatch: corrupt, or another "
+                 "protocol id or definitions");
+    else if (r.status == BW_ERANGE)  /* the one version no encode writes */
+      bw_decfail(&c, BW_ERANGE, r.errpos, "version %" PRIu32 " out of range "
+                 "[0, %" PRIu32 "]", h.version, UINT32_MAX - 1);
+    else if (r.status == BW_ESCHEMA && lk.given)
+      bw_decfail(&c, BW_ESCHEMA, 32, "packet for schema %08" PRIx32
+                 ", this is %08" PRIx32, h.tag, lk.tag);
+    else if (r.status == BW_ESCHEMA)
+      bw_decfail(&c, BW_ESCHEMA, 32, "packet for schema %08" PRIx32 ", which "
+                 "this registry does not keep (current %016" PRIx64 ")", h.tag,
+                 ls->S->fingerprint);
+    else bw_readfail(&c);
     return bw_pushdecodeerror(L, &c);
   }
-  if (fo.hastag) {
-    uint64_t tag = bw_readbits(&c.r, 32);
-    if (c.r.status != BW_OK) {
-      bw_readfail(&c);
-      return bw_pushdecodeerror(L, &c);
-    }
-    if (tag != fo.tag) {
-      bw_decfail(&c, BW_ESCHEMA, 32, "packet for schema %08" PRIx64
-              ", this is %08" PRIx32, tag, fo.tag);
-      return bw_pushdecodeerror(L, &c);
-    }
-  }
-  if (fo.versionbits) {
-    uint64_t start = c.r.pos;
-    c.version = (uint32_t)bw_readbits(&c.r, fo.versionbits);
-    if (c.r.status != BW_OK) {
-      bw_readfail(&c);
-      return bw_pushdecodeerror(L, &c);
-    }
-    if (c.version == UINT32_MAX) {  /* no encode writes it (optversion) */
-      bw_decfail(&c, BW_ERANGE, start, "version %" PRIu32 " out of range [0, %"
-              PRIu32 "]", c.version, UINT32_MAX - 1);
-      return bw_pushdecodeerror(L, &c);
-    }
-  }
-  if (fo.deltas && bw_readbits(&c.r, 1)) {
-    uint64_t start = c.r.pos;
-    lua_Integer bid = (lua_Integer)bw_readbits(&c.r, BASELINEBITS);
-    if (c.r.status != BW_OK) {
-      bw_readfail(&c);
-      return bw_pushdecodeerror(L, &c);
+  if (h.delta) {
+    lua_Integer bid = (lua_Integer)h.baseline;
+    int baselines = 0;
+    if (lua_istable(L, 4)) {
+      lua_getfield(L, 4, "baselines");
+      baselines = lua_istable(L, -1) ? lua_gettop(L) : 0;
     }
     if (baselines == 0 || lua_rawgeti(L, baselines, bid) != LUA_TTABLE) {
-      bw_decfail(&c, BW_EBASELINE, start, "unknown baseline %lld",
-              (long long)bid);
+      bw_decfail(&c, BW_EBASELINE, h.typepos - BW_BASELINEBITS,
+                 "unknown baseline %lld", (long long)bid);
       return bw_pushdecodeerror(L, &c);
     }
     b = lua_gettop(L);
-    into = 0;
   }
-  if (c.r.status != BW_OK) {
-    bw_readfail(&c);
-    return bw_pushdecodeerror(L, &c);
+  if (h.flags & BW_FMESSAGE) {  /* a message id: its type */
+    t = bw_msgtype(ls->S, h.type);
+    if (t == BW_NONE) {
+      bw_decfail(&c, BW_ETAG, h.typepos, "message type %" PRIu32
+                 " out of range [0, %" PRIu32 "]", h.type,
+                 ls->S->nmessages - 1);
+      return bw_pushdecodeerror(L, &c);
+    }
+    lua_rawgeti(L, c.names, (lua_Integer)ls->S->types[t].name + 1);
   }
-  if (msg && !bw_readmessageid(&c, &t)) return bw_pushdecodeerror(L, &c);
+  else {
+    lua_getfield(L, 2, "type");
+    t = bw_checktype(L, lua_gettop(L));
+  }
   if (!bw_decodefrom(&c, t, into, b)) return bw_pushdecodeerror(L, &c);
-  return msg ? 2 : 1;
+  lua_pushvalue(L, 1);
+  return 3;
 }
 
-/* s:share() -> handle: a light userdata holding one more reference, for
-** core.adopt in another lua_State of this process. */
+/* s:tag() -> the 32-bit tag that names the schema in tagged frames */
+static int schema_tag (lua_State *L) {
+  LSchema *ls = bw_checkschema(L, 1);
+  lua_pushinteger(L, (lua_Integer)bw_frametag(ls->S->fingerprint));
+  return 1;
+}
 
+/* core.protocol_id(id, fingerprint) -> the id a protocol over a schema of
+** that fingerprint (16 hex digits) feeds its CRC */
+static int core_protocolid (lua_State *L) {
+  lua_Integer id = luaL_checkinteger(L, 1);
+  size_t n;
+  const char *fp = luaL_checklstring(L, 2, &n);
+  uint64_t f = 0;
+  size_t i;
+  luaL_argcheck(L, n == 16, 2, "expected 16 hex digits");
+  for (i = 0; i < n; i++) {
+    int d = fp[i] >= '0' && fp[i] <= '9' ? fp[i] - '0'
+          : fp[i] >= 'a' && fp[i] <= 'f' ? fp[i] - 'a' + 10 : -1;
+    luaL_argcheck(L, d >= 0, 2, "expected 16 lowercase hex digits");
+    f = f << 4 | (uint64_t)d;
+  }
+  lua_pushinteger(L, (lua_Integer)bw_frameprotocolid((uint64_t)id, f));
+  return 1;
+}
 
 const luaL_Reg bw_framemethods[] = {
   {"frame_encode", schema_frameencode},
   {"frame_decode", schema_framedecode},
+  {"tag", schema_tag},
   {NULL, NULL}
 };
+
+const luaL_Reg bw_framefuncs[] = {
+  {"protocol_id", core_protocolid},
+  {NULL, NULL}
+};
+
+/* }========================================================== */

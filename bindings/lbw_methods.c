@@ -207,9 +207,8 @@ int bw_pushdecodeerror (lua_State *L, Ctx *c) {
 int bw_decodefrom (Ctx *c, uint32_t t, int into, int b) {
   int ok;
   if (into) bw_claimsstart(c->claims);
-  ok = b ? bw_decdeltastruct(c, t, b) : bw_decstruct(c, t, into);
+  ok = bw_decodetop(c, t, into, b);
   if (into) bw_claimsend(c->claims);
-  if (ok == 2) lua_pushvalue(c->L, into);  /* refilled in place */
   if (ok) return 1;
   if (c->code == BW_OK) bw_readfail(c);
   return 0;
@@ -360,6 +359,7 @@ void bw_openschema (lua_State *L) {
   lua_pushcfunction(L, bw_schemasetdesctext);
   lua_setfield(L, -2, "_setdesc");
   luaL_setfuncs(L, bw_sharefuncs, 0);
+  luaL_setfuncs(L, bw_framefuncs, 0);
   lua_pushinteger(L, MAXVALUES);
   lua_setfield(L, -2, "MAX_VALUES");
 }

@@ -53,7 +53,9 @@ static inline unsigned fixedbits (const bw_Field *f) {
 }
 
 /* user values of a schema userdata */
-enum { UV_NAMES = 1, UV_TYPES, NUV = UV_TYPES };
+enum { UV_NAMES = 1, UV_TYPES,
+       UV_ORIGINS,  /* weak-keyed: decoded table -> type id (lbw_decode.c) */
+       NUV = UV_ORIGINS };
 
 /* The tables one decode into has refilled, so a table reached twice (two
 ** fields or elements sharing it) is refilled once and replaced by a fresh
@@ -186,7 +188,8 @@ int bw_equalopt (Ctx *c, const bw_Field *f, int a, int b);
 void bw_pushdefault (Ctx *c, const bw_Field *f);
 void bw_encvalue (Ctx *c, const bw_Field *f, int idx, int tt);
 void bw_encstruct (Ctx *c, uint32_t t, int idx);
-void bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
+/* Returns 1 if any field changed. */
+int  bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
 /* Decode (lbw_decode.c): push the value and return 1, or return 0 with the
 ** failure in 'c'. */
 /* Start a decode into tables: forget the tables the last one refilled. */
@@ -205,6 +208,10 @@ static inline int bw_decspend (Ctx *c, uint64_t n) {
 }
 int bw_decstruct (Ctx *c, uint32_t t, int into);
 int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx);
+/* A whole value: a delta against the baseline at 'b' (when set, and then
+** moved 'into' a table when set), else decoded 'into'; remembers which
+** schema decoded the result (lbw_decode.c). */
+int bw_decodetop (Ctx *c, uint32_t t, int into, int b);
 
 /* }========================================================== */
 
@@ -242,6 +249,7 @@ int  bw_readmessageid (Ctx *c, uint32_t *t);
 
 /* Method and function lists of the other files, for bw_openschema. */
 extern const luaL_Reg bw_framemethods[];   /* lbw_frame.c */
+extern const luaL_Reg bw_framefuncs[];     /* lbw_frame.c: protocol_id */
 extern const luaL_Reg bw_sharemethods[];   /* lbw_share.c */
 extern const luaL_Reg bw_sharefuncs[];     /* lbw_share.c: adopt, unshare */
 extern const luaL_Reg bw_programmethods[]; /* lbw_program.c */

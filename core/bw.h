@@ -153,6 +153,20 @@ static inline bw_Status bw_writebits (bw_Writer *w, uint64_t v, unsigned n) {
   return BW_OK;
 }
 
+/* Forget the bits written from bit 'pos' on (pos <= bw_bitswritten(w)), as
+** if they had never been written; a failed writer stays as it is. A delta
+** encoder writes a record optimistically and takes it back when nothing in
+** it changed. */
+static inline void bw_writerrewind (bw_Writer *w, uint64_t pos) {
+  size_t word = (size_t)(pos / 64) * 8;
+  unsigned sb = (unsigned)(pos % 64);
+  if (w->status != BW_OK || pos > bw_bitswritten(w)) return;
+  if (word < w->wordpos) w->scratch = bw_load64(w->buf + word);
+  w->wordpos = word;
+  w->scratch = sb == 0 ? 0 : w->scratch & (UINT64_MAX >> (64 - sb));
+  w->scratchbits = sb;
+}
+
 /* }========================================================== */
 
 
@@ -334,10 +348,10 @@ int bw_utf8valid (const char *s, size_t n);
 /* }========================================================== */
 
 
-/* {===================== framing ===================== */
+/* {===================== framing (bw_frame.c) ===================== */
 /* A packet is [crc32: 32 bits][payload][check: 32 bits, optional]. The CRC32
 ** covers the 8-byte little-endian 'protocolid' (never sent) followed by
-** every byte after the CRC field. See WIRE.md. */
+** every byte after the CRC field. See WIRE.md, "Packet framing". */
 
 #define BW_FRAMEHEADER 4
 
@@ -352,6 +366,57 @@ bw_Status bw_frameopen (bw_Reader *r, const void *data, size_t n,
                         uint64_t protocolid, int endcheck);
 /* zlib's CRC32 of the 8-byte LE 'protocolid' followed by 'data'. */
 uint32_t bw_framecrc (uint64_t protocolid, const void *data, size_t n);
+
+/* The frame header: the fields a 'flags' bit selects, in this order, after
+** the CRC (WIRE.md, "Frame header"). */
+#define BW_FTAG      0x01u  /* tag: 32 bits naming the schema */
+#define BW_FVERSION  0x02u  /* version: 'versionbits' (1..32) bits */
+#define BW_FDELTAS   0x04u  /* bool(delta), then a 16-bit baseline id */
+#define BW_FMESSAGE  0x08u  /* message id: 'typebits' (0..32) bits */
+#define BW_FCHECK    0x10u  /* the end check closes the packet */
+#define BW_FALL      0x1Fu
+#define BW_BASELINEBITS 16
+
+/* Reading a tagged frame: find the schema 'tag' names and set '*typebits'
+** to the width of its message ids; 0 if there is none. */
+typedef int (*bw_FrameLookup) (void *ud, uint32_t tag, unsigned *typebits);
+
+typedef struct bw_FrameHeader {
+  uint64_t protocolid;    /* never sent: seeds the CRC */
+  unsigned flags;         /* BW_F* */
+  uint32_t tag;
+  unsigned versionbits;
+  uint32_t version;       /* below 2^versionbits, never UINT32_MAX */
+  int      delta;         /* with BW_FDELTAS: a delta of 'baseline' */
+  uint32_t baseline;      /* 0..65535 */
+  unsigned typebits;
+  uint32_t type;          /* message id */
+  uint64_t typepos;       /* read: bit where the message id starts */
+  bw_FrameLookup lookup;  /* read, with BW_FTAG: NULL keeps 'typebits' */
+  void    *ud;
+} bw_FrameHeader;
+
+/* Start a packet: the CRC field, then the header's fields. Refuses (BW_EARG)
+** unknown flags, a width out of range, and (BW_ERANGE) a value that does not
+** fit its width. Close it with bw_frameend(w, h->protocolid,
+** h->flags & BW_FCHECK). */
+bw_Status bw_framewriteheader (bw_Writer *w, const bw_FrameHeader *h);
+/* Open the packet 'data' of 'n' bytes as bw_frameopen does, with the
+** protocol id and end check of 'h', then read the fields 'h->flags' selects
+** into 'h'. 'r' is left on the message. Fails as bw_frameopen, with
+** BW_ETRUNC on a header cut short, BW_ESCHEMA (at bit 32) on a tag that
+** 'h->lookup' does not know, BW_ERANGE on version UINT32_MAX (at its first
+** bit) and BW_EARG on bad flags or widths. The caller checks the message id
+** against its types (h->typepos says where it was). */
+bw_Status bw_framereadheader (bw_Reader *r, const void *data, size_t n,
+                              bw_FrameHeader *h);
+/* The protocol id with a schema's 64-bit fingerprint folded in: FNV-1a 64
+** over its 16 lowercase hex digits, from 'id' XOR the offset basis. */
+uint64_t bw_frameprotocolid (uint64_t id, uint64_t fingerprint);
+/* The 32-bit tag that names a schema: its fingerprint's high half. */
+static inline uint32_t bw_frametag (uint64_t fingerprint) {
+  return (uint32_t)(fingerprint >> 32);
+}
 
 /* }========================================================== */
 

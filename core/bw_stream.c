@@ -1,5 +1,5 @@
 /*
-** bw_stream.c - bit-level writer/reader primitives and packet framing
+** bw_stream.c - bit-level writer/reader primitives
 ** See LICENSE for copyright and terms.
 */
 
@@ -13,7 +13,6 @@
 */
 
 #include <math.h>
-#include <zlib.h>
 
 #include "bw.h"
 
@@ -459,85 +458,6 @@ float bw_readcompressedfloat (bw_Reader *r, const bw_QFloat *q) {
     return 0.0f;
   }
   return r->status == BW_OK ? bw_qfloatdecode(q, (uint32_t)i) : 0.0f;
-}
-
-/* }========================================================== */
-
-
-/* {===================== framing ===================== */
-
-uint32_t bw_framecrc (uint64_t protocolid, const void *data, size_t n) {
-  uint8_t prefix[8];
-  uLong crc;
-  const uint8_t *p = (const uint8_t *)data;
-  bw_store64(prefix, protocolid);
-  crc = crc32(0L, Z_NULL, 0);
-  crc = crc32(crc, prefix, 8);
-  while (n > 0) {  /* zlib takes uInt lengths */
-    uInt chunk = n > 0x40000000u ? 0x40000000u : (uInt)n;
-    crc = crc32(crc, p, chunk);
-    p += chunk;
-    n -= chunk;
-  }
-  return (uint32_t)crc;
-}
-
-bw_Status bw_framebegin (bw_Writer *w) {
-  if (bw_bitswritten(w) != 0) return bw_writerfail(w, BW_EARG);
-  return bw_writebits(w, 0, 32);
-}
-
-bw_Status bw_frameend (bw_Writer *w, uint64_t protocolid, int endcheck) {
-  const uint8_t *data;
-  size_t len;
-  uint32_t crc;
-  if (endcheck) bw_writecheck(w, BW_CHECKMAGIC);
-  else bw_writealign(w);
-  if (w->status != BW_OK) return w->status;
-  if (bw_bitswritten(w) < 32) return bw_writerfail(w, BW_EARG);
-  data = bw_writerdata(w, &len);
-  crc = bw_framecrc(protocolid, data + BW_FRAMEHEADER, len - BW_FRAMEHEADER);
-  /* the CRC is the first 32 bits: patch the bytes already out, and the
-  ** scratch word while it still holds them (the next flush rewrites them) */
-  w->buf[0] = (uint8_t)crc;
-  w->buf[1] = (uint8_t)(crc >> 8);
-  w->buf[2] = (uint8_t)(crc >> 16);
-  w->buf[3] = (uint8_t)(crc >> 24);
-  if (w->wordpos == 0)
-    w->scratch = (w->scratch & ~(uint64_t)UINT32_MAX) | crc;
-  return BW_OK;
-}
-
-bw_Status bw_frameopen (bw_Reader *r, const void *data, size_t n,
-                        uint64_t protocolid, int endcheck) {
-  const uint8_t *p = (const uint8_t *)data;
-  size_t min = BW_FRAMEHEADER + (endcheck ? 4 : 0);
-  uint32_t crc;
-  bw_readerinit(r, data, n);
-  if (r->status != BW_OK) return r->status;
-  if (n < min) {
-    r->pos = r->nbits;
-    bw_readerfail(r, BW_ETRUNC);
-    return r->status;
-  }
-  crc = (uint32_t)bw_readbits(r, 32);
-  if (crc != bw_framecrc(protocolid, p + BW_FRAMEHEADER, n - BW_FRAMEHEADER)) {
-    r->pos = 0;
-    bw_readerfail(r, BW_ECRC);
-    return r->status;
-  }
-  if (endcheck) {
-    uint32_t tail = (uint32_t)p[n - 4] | (uint32_t)p[n - 3] << 8
-                  | (uint32_t)p[n - 2] << 16 | (uint32_t)p[n - 1] << 24;
-    if (tail != BW_CHECKMAGIC) {
-      r->pos = (uint64_t)(n - 4) * 8;
-      bw_readerfail(r, BW_ECHECK);
-      return r->status;
-    }
-    r->nbytes = n - 4;  /* the payload ends where the check starts */
-    r->nbits = (uint64_t)r->nbytes * 8;
-  }
-  return BW_OK;
 }
 
 /* }========================================================== */

@@ -1,4 +1,4 @@
--- bitwire end to end, as `make demo` runs it: a schema from DESIGN.md, its
+-- bitwire end to end, as `make demo` runs it: the README's schema, its
 -- size next to JSON, round trips, messages, a framed packet that a flipped
 -- bit gets rejected, and what an error says. Exits non-zero if any of its
 -- own checks fails.
@@ -30,7 +30,7 @@ local function section (title) print("\n== " .. title) end
 print(string.format("bitwire %s, %s", bitwire.version or "?", _VERSION))
 
 -- {===== 1. a schema is a Lua table =====
-section("schema (DESIGN.md's snapshot)")
+section("schema (the README's snapshot)")
 local function coord (n) return { n, "float", min = -512, max = 512, res = 0.01 } end
 local schema = bitwire.schema {
   Vec3 = { coord "x", coord "y", coord "z" },
@@ -111,7 +111,7 @@ end
 
 -- {===== 4. one serialize function for read, write and measure =====
 if bitwire.serializer then
-  section("unified serialize function (the seeds' PacketC)")
+  section("unified serialize function (PacketC of \"Serialization Strategies\")")
   local packet_c = bitwire.serializer(function (s, p)
     s:bool(p, "x")
     s:int(p, "y", -32768, 32767)

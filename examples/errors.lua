@@ -6,7 +6,7 @@
 --     lua5.4 examples/errors.lua
 local bitwire = require "bitwire"
 
--- DESIGN.md's snapshot, with health in [0, max_health]
+-- the README's snapshot, with health in [0, max_health]
 local function snapshot (max_health)
   return bitwire.schema {
     Vec3 = { { "x", "float", min = -512, max = 512, res = 0.01 },

@@ -173,7 +173,7 @@ describe("protocol:decode", function ()
     local name, err, code = p:decode(other:encode("Move", VALUES[1][2]))
     assert.is_nil(name)
     assert.equal("crc", code)
-    assert.equal("CRC32 mismatch (bit 0)", err)
+    assert.equal("CRC32 mismatch: corrupt, or another protocol id or definitions (bit 0)", err)
   end)
 
   it("rejects a packet of another schema (another fingerprint), with code crc", function ()

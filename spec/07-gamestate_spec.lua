@@ -916,15 +916,13 @@ end)
 describe("framed deltas", function ()
   local s = game_schema()
   local ID = 0x1234
-  local DELTAS = { deltas = true }
+  local HDR = { id = ID, check = true, message = false, type = "Snap", deltas = true }
 
   it("round-trips with the baseline of the id the frame names", function ()
     local b = s:decode("Snap", s:encode("Snap", snap(1, { 1, 2 })))
     local n = snap(2, { 2, 3 })
-    local pk = s:frame_encode(ID, true, "Snap", n, false,
-      { deltas = true, baseline = b, baseline_id = 41 })
-    local got = s:frame_decode(pk, ID, true, "Snap", false,
-      { deltas = true, baselines = { [40] = {}, [41] = b } })
+    local pk = s:frame_encode(HDR, "Snap", n, { baseline = b, baseline_id = 41 })
+    local _, got = s:frame_decode(HDR, pk, { baselines = { [40] = {}, [41] = b } })
     assert.same(s:decode("Snap", s:encode("Snap", n)), got)
     -- CRC 32, delta bit, 16-bit id, the delta, end check
     local body = s:bits("Snap", n, { baseline = b })
@@ -933,46 +931,41 @@ describe("framed deltas", function ()
 
   it("says 'baseline' for an id it does not have", function ()
     local b = s:decode("Snap", s:encode("Snap", snap(1, { 1 })))
-    local pk = s:frame_encode(ID, false, "Snap", snap(2, { 1 }), false,
-      { deltas = true, baseline = b, baseline_id = 7 })
-    fails("baseline", "unknown baseline 7", s:frame_decode(pk, ID, false, "Snap",
-      false, { deltas = true, baselines = { [8] = b } }))
-    fails("baseline", "unknown baseline 7", s:frame_decode(pk, ID, false, "Snap",
-      false, { deltas = true }))
-    fails("baseline", "unknown baseline 7", s:frame_decode(pk, ID, false, "Snap",
-      false, { deltas = true, baselines = { [7] = "not a table" } }))
+    local h = { id = ID, check = false, message = false, type = "Snap", deltas = true }
+    local pk = s:frame_encode(h, "Snap", snap(2, { 1 }), { baseline = b, baseline_id = 7 })
+    fails("baseline", "unknown baseline 7", s:frame_decode(h, pk, { baselines = { [8] = b } }))
+    fails("baseline", "unknown baseline 7", s:frame_decode(h, pk))
+    fails("baseline", "unknown baseline 7", s:frame_decode(h, pk,
+      { baselines = { [7] = "not a table" } }))
   end)
 
   it("decodes a wrong baseline to a wrong value, never raising", function ()
     local b1 = s:decode("Snap", s:encode("Snap", snap(1, { 1 })))
     local b2 = s:decode("Snap", s:encode("Snap", snap(5, { 9, 10 })))
     local n = snap(2, { 1, 2 })
-    local pk = s:frame_encode(ID, true, "Snap", n, false,
-      { deltas = true, baseline = b1, baseline_id = 1 })
-    local ok, v = pcall(s.frame_decode, s, pk, ID, true, "Snap", false,
-      { deltas = true, baselines = { [1] = b2 } })
+    local pk = s:frame_encode(HDR, "Snap", n, { baseline = b1, baseline_id = 1 })
+    local ok, _, v = pcall(s.frame_decode, s, HDR, pk, { baselines = { [1] = b2 } })
     assert.is_true(ok)
     assert.are_not.same(s:decode("Snap", s:encode("Snap", n)), v)
   end)
 
   it("sends full frames with one bit more when a protocol has deltas", function ()
     local v = snap(3, { 4 })
-    local pk = s:frame_encode(ID, true, "Snap", v, false, DELTAS)
-    assert.same(s:decode("Snap", s:encode("Snap", v)),
-      s:frame_decode(pk, ID, true, "Snap", false, DELTAS))
+    local pk = s:frame_encode(HDR, "Snap", v)
+    assert.same(s:decode("Snap", s:encode("Snap", v)), select(2, s:frame_decode(HDR, pk)))
     assert.equal(4 + (1 + s:bits("Snap", v) + 7 >> 3) + 4, #pk)
   end)
 
   it("refuses baselines without deltas or with a bad id", function ()
     local v = snap(1, {})
     contains("a baseline needs a protocol with deltas", errorof(s.frame_encode, s,
-      ID, true, "Snap", v, false, { baseline = v, baseline_id = 1 }))
+      { id = ID, message = false }, "Snap", v, { baseline = v, baseline_id = 1 }))
     for _, bad in ipairs { -1, 65536, 1.5, "1", false } do
       contains("'baseline_id' must be an integer in [0, 65535]", errorof(s.frame_encode, s,
-        ID, true, "Snap", v, false, { deltas = true, baseline = v, baseline_id = bad }))
+        HDR, "Snap", v, { baseline = v, baseline_id = bad }))
     end
     contains("'baseline_id' must be an integer in [0, 65535]", errorof(s.frame_encode,
-      s, ID, true, "Snap", v, false, { deltas = true, baseline = v }))
+      s, HDR, "Snap", v, { baseline = v }))
   end)
 end)
 
@@ -1003,8 +996,8 @@ describe("bitwire.protocol with deltas", function ()
     local p = bitwire.protocol(s, { id = 5, deltas = true, fingerprint = false })
     local b = snap(1, { 1 })
     local n = snap(2, { 1 })
-    assert.equal(s:frame_encode(5, true, "Snap", n, true,
-        { deltas = true, baseline = b, baseline_id = 2 }),
+    assert.equal(s:frame_encode({ id = 5, deltas = true }, "Snap", n,
+        { baseline = b, baseline_id = 2 }),
       p:encode("Snap", n, { baseline = b, baseline_id = 2 }))
   end)
 

@@ -542,7 +542,8 @@ describe("framed packets with one bit flipped", function ()
         local byte, bit = i // 8 + 1, i % 8
         local flipped = pk:sub(1, byte - 1)
           .. string.char(pk:byte(byte) ~ (1 << bit)) .. pk:sub(byte + 1)
-        fails("crc", "CRC32 mismatch (bit 0)", safe(p.decode, p, flipped))
+        fails("crc", "CRC32 mismatch: corrupt, or another protocol id or definitions (bit 0)",
+          safe(p.decode, p, flipped))
       end
     end)
   end
@@ -615,10 +616,10 @@ describe("baselines a packet does not match", function ()
     w:bits(0xFFFFFFFF, 32)
     w:bool(true)
     local pk = w:frame_end(11, true):tostring()
-    fails("range", "version 4294967295 out of range [0, 4294967294] (bit 32)",
-      v:frame_decode(pk, 11, true, "T", false, { version_bits = 32 }))
-    raises("version out of range", v.frame_encode, v, 11, true, "T", { x = true },
-      false, { version_bits = 32, version = 0xFFFFFFFF })
+    local h = { id = 11, message = false, type = "T", version_bits = 32 }
+    fails("range", "version 4294967295 out of range [0, 4294967294] (bit 32)", v:frame_decode(h, pk))
+    raises("version out of range", v.frame_encode, v, h, "T", { x = true },
+      { version = 0xFFFFFFFF })
   end)
 end)
 
@@ -645,13 +646,13 @@ describe("decode arguments", function ()
     { "self that is not a schema", function () return s.decode({}, "T", "x") end,
       "bitwire.Schema expected, got table" },
     { "a message that is nil", function () return s:decode_message(nil) end, "string expected, got nil" },
-    { "a frame id that is a string", function () return s:frame_decode("12345678", "id", true, "T") end,
-      "number expected, got string" },
-    { "a frame tag that is not an integer", function ()
-        return s:frame_decode("12345678", 1, true, "T", false, { tag = "a" }) end,
-      "bad argument #6 to 'frame_decode' ('tag' must be an integer)" },
+    { "a frame id that is a string", function () return s:frame_decode({ id = "id" }, "12345678") end,
+      "bad argument #1 to 'frame_decode' ('id' must be an integer)" },
+    { "a frame header that is not a table", function ()
+        return s:frame_decode(1, "12345678") end,
+      "bad argument #1 to 'frame_decode' (table expected, got number)" },
     { "frame version_bits past 32", function ()
-        return s:frame_decode("12345678", 1, true, "T", false, { version_bits = 33 }) end,
+        return s:frame_decode({ version_bits = 33 }, "12345678") end,
       "'version_bits' must be 0..32" },
     { "a packet that is not a string", function () return p:decode(5) end,
       "decode expects a string, got number" },

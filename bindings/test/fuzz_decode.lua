@@ -180,7 +180,6 @@ local V = bitwire.schema(versioned)
 local SN, VN = S:types(), V:types()
 -- the compiled programs: types in id order, each field as C compiled it
 local SD, VD = S:program(), V:program()
-local VTAG = 0x0BADCAFE
 
 -- protocols over S: [deltas, check]
 local PROTOS = {
@@ -437,7 +436,7 @@ local function run (data)
     local packet = body
     if m == 4 and mode & 8 == 0 then
       if p.endcheck then body = body .. "\x78\x56\x34\x12" end
-      packet = M.crc(p.wire_id, body) .. body
+      packet = M.crc(p:wire_id(), body) .. body
     end
     local b = dec(S, SN[opt % #SN + 1], first, nil, "protocol (first)")
     local bid = (opt * 257 + n) & 0xFFFF
@@ -445,6 +444,7 @@ local function run (data)
     local name, v, code = p:decode(packet, opts)
     if name == nil then checkfail("protocol", name, v, code)
     else
+      code = nil  -- the third result is the schema
       local what = "protocol " .. name
       local n2, v2 = p:decode(p:encode(name, v))
       if n2 ~= name then error(what .. ": type changed", 0) end
@@ -462,29 +462,27 @@ local function run (data)
     local msg = sel & 1 == 1
     local name = VN[(sel >> 1) % #VN + 1]
     local id, endcheck = 0x77 + sel, opt & 1 == 1
-    local fo = { version_bits = ({ 0, 3, 16, 32 })[(opt >> 1) % 4 + 1],
-      deltas = opt & 8 == 8 or nil }
-    if opt & 16 == 16 then fo.tag = VTAG end
+    local hdr = { id = id, check = endcheck, message = msg, type = name,
+      version_bits = ({ 0, 3, 16, 32 })[(opt >> 1) % 4 + 1],
+      deltas = opt & 8 == 8, tagged = opt & 16 == 16 }
     if endcheck then body = body .. "\x78\x56\x34\x12" end
     local packet = M.crc(id, body) .. body
     -- the baseline as decoded at the version the packet gives
-    local ver = reader_version(packet, fo.version_bits, fo.tag ~= nil)
+    local ver = reader_version(packet, hdr.version_bits, hdr.tagged)
     local b = dec(V, name, first, { version = ver and ver < 0xFFFFFFFF and ver or nil },
       "frame (first)") or fallback[name]
-    if fo.deltas then fo.baselines = { [n] = b } end
-    local r1, r2, r3 = V:frame_decode(packet, id, endcheck, name, msg, fo)
-    local v = msg and r2 or r1
+    local fo = hdr.deltas and { baselines = { [n] = b } } or nil
+    local r1, r2, r3 = V:frame_decode(hdr, packet, fo)
     if r1 == nil then checkfail("frame", r1, r2, r3)
     else
-      if msg then name = r1 end
+      local v = r2
+      name = r1
       local what = "frame " .. name
-      local eo = { tag = fo.tag, version_bits = fo.version_bits,
-        version = reader_version(packet, fo.version_bits, fo.tag ~= nil),
-        deltas = fo.deltas }
-      local pk = V:frame_encode(id, endcheck, name, v, msg, eo)
-      local s1, s2 = V:frame_decode(pk, id, endcheck, name, msg, fo)
+      local eo = { version = ver }
+      local pk = V:frame_encode(hdr, name, v, eo)
+      local s1, s2 = V:frame_decode(hdr, pk, fo)
       if s1 == nil then error(what .. ": re-encoded frame fails: " .. s2, 0) end
-      expect_same(VD, name, v, msg and s2 or s1, what, eo.version or V:version())
+      expect_same(VD, name, v, s2, what, eo.version or V:version())
     end
     return m, r1 == nil and r3 or nil
   elseif m == 6 then
@@ -672,18 +670,19 @@ function M.seeds ()
       local sel = ((i - 1) << 1) | (msg and 1 or 0)
       local endcheck = opt & 1 == 1
       local vbits = ({ 0, 3, 16, 32 })[(opt >> 1) % 4 + 1]
-      local fo = { version_bits = vbits, deltas = opt & 8 == 8 or nil,
-        tag = opt & 16 == 16 and VTAG or nil }
+      local hdr = { id = 0x77 + sel, check = endcheck, message = msg,
+        version_bits = vbits, deltas = opt & 8 == 8, tagged = opt & 16 == 16 }
+      local fo = {}
       if vbits > 0 then fo.version = R.int(math.min(V:version() + 2, 8)) end
       local v = value(VD, name)
       local first = ""
-      if fo.deltas and R.chance(0.5) then
+      if hdr.deltas and R.chance(0.5) then
         local b = value(VD, name)
         first = V:encode(name, b, { version = fo.version })
         if #first < 256 then fo.baseline, fo.baseline_id = b, #first
         else first = "" end
       end
-      local pk = V:frame_encode(0x77 + sel, endcheck, name, v, msg, fo)
+      local pk = V:frame_encode(hdr, name, v, fo)
       add(5, sel, opt, first, pk:sub(5, #pk - (endcheck and 4 or 0)))
     end
   end

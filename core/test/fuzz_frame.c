@@ -15,6 +15,11 @@
 ** or as bytes()) with a growable writer and with fixed writers of exactly
 ** the packet size and one byte less, and checks that the packet opens and
 ** reads back, and that one flipped bit or another protocol id is refused.
+**
+** Pass 3 reads the header options from the first 3 bytes (flags, version
+** and message id widths), fixes up the CRC of the rest and checks what
+** bw_framereadheader gives against a reference parse of the bits (WIRE.md,
+** "Frame header"); then writes the fields it read and gets the same bytes.
 */
 
 #include "fuzz.h"
@@ -255,6 +260,93 @@ static void misuse (void) {
 /* }========================================================== */
 
 
+/* {===================== pass 3: frame headers ===================== */
+
+static void headers (const uint8_t *data, size_t size) {
+  bw_FrameHeader h, g;
+  bw_Reader r;
+  uint8_t *pk;
+  size_t n, hdrbits;
+  uint64_t pos, payload;
+  int ec;
+  bw_Status want = BW_OK, st;
+  if (size < 3) return;
+  memset(&h, 0, sizeof(h));
+  h.flags = data[0] & BW_FALL;
+  h.versionbits = 1 + data[1] % 32;
+  h.typebits = data[2] % 33;
+  h.protocolid = data[1] * UINT64_C(0x9E3779B97F4A7C15);
+  ec = (h.flags & BW_FCHECK) != 0;
+  n = size - 3;
+  if (n < 4) n = 4;
+  pk = (uint8_t *)calloc(n, 1);
+  FCHECK(pk != NULL);
+  memcpy(pk, data + 3, size - 3);
+  if (ec && n >= 8) putle32(pk + n - 4, BW_CHECKMAGIC);
+  putle32(pk, refcrc(h.protocolid, pk + 4, n - 4));
+  /* the reference parse */
+  payload = (uint64_t)(n - (ec ? 4 : 0)) * 8;
+  pos = 32;
+  hdrbits = (h.flags & BW_FTAG ? 32 : 0) + (h.flags & BW_FVERSION
+             ? h.versionbits : 0) + (h.flags & BW_FDELTAS ? 1 : 0);
+  if (ec && n < 8) want = BW_ETRUNC;
+  g = h;
+  st = bw_framereadheader(&r, pk, n, &g);
+  if (want == BW_OK) {
+    int delta = 0;
+    uint64_t need = 32 + hdrbits;
+    if (need <= payload && (h.flags & BW_FDELTAS))
+      delta = (int)refbits(pk, 32 + hdrbits - 1, 1);
+    need += (delta ? 16 : 0) + (h.flags & BW_FMESSAGE ? h.typebits : 0);
+    pos = 32 + (h.flags & BW_FTAG ? 32 : 0);  /* where the version is */
+    if ((h.flags & BW_FVERSION) && h.versionbits == 32 && pos + 32 <= payload
+        && refbits(pk, pos, 32) == UINT32_MAX)
+      want = BW_ERANGE;
+    else if (need > payload) want = BW_ETRUNC;
+    pos = 32;
+    FCHECK(st == want);
+    if (st == BW_OK) {
+      bw_Writer w;
+      Heap heap;
+      const uint8_t *out;
+      size_t len;
+      if (h.flags & BW_FTAG) {
+        FCHECK(g.tag == refbits(pk, pos, 32));
+        pos += 32;
+      }
+      if (h.flags & BW_FVERSION) {
+        FCHECK(g.version == refbits(pk, pos, h.versionbits));
+        pos += h.versionbits;
+      }
+      if (h.flags & BW_FDELTAS) {
+        FCHECK(g.delta == delta);
+        pos += 1;
+        if (delta) {
+          FCHECK(g.baseline == refbits(pk, pos, 16));
+          pos += 16;
+        }
+      }
+      FCHECK(g.typepos == pos && r.pos == pos + (h.flags & BW_FMESSAGE
+                                                  ? h.typebits : 0));
+      if (h.flags & BW_FMESSAGE) FCHECK(g.type == refbits(pk, pos, h.typebits));
+      /* writing what was read gives the same header bits */
+      heapinit(&heap, -1);
+      bw_writerinitgrow(&w, heapalloc, &heap, SIZE_MAX);
+      FCHECK(bw_framewriteheader(&w, &g) == BW_OK);
+      FCHECK(bw_bitswritten(&w) == r.pos);
+      out = bw_writerdata(&w, &len);
+      FCHECK(samebits(out + 4, pk + 4, r.pos - 32));
+      bw_writerfree(&w);
+      FCHECK(heap.size == 0);
+    }
+  }
+  else FCHECK(st == want);
+  free(pk);
+}
+
+/* }========================================================== */
+
+
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   static int once = 0;
   crcinit();
@@ -265,6 +357,7 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   hostile(data, size, size >= 9 ? getle32(data + 1)
                                   | (uint64_t)getle32(data + 5) << 32 : 7);
   frames(data, size);
+  headers(data, size);
   return 0;
 }
 

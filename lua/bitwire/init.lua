@@ -42,6 +42,17 @@ function methods:description()
   return d
 end
 
+-- Tools over the compiled program (bitwire/dissect.lua): s:dissect(name,
+-- bytes [, opts]) lists every field with its bits; s:cost(name, value)
+-- tells where a value's bits go.
+do
+  local dissect = require "bitwire.dissect"
+  methods.dissect = dissect.dissect
+  methods.cost = dissect.cost
+end
+-- Values as JSON along the schema (bitwire/json.lua, needs lua-cjson).
+M.json = require "bitwire.json"
+
 -- Schemas across lua_States: s:share() gives a handle, bitwire.adopt(handle)
 -- in the other state makes a schema of it (each handle adopted once).
 M.adopt = core.adopt

@@ -307,9 +307,9 @@ local Registry = {}
 Registry.__index = Registry
 Registry.__name = "bitwire.Registry"
 
--- first 8 hex digits of the fingerprint, as the 32-bit frame tag
+-- the 32-bit frame tag naming a schema (the core's bw_frametag)
 local function tagof(s)
-  return tonumber(s:fingerprint():sub(1, 8), 16)
+  return s:tag()
 end
 M.tag = tagof
 
@@ -425,81 +425,9 @@ end
 -- }=====================================================
 
 
--- {===================== registry protocol =====================
--- Frames: CRC32 | tag (32 bits: the schema) | [version] | type id | value |
--- [check]. The CRC covers the protocol id, which is not sent and not folded
--- with a fingerprint: the tag names the schema instead, so a peer can read
--- packets of every schema its registry keeps.
-
-local RProtocol = {}
-RProtocol.__index = RProtocol
-RProtocol.__name = "bitwire.RegistryProtocol"
-
--- reg:protocol({id = 0, check = true, versioned = false, version_bits = 16})
+-- reg:protocol(opts) is bitwire.protocol(reg, opts) (bitwire/protocol.lua).
 function Registry:protocol(opts)
-  opts = opts or {}
-  if type(opts) ~= "table" then error("bitwire.protocol: options must be a table", 2) end
-  local id = opts.id or 0
-  if math.type(id) ~= "integer" then
-    error("bitwire.protocol: 'id' must be an integer", 2)
-  end
-  local vbits = 0
-  if opts.versioned then
-    vbits = opts.version_bits or 16
-    if math.type(vbits) ~= "integer" or vbits < 1 or vbits > 32 then
-      error("bitwire.protocol: 'version_bits' must be an integer in [1, 32]", 2)
-    end
-  end
-  return setmetatable({
-    registry = self, id = id, endcheck = opts.check ~= false, version_bits = vbits,
-  }, RProtocol)
-end
-
--- p:encode(name, value [, {version = v}]) -> packet, with the current schema
-function RProtocol:encode(name, value, opts)
-  local reg = self.registry
-  local s = reg.schema
-  local fo = { tag = reg.tag, version_bits = self.version_bits }
-  if opts ~= nil then
-    if type(opts) ~= "table" then error("bitwire.protocol: options must be a table", 2) end
-    if opts.version ~= nil then
-      if self.version_bits == 0 then
-        error("bitwire.protocol: 'version' needs a versioned protocol", 2)
-      end
-      fo.version = opts.version
-    end
-  end
-  return s:frame_encode(self.id, self.endcheck, name, value, true, fo)
-end
-
--- p:decode(packet [, {into = t}]) -> name, value, schema | nil, message, code
--- The packet's tag picks the kept schema; an unknown tag gives code "schema".
-function RProtocol:decode(packet, opts)
-  if type(packet) ~= "string" then
-    error("bitwire.protocol: decode expects a string, got " .. type(packet), 2)
-  end
-  -- the tag follows the 4-byte CRC; frame_decode checks both, so the CRC
-  -- is computed once: frame_open runs only to say why a tag is unknown
-  local tag = #packet >= 8 and string.unpack("<I4", packet, 5) or nil
-  local s = tag and self.registry.bytag[tag]
-  if not s then
-    local r, err, code = core.frame_open(packet, self.id, self.endcheck)
-    if not r then return nil, err, code end
-    tag, err, code = r:bits(32)
-    if not tag then return nil, err, code end
-    return nil, string.format("packet for schema %08x, which this registry does "
-      .. "not keep (current %s)", tag, self.registry.schema:fingerprint()), "schema"
-  end
-  local code
-  local fo = { tag = tag, version_bits = self.version_bits }
-  if opts ~= nil then
-    if type(opts) ~= "table" then error("bitwire.protocol: options must be a table", 2) end
-    fo.into = opts.into
-  end
-  local name, value
-  name, value, code = s:frame_decode(packet, self.id, self.endcheck, nil, true, fo)
-  if name == nil then return nil, value, code end
-  return name, value, s
+  return require("bitwire.protocol").new(self, opts)
 end
 
 M.Registry = Registry

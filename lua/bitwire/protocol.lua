@@ -1,87 +1,175 @@
--- Framed packets for a schema: a CRC32 header computed over a protocol id
--- that is never sent, then the message (type id and value), then an optional
--- end check. By default the schema's fingerprint is folded into the id, so
--- peers running different definitions reject each other's packets.
+-- bitwire.protocol: framed packets over a schema or over a bitwire.watch
+-- registry. The frame header (CRC32 over a protocol id that is never sent,
+-- then the optional tag, version, delta flag and baseline id, message id,
+-- and the end check) is written and read by the core (core/bw_frame.c);
+-- this class only turns options into that header. WIRE.md, "Frame header".
+--
+-- Over a schema, the schema's fingerprint is folded into the protocol id,
+-- so peers running other definitions reject each other's packets. Over a
+-- registry, the 32-bit tag of the current schema follows the CRC instead,
+-- and the receiver decodes with whichever kept schema the tag names.
+local core = require "bitwire.core"
+
 local M = {}
 
 local Protocol = {}
 Protocol.__index = Protocol
+Protocol.__name = "bitwire.Protocol"
+M.Protocol = Protocol
 
--- 64-bit FNV-1a step over the 16 hex digits, folding them into 'id'.
-local function fold(id, fingerprint)
-  local h = id ~ -3750763034362895579   -- FNV offset basis as a signed int
-  for i = 1, #fingerprint do
-    h = (h ~ fingerprint:byte(i)) * 0x100000001b3
-  end
-  return h
+local OPTIONS = {
+  id = "integer", check = "boolean", fingerprint = "boolean",
+  deltas = "boolean", versioned = "boolean", version_bits = "integer",
+}
+local ENCODE = { baseline = true, baseline_id = true, version = true }
+local DECODE = { into = true, baselines = true, version = true, max_values = true }
+
+local function isregistry(x)
+  return getmetatable(x) == require("bitwire.loader").Registry
 end
 
--- bitwire.protocol(schema, {id = n, check = true, fingerprint = true,
--- deltas = false}): with deltas, every frame carries one bit saying whether it
--- is a delta, and a delta the 16-bit id of its baseline (both peers must agree)
--- bitwire.protocol(registry, {id = n, check = true, versioned = false,
--- version_bits = 16}): over a bitwire.watch registry (see bitwire/loader.lua)
-function M.new(schema, opts)
-  if getmetatable(schema) == require("bitwire.loader").Registry then
-    return schema:protocol(opts)
+local function isschema(x)
+  local mt = getmetatable(x)
+  return type(mt) == "table" and type(mt.__index) == "table"
+    and type(mt.__index.frame_encode) == "function"
+end
+
+-- Raise at the caller's caller on keys of 'opts' not in 'known'.
+local function checkkeys(opts, known, what)
+  for k in next, opts do
+    if not known[k] then
+      local names = {}
+      for name in pairs(known) do names[#names + 1] = name end
+      table.sort(names)
+      error(string.format("bitwire.protocol: unknown %s '%s' (known: %s)", what,
+        tostring(k), table.concat(names, ", ")), 3)
+    end
   end
-  if getmetatable(schema) == nil or type(schema.frame_encode) ~= "function" then
-    error("bitwire.protocol: first argument must be a schema", 2)
+end
+
+-- bitwire.protocol(schema or registry [, opts]) -> protocol
+--   id = 0            fed to the CRC, never sent
+--   check = true      an end check closes every packet
+--   fingerprint = true  (schemas) fold the fingerprint into the id
+--   deltas = false    frames say whether they are deltas, and of what
+--   versioned = false, version_bits = 16: the version travels in the frame
+function M.new(target, opts)
+  local reg = isregistry(target) and target or nil
+  if not reg and not isschema(target) then
+    error("bitwire.protocol: first argument must be a schema or a registry", 2)
+  end
+  if opts ~= nil and type(opts) ~= "table" then
+    error("bitwire.protocol: options must be a table", 2)
   end
   opts = opts or {}
-  if type(opts) ~= "table" then error("bitwire.protocol: options must be a table", 2) end
-  local id = opts.id or 0
-  if math.type(id) ~= "integer" then
-    error("bitwire.protocol: 'id' must be an integer", 2)
+  checkkeys(opts, OPTIONS, "option")
+  for k, t in pairs(OPTIONS) do
+    local v = opts[k]
+    if v ~= nil and (t == "integer" and math.type(v) ~= "integer"
+                     or t == "boolean" and type(v) ~= "boolean") then
+      error(string.format("bitwire.protocol: '%s' must be a%s %s", k,
+        t == "integer" and "n" or "", t), 2)
+    end
   end
-  if opts.deltas ~= nil and type(opts.deltas) ~= "boolean" then
-    error("bitwire.protocol: 'deltas' must be a boolean", 2)
+  if reg and opts.fingerprint then
+    error("bitwire.protocol: a registry protocol names its schema by tag; "
+      .. "'fingerprint' applies to a schema", 2)
   end
-  local self = setmetatable({
-    schema = schema,
-    id = id,
-    endcheck = opts.check ~= false,
-    deltas = opts.deltas or nil,
-  }, Protocol)
-  self.wire_id = opts.fingerprint == false and id or fold(id, schema:fingerprint())
-  return self
+  local vbits = 0
+  if opts.versioned or (opts.versioned == nil and opts.version_bits) then
+    vbits = opts.version_bits or 16
+    if vbits < 1 or vbits > 32 then
+      error("bitwire.protocol: 'version_bits' must be an integer in [1, 32]", 2)
+    end
+  elseif opts.version_bits then
+    error("bitwire.protocol: 'version_bits' needs versioned = true", 2)
+  end
+  local hdr = {
+    id = opts.id or 0,
+    check = opts.check ~= false,
+    fingerprint = not reg and opts.fingerprint ~= false,
+    tagged = reg ~= nil,
+    version_bits = vbits,
+    deltas = opts.deltas or false,
+  }
+  return setmetatable({ registry = reg, schema = not reg and target or nil,
+    hdr = hdr, id = hdr.id, endcheck = hdr.check, deltas = hdr.deltas,
+    version_bits = vbits }, Protocol)
 end
 
--- The frame options of a call: the caller's, plus deltas = true for a
--- protocol with deltas.
-local function frameopts(self, opts)
-  if not self.deltas or (opts ~= nil and type(opts) ~= "table") then return opts end
-  local o = { deltas = true }
-  for k, v in pairs(opts or {}) do
-    if k ~= "deltas" then o[k] = v end
-  end
-  return o
+-- The schema packets are encoded with: the registry's current one.
+function Protocol:current()
+  return self.registry and self.registry.schema or self.schema
 end
 
--- p:encode(name, value [, opts]) -> packet; with deltas, opts.baseline (the
--- value the peer acked) and opts.baseline_id (its id, 0..65535) send a delta
+-- p:encode(name, value [, opts]) -> packet. opts: baseline (the value the
+-- peer acked) and baseline_id (0..65535) for a delta; version (versioned
+-- protocols). A baseline may be a value of any definitions the peer keeps:
+-- fields it lacks count as their default.
 function Protocol:encode(name, value, opts)
-  if not self.deltas and type(opts) == "table" and opts.baseline ~= nil then
-    error("bitwire.protocol: a baseline needs a protocol with deltas = true", 2)
+  if opts ~= nil then
+    if type(opts) ~= "table" then error("bitwire.protocol: options must be a table", 2) end
+    checkkeys(opts, ENCODE, "encode option")
+    if opts.baseline ~= nil and not self.deltas then
+      error("bitwire.protocol: a baseline needs a protocol with deltas = true", 2)
+    end
+    if opts.version ~= nil and self.version_bits == 0 then
+      error("bitwire.protocol: 'version' needs a versioned protocol", 2)
+    end
   end
-  return self.schema:frame_encode(self.wire_id, self.endcheck, name, value, true,
-    frameopts(self, opts))
+  return self:current():frame_encode(self.hdr, name, value, opts)
 end
 
--- p:decode(packet [, opts]) -> name, value | nil, message, code; with
--- deltas, opts.baselines = {[id] = value decoded earlier} resolves a delta
--- (an id not there gives nil, message, "baseline")
+-- p:decode(packet [, opts]) -> name, value, schema | nil, message, code.
+-- opts: into (a table to refill), baselines ({[id] = value decoded earlier},
+-- for deltas: an id not there gives code "baseline"), version (unversioned
+-- protocols: decode at that version). Over a registry the packet's tag picks
+-- the kept schema (one no longer kept gives code "schema"); 'schema' is the
+-- one used.
 function Protocol:decode(packet, opts)
   if type(packet) ~= "string" then
     error("bitwire.protocol: decode expects a string, got " .. type(packet), 2)
   end
-  return self.schema:frame_decode(packet, self.wire_id, self.endcheck, nil, true,
-    frameopts(self, opts))
+  if opts ~= nil then
+    if type(opts) ~= "table" then error("bitwire.protocol: options must be a table", 2) end
+    checkkeys(opts, DECODE, "decode option")
+  end
+  local reg = self.registry
+  if reg then self.hdr.schemas = reg.bytag end
+  return self:current():frame_decode(self.hdr, packet, opts)
 end
 
--- Bytes a packet adds around the message: CRC32 plus the end check.
+-- Bytes every packet spends on the CRC32, the tag and the end check; the
+-- version, delta flag, baseline id and message id add bits to the message.
 function Protocol:overhead()
-  return 4 + (self.endcheck and 4 or 0)
+  return 4 + (self.registry and 4 or 0) + (self.endcheck and 4 or 0)
+end
+
+-- The protocol id fed to the CRC (the fingerprint folded in, for a schema
+-- protocol): what a peer in another language needs.
+function Protocol:wire_id()
+  if self.hdr.fingerprint then
+    return core.protocol_id(self.id, self.schema:fingerprint())
+  end
+  return self.id
+end
+
+function Protocol:__tostring()
+  local parts = { string.format("id %d", self.id) }
+  if self.deltas then parts[#parts + 1] = "deltas" end
+  if self.version_bits > 0 then
+    parts[#parts + 1] = string.format("version in %d bits", self.version_bits)
+  end
+  parts[#parts + 1] = self.endcheck and "end check" or "no end check"
+  local over
+  if self.registry then
+    over = string.format("registry %s, current %s", self.registry.path,
+      self.registry.schema:fingerprint())
+  else
+    over = string.format("schema %s%s", self.schema:fingerprint(),
+      self.hdr.fingerprint and "" or ", fingerprint not folded")
+  end
+  return string.format("bitwire.Protocol (%s; %s)", over, table.concat(parts, ", "))
 end
 
 return M

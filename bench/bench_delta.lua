@@ -1,0 +1,103 @@
+-- bench/bench_delta.lua - issue 10: delta encode and decode of a 32-entity
+-- snapshot (bench/message.lua's Snapshot) against the full encode and decode
+-- of the same snapshot, with 2 and with all 32 entities changed.
+--
+--   make bench      or, from the repository root,
+--   LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./build/?.so;;" \
+--   lua5.4 bench/bench_delta.lua [rounds [seconds]]
+--
+-- Each operation runs for ~'seconds' (0.2) per round, interleaved, 'rounds'
+-- (5) times; the medians are shown. Targets: delta no slower than full with
+-- 2 changed, at most 1.5x full with all changed.
+if not package.path:find("./?.lua", 1, true) then
+  package.path = "./?.lua;" .. package.path
+end
+local bitwire = require "bitwire"
+local msg = require "bench.message"
+
+local ROUNDS = tonumber(arg and arg[1]) or 5
+local SECONDS = tonumber(arg and arg[2]) or 0.2
+local N = 32
+local s = bitwire.schema(msg.description)
+
+local function entity (i, t)
+  return { id = i, kind = i % 8, x = i * 3.5 + t, y = -i * 2.25, z = i * 0.5,
+           yaw = (i * 0.1) % 6, health = 100 - i, f1 = i % 2 == 0,
+           f2 = false, f3 = true, f4 = i % 3 == 0,
+           name = i % 8 == 0 and ("ent" .. i) or nil }
+end
+
+local function snapshot (tick, moved)
+  local v = { tick = tick, ack = tick - 1, entities = {} }
+  for i = 1, N do v.entities[i] = entity(i, moved(i) and tick * 0.25 or 0) end
+  return v
+end
+
+local a = snapshot(1, function () return false end)
+local full_a = s:encode("Snapshot", a)
+local base = s:decode("Snapshot", full_a)
+-- the same 2 changed, the 30 unchanged entity tables shared with the
+-- baseline (a server that builds snapshots copy-on-write)
+local shared = { tick = 2, ack = 1, entities = {} }
+for i = 1, N do
+  shared.entities[i] = (i == 5 or i == 20) and entity(i, 0.5) or a.entities[i]
+end
+local cases = {
+  { "2 of 32 changed", snapshot(2, function (i) return i == 5 or i == 20 end) },
+  { "all 32 changed", snapshot(2, function () return true end) },
+  { "2 changed, shared", shared },
+}
+
+local function timed (f)
+  local n, t0 = 0, os.clock()
+  local deadline = t0 + SECONDS
+  repeat
+    for _ = 1, 20 do f() end
+    n = n + 20
+  until os.clock() >= deadline
+  return (os.clock() - t0) / n
+end
+
+local function median (t)
+  table.sort(t)
+  return t[(#t + 1) // 2]
+end
+
+local failures = 0
+print(("delta vs full, %d entities, %d rounds of ~%.2f s per op, median us/op"):format(
+  N, ROUNDS, SECONDS))
+print(("%-18s %6s %6s %9s %9s %7s %9s %9s %7s"):format("case", "full B", "delta B",
+  "enc full", "enc delta", "ratio", "dec full", "dec delta", "ratio"))
+for _, c in ipairs(cases) do
+  local label, b = c[1], c[2]
+  local full = s:encode("Snapshot", b)
+  local delta = s:encode("Snapshot", b, { baseline = a })
+  local got = assert(s:decode("Snapshot", delta, { baseline = base }))
+  local want = s:decode("Snapshot", full)
+  assert(s:encode("Snapshot", got) == s:encode("Snapshot", want), "delta decode differs")
+  local ops = {
+    ef = function () return s:encode("Snapshot", b) end,
+    ed = function () return s:encode("Snapshot", b, { baseline = a }) end,
+    df = function () return s:decode("Snapshot", full) end,
+    dd = function () return s:decode("Snapshot", delta, { baseline = base }) end,
+  }
+  local times = { ef = {}, ed = {}, df = {}, dd = {} }
+  for _ = 1, ROUNDS do
+    for _, k in ipairs { "ef", "ed", "df", "dd" } do
+      times[k][#times[k] + 1] = timed(ops[k])
+    end
+  end
+  local m = {}
+  for k, t in pairs(times) do m[k] = median(t) * 1e6 end
+  local re, rd = m.ed / m.ef, m.dd / m.df
+  print(("%-18s %6d %6d %9.2f %9.2f %7.2f %9.2f %9.2f %7.2f"):format(label, #full,
+    #delta, m.ef, m.ed, re, m.df, m.dd, rd))
+  local goal = label:find("^all") and 1.5 or 1.0
+  for _, r in ipairs { { "encode", re }, { "decode", rd } } do
+    local ok = r[2] <= goal
+    if not ok then failures = failures + 1 end
+    print(("  target: delta %s <= %.1fx full: %.2fx %s"):format(r[1], goal, r[2],
+      ok and "ok" or "MISSED"))
+  end
+end
+if failures > 0 then print(("%d delta targets missed"):format(failures)) end

@@ -1,0 +1,37 @@
+-- bitwire check defs.lua: load a definitions file and list its types.
+local util = require "bitwire.cliutil"
+
+local M = {}
+
+M.summary = "load a definitions file; list its types with min and max bits"
+M.usage = [[
+usage: bitwire check defs.lua
+
+Loads defs.lua in bitwire's sandbox and compiles it. Prints the version,
+the fingerprint and the message type id width, then one line per type: its
+message id, its size in bits (min and max; "unbounded" when a field has no
+bound) and its number of fields. Exit status 1, with the error (file, type
+and field), when the file does not load or compile.
+]]
+
+function M.run(args, io)
+  local pos = util.parse(args, {}, M.usage)
+  local path = util.need(pos, 1, "definitions file", M.usage)
+  if pos[2] then util.fail("unexpected argument '%s'\n%s", pos[2], M.usage) end
+  local s = util.loadschema(path)
+  local p = s:program()
+  local out = io.stdout
+  out:write(string.format("%s: ok, %d type%s, version %d, fingerprint %s, "
+    .. "message id %d bit%s\n", path, #p.types, #p.types == 1 and "" or "s",
+    p.version, p.fingerprint, p.typebits, p.typebits == 1 and "" or "s"))
+  out:write(string.format("  %-4s %-24s %9s %10s %7s\n", "id", "type", "min bits",
+    "max bits", "fields"))
+  for _, t in ipairs(p.types) do
+    out:write(string.format("  %-4d %-24s %9d %10s %7d%s\n", t.id, t.name, t.minbits,
+      t.maxbits and tostring(t.maxbits) or "unbounded", #t.fields,
+      t.versioned and "  versioned" or ""))
+  end
+  return 0
+end
+
+return M

@@ -1,0 +1,57 @@
+-- bitwire cost defs.lua Type value.json: where one value's bits go.
+local util = require "bitwire.cliutil"
+
+local M = {}
+
+M.summary = "where the bits of one value go, largest first"
+M.usage = [[
+usage: bitwire cost defs.lua Type value.json [--by-field]
+
+Encodes the value (JSON, mapped as in `bitwire encode --help`; - reads
+stdin, json:{...} gives it inline) and lists every field path that costs
+bits, largest first: its bits and share of the total. A field's presence,
+count or index bits count to that field. The same as s:cost(Type, value).
+--by-field adds up the elements of arrays and sparse arrays: entities[].pos.x
+is the bits of every entity's pos.x.
+]]
+
+function M.run(args, io)
+  local pos, opts = util.parse(args, { flags = { ["by-field"] = true } }, M.usage)
+  local path = util.need(pos, 1, "definitions file", M.usage)
+  local name = util.need(pos, 2, "type name", M.usage)
+  local src = util.need(pos, 3, "value (JSON file, - or json:...)", M.usage)
+  local s = util.loadschema(path)
+  util.checktype(s, name, path)
+  local text = src:match("^json:(.*)$") or util.readfile(src, io.stdin)
+  local value, err = require("bitwire.json").decode(s, name, text)
+  if value == nil then util.fail("%s: %s", src, err) end
+  local ok, list, total = pcall(s.cost, s, name, value)
+  if not ok then util.fail("%s: %s", src, tostring(list)) end
+  if opts["by-field"] then
+    local byf, order = {}, {}
+    for i, c in ipairs(list) do
+      local key = c.path:gsub("%[%d+%]", "[]")
+      if byf[key] == nil then
+        byf[key] = { path = key, bits = 0, at = i }
+        order[#order + 1] = byf[key]
+      end
+      byf[key].bits = byf[key].bits + c.bits
+    end
+    table.sort(order, function (a, b)
+      if a.bits ~= b.bits then return a.bits > b.bits end
+      return a.at < b.at
+    end)
+    list = order
+  end
+  local w = 4
+  for _, c in ipairs(list) do w = math.max(w, #c.path) end
+  io.stdout:write(string.format("%s: %d bits, %d bytes\n", name, total, (total + 7) // 8))
+  io.stdout:write(string.format("  %-" .. w .. "s %6s %7s\n", "path", "bits", "share"))
+  for _, c in ipairs(list) do
+    io.stdout:write(string.format("  %-" .. w .. "s %6d %6.1f%%\n", c.path ~= "" and c.path or "(value)",
+      c.bits, total > 0 and 100 * c.bits / total or 0))
+  end
+  return 0
+end
+
+return M

@@ -1,0 +1,46 @@
+-- bitwire wireshark defs.lua --protocol ID --udp-port N -o dissector.lua
+local util = require "bitwire.cliutil"
+
+local M = {}
+
+M.summary = "write a Wireshark Lua dissector for framed packets"
+M.usage = [[
+usage: bitwire wireshark defs.lua --protocol ID --udp-port N [-o dissector.lua]
+                         [--no-check] [--no-fingerprint] [--deltas]
+                         [--version-bits N] [--tag] [--name NAME]
+
+Writes a Wireshark Lua plugin (to -o, or stdout) that dissects the framed
+packets bitwire.protocol(schema, {id = ID, ...}) sends over UDP port N: the
+CRC (flagged when it does not match), the frame header, the message type and
+every field with its bit range, sparse slots, quaternions, delta frames
+(changed and kept fields marked), and the end check. It runs on the Lua 5.2
+that Wireshark embeds:
+  tshark -X lua_script:dissector.lua -r capture.pcap -V
+or copy it to ~/.local/lib/wireshark/plugins/.
+]]
+
+function M.run(args, io)
+  local flags = { deltas = true, ["no-check"] = true, ["no-fingerprint"] = true, tag = true }
+  local options = { protocol = true, ["udp-port"] = true, o = true, name = true,
+                    ["version-bits"] = true }
+  local pos, opts = util.parse(args, { flags = flags, options = options }, M.usage)
+  local path = util.need(pos, 1, "definitions file", M.usage)
+  if opts.protocol == nil then util.fail("missing --protocol ID\n%s", M.usage) end
+  if opts["udp-port"] == nil then util.fail("missing --udp-port N\n%s", M.usage) end
+  local port = util.integer(opts["udp-port"], "--udp-port")
+  if port < 1 or port > 65535 then util.fail("--udp-port must be 1..65535") end
+  local name = opts.name or "bitwire"
+  if not name:match("^[%a_][%w_]*$") then util.fail("--name must be an identifier") end
+  local s = util.loadschema(path)
+  local text = require("bitwire.wireshark").generate(s, {
+    protocol = util.integer(opts.protocol, "--protocol"), port = port,
+    endcheck = not opts["no-check"], fingerprint = not opts["no-fingerprint"],
+    deltas = opts.deltas, tag = opts.tag, name = name,
+    version_bits = opts["version-bits"] and util.integer(opts["version-bits"], "--version-bits"),
+  })
+  if opts.o then util.writefile(opts.o, text)
+  else io.stdout:write(text) end
+  return 0
+end
+
+return M

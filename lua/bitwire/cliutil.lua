@@ -1,0 +1,225 @@
+-- Helpers the `bitwire` subcommands share: arguments, definitions files,
+-- packets and frame options, and how values print.
+local M = {}
+
+local FAIL = {}   -- metatable of a user-facing error
+
+-- Stop the command with 'msg' for the user (exit status 1).
+function M.fail(fmt, ...)
+  error(setmetatable({ msg = string.format(fmt, ...) }, FAIL), 0)
+end
+
+function M.message(e)
+  if getmetatable(e) == FAIL then return e.msg end
+  return tostring(e)
+end
+
+-- User errors pass as they are: M.fail's, and messages raised without a
+-- position (error(msg, 0), as subcommands of other modules do). An error
+-- with a source position is a bug: keep its traceback.
+function M.traceback(e)
+  if getmetatable(e) == FAIL then return e end
+  if type(e) == "table" and type(e.msg) == "string" then return setmetatable(e, FAIL) end
+  if type(e) == "string" and not e:match("^[^\n]-%.lua:%d+: ") and not e:match("^%[") then
+    return setmetatable({ msg = e }, FAIL)
+  end
+  return debug.traceback(tostring(e), 2)
+end
+
+-- Split 'args' by 'spec' = {flags = {name = true}, options = {name = true}}:
+-- returns the positional arguments and a table of the options given.
+function M.parse(args, spec, usage)
+  local pos, opts, i = {}, {}, 1
+  while i <= #args do
+    local a = args[i]
+    local name, val = a:match("^%-%-([%w-]+)=(.*)$")
+    name = name or a:match("^%-%-([%w-]+)$") or (a == "-o" and "o")
+    if name then
+      if spec.flags and spec.flags[name] then
+        opts[name] = true
+      elseif spec.options and spec.options[name] then
+        if val == nil then
+          i = i + 1
+          val = args[i]
+          if val == nil then M.fail("option --%s needs a value\n%s", name, usage) end
+        end
+        opts[name] = val
+      else
+        M.fail("unknown option %s\n%s", a, usage)
+      end
+    else
+      pos[#pos + 1] = a
+    end
+    i = i + 1
+  end
+  return pos, opts
+end
+
+-- Positional argument 'i' or a usage error.
+function M.need(pos, i, what, usage)
+  if pos[i] == nil then M.fail("missing %s\n%s", what, usage) end
+  return pos[i]
+end
+
+-- A definitions file, loaded in bitwire's sandbox.
+function M.loadschema(path)
+  local bitwire = require "bitwire"
+  local s, err = bitwire.load(path)
+  if s == nil then M.fail("%s", err) end
+  return s
+end
+
+-- The type 'name' of schema 's' from file 'path', or a helpful error.
+function M.checktype(s, name, path)
+  local p = s:program()
+  if p.byname[name] == nil then
+    local names = {}
+    for _, t in ipairs(p.types) do names[#names + 1] = t.name end
+    M.fail("%s: no type '%s' (types: %s)", path, name, table.concat(names, ", "))
+  end
+  return p.byname[name]
+end
+
+function M.readfile(path, stdin)
+  if path == "-" then return (stdin or io.stdin):read("a") end
+  local f, err = io.open(path, "rb")
+  if f == nil then M.fail("%s", err) end
+  local data = f:read("a")
+  f:close()
+  return data
+end
+
+function M.writefile(path, data)
+  local f, err = io.open(path, "wb")
+  if f == nil then M.fail("%s", err) end
+  f:write(data)
+  f:close()
+end
+
+function M.fromhex(h, what)
+  h = h:gsub("%s", "")
+  if #h % 2 ~= 0 or h:find("%X") then M.fail("%s: not a hex string", what) end
+  return (h:gsub("%x%x", function (x) return string.char(tonumber(x, 16)) end))
+end
+
+function M.tohex(s)
+  return (s:gsub(".", function (c) return string.format("%02x", c:byte()) end))
+end
+
+-- A packet argument: hex:0a1b..., - (stdin) or a file name.
+function M.readpacket(arg, stdin)
+  local h = arg:match("^hex:(.*)$")
+  if h then return M.fromhex(h, arg) end
+  return M.readfile(arg, stdin)
+end
+
+-- Options naming a framed packet's protocol, for parse's spec and usage.
+M.FRAME_FLAGS = { deltas = true, ["no-check"] = true, ["no-fingerprint"] = true,
+                  tag = true }
+M.FRAME_OPTIONS = { protocol = true, ["version-bits"] = true }
+M.FRAME_USAGE = [[
+framing (bitwire.protocol packets):
+  --protocol ID       the protocol id (decimal or 0x hex); the packet is framed
+  --no-check          frames without the end check (check = false)
+  --no-fingerprint    the id is used as it is (fingerprint = false)
+  --deltas            frames carry the delta bit (deltas = true)
+  --version-bits N    frames carry the version in N bits (registries)
+  --tag               a registry's frames (bitwire.protocol(bitwire.watch(defs))):
+                      the 32-bit schema tag, the id not folded
+]]
+
+local function integer(v, what)
+  local n = math.tointeger(tonumber(v))
+  if n == nil then M.fail("%s must be an integer, got '%s'", what, tostring(v)) end
+  return n
+end
+M.integer = integer
+
+-- The frame settings of the options, or nil for an unframed packet:
+-- {protocol, id, wire_id, endcheck, tag, version_bits, deltas, opts}; opts
+-- are what encode and decode add for protocols that do not carry the
+-- version themselves. --tag frames are a registry's (bitwire.watch(path)).
+function M.frame(s, opts, path)
+  if opts.protocol == nil then
+    for k in pairs(M.FRAME_FLAGS) do
+      if opts[k] then M.fail("--%s needs --protocol", k) end
+    end
+    if opts["version-bits"] then M.fail("--version-bits needs --protocol") end
+    return nil
+  end
+  local bitwire = require "bitwire"
+  local id = integer(opts.protocol, "--protocol")
+  local vb = opts["version-bits"] and integer(opts["version-bits"], "--version-bits") or 0
+  if vb < 0 or vb > 32 then M.fail("--version-bits must be 0..32") end
+  local po = { id = id, check = not opts["no-check"], versioned = vb > 0 or nil,
+               version_bits = vb > 0 and vb or nil }
+  local p
+  local fo = {}
+  if opts.tag then
+    if opts.deltas then M.fail("--tag (a registry's frames) and --deltas do not combine") end
+    local reg, err = bitwire.watch(path)
+    if reg == nil then M.fail("%s", err) end
+    p = bitwire.protocol(reg, po)
+  else
+    po.fingerprint = not opts["no-fingerprint"]
+    po.deltas = opts.deltas or nil
+    p = bitwire.protocol(s, po)
+    -- a protocol that does not carry the version itself: the frame options do
+    if vb > 0 and p.version_bits ~= vb then fo.version_bits = vb end
+  end
+  return { protocol = p, id = id, wire_id = require("bitwire.dissect").wire_id(p),
+           endcheck = p.endcheck, tag = opts.tag or false, version_bits = vb,
+           deltas = opts.deltas or false, opts = fo }
+end
+
+-- --baseline (JSON: a file, - or json:...) as a function (type name) ->
+-- value, or nil without the option. A delta is read and written against it.
+function M.baseline(s, opts, stdin)
+  if opts.baseline == nil then
+    if opts["baseline-id"] then M.fail("--baseline-id needs --baseline") end
+    return nil
+  end
+  local text = opts.baseline:match("^json:(.*)$") or M.readfile(opts.baseline, stdin)
+  return function (name)
+    local b, msg = require("bitwire.json").decode(s, name, text)
+    if b == nil then M.fail("--baseline: %s", msg) end
+    return b
+  end
+end
+
+-- --baseline-id: the id a delta frame names its baseline by (default 0).
+function M.baseline_id(opts)
+  local id = opts["baseline-id"] and M.integer(opts["baseline-id"], "--baseline-id") or 0
+  if id < 0 or id > 65535 then M.fail("--baseline-id must be 0..65535") end
+  return id
+end
+
+-- A value as one line of text.
+function M.show(v, kind)
+  local t = type(v)
+  if t == "string" then
+    if kind == "bytes" then return "0x" .. M.tohex(v) end
+    return string.format("%q", v)
+  elseif t == "number" then
+    if math.type(v) == "float" then return string.format("%.9g", v) end
+    return tostring(v)
+  elseif t == "table" then
+    local parts = {}
+    for i = 1, #v do parts[i] = M.show(v[i]) end
+    return "(" .. table.concat(parts, ", ") .. ")"
+  end
+  return tostring(v)
+end
+
+-- The 'n' (<= 64) bits of 'bytes' from bit 'bit', as an integer.
+function M.rawbits(bytes, bit, n)
+  local v = 0
+  for i = n - 1, 0, -1 do
+    local b = bit + i
+    local byte = bytes:byte(b // 8 + 1) or 0
+    v = (v << 1) | ((byte >> (b % 8)) & 1)
+  end
+  return v
+end
+
+return M

@@ -1,0 +1,216 @@
+-- Dissect and cost: bitwire.walk over bitwire's own C reader. s:dissect
+-- lists every field of a packet with its bit offset and width; s:cost
+-- encodes a value and tells where its bits go.
+local core = require "bitwire.core"
+local walk = require "bitwire.walk"
+
+local M = {}
+
+-- The reader interface of bitwire.walk over a bitwire.reader.
+local Reader = {}
+Reader.__index = Reader
+
+function M.reader(r)
+  return setmetatable({ r = r }, Reader)
+end
+
+function Reader:pos() return self.r:bits_read() end
+function Reader:remaining() return self.r:bits_remaining() end
+function Reader:bits(n) return self.r:bits(n) end
+function Reader:int_relative(prev) return self.r:int_relative(prev) end
+function Reader:f32(x) return (string.unpack("<f", string.pack("<f", x))) end
+
+function Reader:leaf(f)
+  local r, k = self.r, f.kind
+  if k == "int" then return r:int(f.min, f.max)
+  elseif k == "uint" then return r:bits(f.bits)
+  elseif k == "bool" then return r:bool()
+  elseif k == "float32" then return r:float()
+  elseif k == "float64" then return r:double()
+  elseif k == "enum" then
+    local i, msg, code = r:int(0, #f.values - 1)
+    if i == nil then return nil, msg, code end
+    return f.values[i + 1]
+  elseif k == "string" then   -- as the driver reads it, to fail at its bits
+    local n, msg, code = r:int(0, f.max)
+    if n == nil then return nil, msg, code end
+    local at = r:bits_read()
+    local b
+    b, msg, code = r:bytes(n)
+    if b == nil then return nil, msg, code end
+    if utf8.len(b) == nil or b:find("\0", 1, true) then
+      return nil, "string with NUL or malformed UTF-8 (bit " .. at .. ")", "utf8", at
+    end
+    return b
+  elseif k == "bytes" then
+    local n = f.min
+    if not f.fixed then
+      local msg, code
+      n, msg, code = r:int(f.min, f.max)
+      if n == nil then return nil, "length: " .. msg, code end
+    end
+    return r:bytes(n)
+  elseif k == "align" then return r:align()
+  elseif k == "check" then return r:check(f.magic)
+  end
+  -- a kind this walker does not know yet: a clean failure, never a crash
+  return nil, "field kind '" .. tostring(k) .. "' is not supported by bitwire.walk", "schema"
+end
+
+local function typecheck(s, name, fn)
+  if type(name) ~= "string" then
+    error(fn .. ": type name must be a string, got " .. type(name), 3)
+  end
+  local p = s:program()
+  if p.byname[name] == nil then
+    error(fn .. ": no type '" .. name .. "' in this schema", 3)
+  end
+  return p
+end
+
+-- The entries of a walk, in the order fields start.
+local function collect(program, name, r, opts)
+  local list = {}
+  local o = { version = opts and opts.version, baseline = opts and opts.baseline,
+              on = function (e) list[#list + 1] = e end }
+  local v, err = walk.walk(program, name, M.reader(r), o)
+  return list, v, err
+end
+
+-- After a failure: containers that did not close end at the failing bit.
+local function cut(list, err)
+  for _, e in ipairs(list) do
+    if e.open then
+      e.open, e.incomplete = nil, true
+      e.bits = math.max(0, err.bit - e.bit)
+    end
+  end
+end
+
+local function errtext(err)
+  return string.format("%s%s%s (bit %d)", err.path, err.path ~= "" and ": " or "",
+    err.message, err.bit)
+end
+M.errtext = errtext
+
+-- s:dissect(name, bytes [, opts]) -> list of {path, bit, bits, value, kind,
+-- depth, role}; on a bad packet the list up to the failure, then the
+-- message and its code. opts: version, baseline (as for s:decode).
+function M.dissect(s, name, bytes, opts)
+  local p = typecheck(s, name, "dissect")
+  if type(bytes) ~= "string" then
+    error("dissect: packet must be a string, got " .. type(bytes), 2)
+  end
+  local list, v, err = collect(p, name, core.reader(bytes), opts)
+  if v == nil then
+    cut(list, err)
+    return list, errtext(err), err.code
+  end
+  return list
+end
+
+-- Path an entry's bits count toward: a presence, count, index or
+-- changed bit belongs to the field it describes.
+local function owner(path)
+  return (path:gsub("[?#^~@]$", ""))
+end
+
+-- s:cost(name, value [, opts]) -> list of {path, bits} for every field
+-- that costs bits (largest first, then in wire order), and the total.
+function M.cost(s, name, value, opts)
+  local p = typecheck(s, name, "cost")
+  local bytes = s:encode(name, value, opts)
+  local list, v, err = collect(p, name, core.reader(bytes), opts)
+  if v == nil then error("cost: " .. errtext(err)) end  -- cannot happen
+  local byp, order, total, known = {}, {}, 0, {}
+  for _, e in ipairs(list) do
+    if e.role == nil then known[e.path] = true end
+  end
+  for _, e in ipairs(list) do
+    if e.kind ~= "struct" and e.kind ~= "array" and e.kind ~= "sparse" then
+      local path = e.path
+      if e.role ~= nil then   -- to the field it describes
+        path = owner(path)
+        -- an empty slot's mask bit: to the sparse array
+        if e.role == "slot" and not known[path] then path = path:match("^(.*)%[%d+%]$") end
+      end
+      if byp[path] == nil then
+        byp[path] = { path = path, bits = 0, at = #order + 1 }
+        order[#order + 1] = byp[path]
+      end
+      byp[path].bits = byp[path].bits + e.bits
+      total = total + e.bits
+    end
+  end
+  table.sort(order, function (a, b)
+    if a.bits ~= b.bits then return a.bits > b.bits end
+    return a.at < b.at
+  end)
+  for _, c in ipairs(order) do c.at = nil end
+  return order, total
+end
+
+-- The protocol id a bitwire.protocol feeds to the CRC (a field today; a
+-- method p:wire_id() once the frame header moves to the core; a registry's
+-- protocol uses its id).
+function M.wire_id(p)
+  if type(p.wire_id) == "function" then return p:wire_id() end
+  return p.wire_id or p.id   -- a registry's protocol: its id as it is
+end
+
+-- A framed packet (bitwire.protocol): the CRC, the header, the message and
+-- the end check. 'frame' = {wire_id, endcheck, tag, version_bits, deltas,
+-- baseline}: the baseline of a delta frame, a value or function (name) ->
+-- value; without it, record deltas are read and sparse slot deltas stop.
+-- A bad CRC is reported, and the rest is still read, so the damage shows.
+-- Returns the list, the header, the value, and an error or nil.
+function M.frame(s, bytes, frame)
+  local p = s:program()
+  local list = {}
+  local function on(e) list[#list + 1] = e end
+  local n, need = #bytes, frame.endcheck and 8 or 4
+  if n < need then
+    return list, nil, nil, { path = "frame", message = "packet of " .. n
+      .. " bytes, a frame has at least " .. need, code = "truncated", bit = 8 * n }
+  end
+  local crc = string.unpack("<I4", bytes)
+  local r, msg, code = core.frame_open(bytes, frame.wire_id, frame.endcheck)
+  local crcerr
+  if r == nil then
+    if code ~= "crc" then
+      return list, nil, nil, { path = "frame", message = msg, code = code, bit = 0 }
+    end
+    crcerr = { path = "frame.crc", message = "CRC32 mismatch (wrong protocol id, "
+      .. "or a damaged packet)", code = "crc", bit = 0 }
+    r = core.reader(frame.endcheck and bytes:sub(1, n - 4) or bytes)
+    r:bits(32)
+  end
+  on({ path = "frame.crc", bit = 0, bits = 32, value = crc, kind = "uint",
+       depth = 0, role = "header", bad = crcerr ~= nil })
+  local rd = M.reader(r)
+  local h, err = walk.header(p, rd, frame, on)
+  local v
+  if h ~= nil then
+    on({ path = h.name, bit = rd:pos(), bits = 0, kind = "struct", depth = 0,
+         role = h.delta == 1 and "delta" or nil, open = true })
+    local top = list[#list]
+    local base
+    if h.delta == 1 then
+      base = frame.baseline
+      if type(base) == "function" then base = base(h.name) end
+      if base == nil then base = walk.UNKNOWN end
+    end
+    v, err = walk.walk(p, h.name, rd, { on = on, depth = 1, path = "",
+      version = h.version, baseline = base })
+    top.bits, top.value, top.open = rd:pos() - top.bit, v, nil
+  end
+  if err ~= nil then cut(list, err) end
+  if err == nil and frame.endcheck then
+    on({ path = "frame.check", bit = 8 * (n - 4), bits = 32,
+         value = string.unpack("<I4", bytes, n - 3), kind = "check", depth = 0,
+         role = "header" })
+  end
+  return list, h, v, crcerr or err
+end
+
+return M

@@ -1,0 +1,268 @@
+-- Values of a schema as JSON and back, along the compiled program:
+--   record       object, fields in wire order; an absent optional is an
+--                absent key (JSON null reads as absent too)
+--   array, quat  array ([x, y, z, w] for a quat)
+--   sparse       object keyed by slot number: {"3": {...}, "17": {...}}
+--   enum         its name
+--   int, uint, tiered  number; beyond 2^53 in magnitude a string of digits,
+--                so 64-bit values survive (strings are read back either way);
+--                a 64-bit uint past 2^63 (a negative Lua integer) as its
+--                unsigned digits
+--   float...     number; float32/float64 NaN and infinities as the strings
+--                "nan", "inf", "-inf"
+--   string       string;  bytes: base64 (RFC 4648, with padding)
+--   bool         true / false
+-- bitwire.json.encode(schema, name, value) -> JSON text (raises on a value
+-- that is not of the type); bitwire.json.decode(schema, name, text) -> value
+-- | nil, message (then s:encode checks ranges as usual).
+local M = {}
+
+local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+function M.base64(s)
+  local out = {}
+  for i = 1, #s, 3 do
+    local a, b, c = s:byte(i, i + 2)
+    local n = (a << 16) | ((b or 0) << 8) | (c or 0)
+    local k = { (n >> 18) & 63, (n >> 12) & 63, (n >> 6) & 63, n & 63 }
+    out[#out + 1] = B64:sub(k[1] + 1, k[1] + 1) .. B64:sub(k[2] + 1, k[2] + 1)
+      .. (b and B64:sub(k[3] + 1, k[3] + 1) or "=")
+      .. (c and B64:sub(k[4] + 1, k[4] + 1) or "=")
+  end
+  return table.concat(out)
+end
+
+local UNB64 = {}
+for i = 1, 64 do UNB64[B64:byte(i)] = i - 1 end
+
+function M.unbase64(s)
+  if #s % 4 ~= 0 then return nil end
+  local out = {}
+  for i = 1, #s, 4 do
+    local n, pad = 0, 0
+    for j = i, i + 3 do
+      local c = s:byte(j)
+      local v = UNB64[c]
+      if c == 61 and j >= #s - 1 then pad, v = pad + 1, 0
+      elseif v == nil or pad > 0 then return nil end
+      n = (n << 6) | v
+    end
+    out[#out + 1] = string.char((n >> 16) & 255, (n >> 8) & 255, n & 255):sub(1, 3 - pad)
+  end
+  return table.concat(out)
+end
+
+local SAFE = 1 << 53
+
+local function cjson()
+  local ok, c = pcall(require, "cjson")
+  if not ok then error("bitwire.json needs lua-cjson (module 'cjson')", 3) end
+  return c
+end
+
+local function where(path) return path == "" and "value" or path end
+
+-- {===== value -> JSON text =====
+
+local encvalue
+
+local function encfields(c, types, ty, v, path, out)
+  if type(v) ~= "table" then error(where(path) .. ": expected a table, got " .. type(v), 0) end
+  out[#out + 1] = "{"
+  local first = true
+  for _, f in ipairs(ty.fields) do
+    if f.name ~= nil and v[f.name] ~= nil then
+      if not first then out[#out + 1] = "," end
+      first = false
+      out[#out + 1] = c.encode(f.name) .. ":"
+      encvalue(c, types, f, v[f.name], path == "" and f.name or path .. "." .. f.name, out)
+    end
+  end
+  out[#out + 1] = "}"
+end
+
+local function encnumber(c, v, path)
+  if type(v) ~= "number" then
+    error(where(path) .. ": expected a number, got " .. type(v), 0)
+  end
+  if v ~= v then return '"nan"' end
+  if v == math.huge then return '"inf"' end
+  if v == -math.huge then return '"-inf"' end
+  if math.type(v) == "integer" then
+    if v > SAFE or v < -SAFE then return '"' .. v .. '"' end
+    return tostring(v)
+  end
+  return c.encode(v)
+end
+
+function encvalue(c, types, f, v, path, out)
+  local k = f.kind
+  if k == "struct" then return encfields(c, types, types[f.type], v, path, out) end
+  if k == "array" or k == "quat" then
+    if type(v) ~= "table" then error(where(path) .. ": expected a list, got " .. type(v), 0) end
+    out[#out + 1] = "["
+    for i = 1, #v do
+      if i > 1 then out[#out + 1] = "," end
+      if k == "quat" then out[#out + 1] = encnumber(c, v[i], path .. "[" .. i .. "]")
+      else encvalue(c, types, f.of, v[i], path .. "[" .. i .. "]", out) end
+    end
+    out[#out + 1] = "]"
+  elseif k == "sparse" then
+    if type(v) ~= "table" then error(where(path) .. ": expected a table, got " .. type(v), 0) end
+    local slots = {}
+    for i in pairs(v) do
+      if math.type(i) ~= "integer" then
+        error(where(path) .. ": slot keys must be integers, got " .. tostring(i), 0)
+      end
+      slots[#slots + 1] = i
+    end
+    table.sort(slots)
+    out[#out + 1] = "{"
+    for n, i in ipairs(slots) do
+      if n > 1 then out[#out + 1] = "," end
+      out[#out + 1] = '"' .. i .. '":'
+      encvalue(c, types, f.of, v[i], path .. "[" .. i .. "]", out)
+    end
+    out[#out + 1] = "}"
+  elseif k == "bytes" then
+    if type(v) ~= "string" then error(where(path) .. ": expected a string, got " .. type(v), 0) end
+    out[#out + 1] = '"' .. M.base64(v) .. '"'
+  elseif k == "string" or k == "enum" then
+    if type(v) ~= "string" then error(where(path) .. ": expected a string, got " .. type(v), 0) end
+    out[#out + 1] = c.encode(v)
+  elseif k == "bool" then
+    if type(v) ~= "boolean" then error(where(path) .. ": expected a boolean, got " .. type(v), 0) end
+    out[#out + 1] = tostring(v)
+  elseif k == "uint" and math.type(v) == "integer" and v < 0 then
+    -- a uint of 64 bits past 2^63: its unsigned digits
+    local q = (v >> 1) // 5
+    out[#out + 1] = string.format('"%d%d"', q, v - q * 10)
+  else
+    out[#out + 1] = encnumber(c, v, path)
+  end
+end
+
+local function program(schema, name, fn)
+  if type(name) ~= "string" then
+    error("bitwire.json." .. fn .. ": type name must be a string", 3)
+  end
+  local p = schema:program()
+  if p.byname[name] == nil then
+    error("bitwire.json." .. fn .. ": no type '" .. name .. "'", 3)
+  end
+  return p
+end
+
+function M.encode(schema, name, value)
+  local p = program(schema, name, "encode")
+  local c = cjson()
+  local out = {}
+  local ok, err = pcall(encfields, c, p.byname, p.byname[name], value, "", out)
+  if not ok then error("bitwire.json.encode: " .. name .. "." .. tostring(err), 2) end
+  return table.concat(out)
+end
+
+-- }=====
+
+-- {===== JSON value -> Lua value =====
+
+local decvalue
+
+local function fail(path, msg) error({ path = where(path), msg = msg }, 0) end
+
+local function decint(v, path, unsigned)
+  if type(v) == "string" and unsigned and v:match("^%d+$") and #v <= 20 then
+    local n = 0   -- wraps like the uint64 it is, checked below
+    for d in v:gmatch("%d") do n = n * 10 + tonumber(d) end
+    local q = (n >> 1) // 5
+    if string.format("%d%d", q, n - q * 10):gsub("^0+(%d)", "%1") ~= v:gsub("^0+(%d)", "%1")
+        and tostring(n) ~= v then
+      fail(path, "'" .. v .. "' does not fit 64 bits")
+    end
+    return n
+  end
+  if type(v) == "string" then
+    local n = math.tointeger(v:match("^%-?%d+$") and tonumber(v))
+    if n == nil then fail(path, "'" .. v .. "' is not an integer") end
+    return n
+  end
+  local n = math.tointeger(v)
+  if n == nil then fail(path, "expected an integer, got " .. tostring(v)) end
+  return n
+end
+
+local FLOATS = { nan = 0 / 0, inf = math.huge, ["-inf"] = -math.huge }
+
+local function decfields(c, types, ty, v, path)
+  if type(v) ~= "table" then fail(path, "expected an object") end
+  local t, known = {}, {}
+  for _, f in ipairs(ty.fields) do
+    if f.name ~= nil then
+      known[f.name] = true
+      local x = v[f.name]
+      if x ~= nil and x ~= c.null then
+        t[f.name] = decvalue(c, types, f, x, path == "" and f.name or path .. "." .. f.name)
+      end
+    end
+  end
+  for k in pairs(v) do
+    if not known[k] then fail(path, "unknown field '" .. tostring(k) .. "'") end
+  end
+  return t
+end
+
+function decvalue(c, types, f, v, path)
+  local k = f.kind
+  if k == "struct" then return decfields(c, types, types[f.type], v, path) end
+  if k == "array" or k == "quat" then
+    if type(v) ~= "table" then fail(path, "expected an array") end
+    local t = {}
+    for i = 1, #v do
+      t[i] = k == "quat" and decvalue(c, types, { kind = "float64" }, v[i], path .. "[" .. i .. "]")
+        or decvalue(c, types, f.of, v[i], path .. "[" .. i .. "]")
+    end
+    return t
+  elseif k == "sparse" then
+    if type(v) ~= "table" then fail(path, "expected an object keyed by slot") end
+    local t = {}
+    for key, x in pairs(v) do
+      local i = math.tointeger(tonumber(key))
+      if i == nil then fail(path, "slot key '" .. tostring(key) .. "' is not an integer") end
+      if x ~= c.null then t[i] = decvalue(c, types, f.of, x, path .. "[" .. i .. "]") end
+    end
+    return t
+  elseif k == "bytes" then
+    local b = type(v) == "string" and M.unbase64(v)
+    if not b then fail(path, "expected base64") end
+    return b
+  elseif k == "string" or k == "enum" then
+    if type(v) ~= "string" then fail(path, "expected a string") end
+    return v
+  elseif k == "bool" then
+    if type(v) ~= "boolean" then fail(path, "expected true or false") end
+    return v
+  elseif k == "int" or k == "uint" or k == "tiered" then
+    return decint(v, path, k == "uint")
+  end
+  if type(v) == "string" and FLOATS[v] then return FLOATS[v] end
+  if type(v) ~= "number" then fail(path, "expected a number") end
+  return v
+end
+
+function M.decode(schema, name, text)
+  local p = program(schema, name, "decode")
+  if type(text) ~= "string" then error("bitwire.json.decode: text must be a string", 2) end
+  local c = cjson()
+  local ok, v = pcall(c.decode, text)
+  if not ok then return nil, "bitwire.json.decode: " .. tostring(v):gsub("^.-: ", "") end
+  local ok2, t = pcall(decfields, c, p.byname, p.byname[name], v, "")
+  if not ok2 then
+    if type(t) ~= "table" then error(t, 0) end
+    return nil, string.format("bitwire.json.decode: %s.%s: %s", name, t.path, t.msg)
+  end
+  return t
+end
+
+-- }=====
+
+return M

@@ -1,0 +1,562 @@
+-- Walks a compiled program (s:program()) over a packet, field by field,
+-- reporting each field's bit offset, width and value: the one reading of
+-- the wire that dissect, cost and the Wireshark dissector share. It mirrors
+-- the C driver's decode (bindings/lbw_schema.c) and is checked against it
+-- by spec/10-walk_spec.lua.
+--
+-- Written in the subset of Lua that runs on 5.2 too (no integer division,
+-- no bit operators, no string.pack): the generated Wireshark plugin embeds
+-- this file as it is. Reading is the reader's job: 'r' has
+--   r:pos() -> bit offset          r:remaining() -> bits left
+--   r:bits(n) -> v | nil, msg, code (n <= 32 here)
+--   r:leaf(f) -> value of a scalar field f | nil, msg, code
+--   r:int_relative(prev) -> v | nil, msg, code
+--   r:f32(x) -> x rounded to float32
+local M = {}
+
+-- bits_required(0, n) for n >= 0 small enough to count exactly
+local function bitsfor(n)
+  local b = 0
+  while n >= 1 do
+    n = (n - n % 2) / 2
+    b = b + 1
+  end
+  return b
+end
+M.bitsfor = bitsfor
+
+-- 2^n, an integer on Lua 5.4
+local function pow2(n)
+  local v = 1
+  for _ = 1, n do v = v * 2 end
+  return v
+end
+
+-- A marker for "the baseline is not known here" (dissecting a delta frame
+-- without the value it was made against).
+M.UNKNOWN = setmetatable({}, { __tostring = function () return "baseline" end })
+
+local Walk = {}
+Walk.__index = Walk
+
+local function join(path, name)
+  if path == "" then return name end
+  return path .. "." .. name
+end
+
+-- Stop the walk: the error names the path, the reason and the bit.
+function Walk:fail(path, msg, code, bit)
+  local at = tostring(msg):match(" %(bit (%d+)%)$")
+  msg = tostring(msg):gsub(" %(bit %d+%)$", ""):gsub("^[%w_]+: ", "")
+  bit = at and tonumber(at) or bit
+  self.err = { path = path, message = msg, code = code or "range",
+               bit = bit or self.r:pos() }
+  return nil
+end
+
+-- Report one entry; containers get their width when they close.
+-- 'field' is the program field the value is of (not for meta bits).
+function Walk:emit(path, kind, bit, value, role, field)
+  local e = { path = path, bit = bit, bits = self.r:pos() - bit, value = value,
+              kind = kind, depth = self.depth, role = role, field = field }
+  if self.on then self.on(e) end
+  return e
+end
+
+function Walk:open(path, kind, role)
+  local e = { path = path, bit = self.r:pos(), bits = 0, kind = kind,
+              depth = self.depth, role = role, open = true }
+  if self.on then self.on(e) end
+  self.depth = self.depth + 1
+  return e
+end
+
+function Walk:close(e, value)
+  self.depth = self.depth - 1
+  e.bits = self.r:pos() - e.bit
+  e.value = value
+  e.open = nil
+  if self.onclose then self.onclose(e) end
+end
+
+-- n bits as a number, reported as an entry of role 'role'
+function Walk:meta(path, kind, n, role)
+  local bit = self.r:pos()
+  local v, msg, code = self.r:bits(n)
+  if v == nil then return self:fail(path, msg, code, bit) end
+  self:emit(path, kind, bit, v, role)
+  return v
+end
+
+-- A tiered integer in [min, max] (core/bw_game.c bw_readtiered).
+function Walk:tiered(path, tiers, min, max)
+  local r, start, lo = self.r, self.r:pos(), min
+  local n = #tiers
+  for i = 1, n do
+    if lo > max then return self:fail(path, "tier past max", "range", start) end
+    local hi = max
+    if i < n and tiers[i] < 53 then
+      local span = pow2(tiers[i]) - 1
+      if span <= max - lo then hi = lo + span end
+    end
+    local take = i == n
+    if not take then
+      local v, msg, code = r:bits(1)
+      if v == nil then return self:fail(path, msg, code) end
+      take = v == 1
+    end
+    if take then
+      local nb = bitsfor(hi - lo)
+      local u, msg, code = 0, nil, nil
+      if nb > 0 then u, msg, code = r:bits(nb) end
+      if u == nil then return self:fail(path, msg, code) end
+      if u > hi - lo then return self:fail(path, "tier offset out of range", "range", start) end
+      return lo + u
+    end
+    lo = hi + 1
+  end
+end
+
+-- A quantized float: the integer 'q' sent for field 'f' (program fields
+-- qmin, qdelta, qmax), as bw_qfloatdecode rebuilds it in float32 steps.
+function Walk:qfloat(q, qmin, qdelta, qmax)
+  local f32 = self.r.f32
+  local r = self.r
+  return f32(r, f32(r, f32(r, f32(r, q) / f32(r, qmax)) * qdelta) + qmin)
+end
+
+-- A smallest-three quaternion (core/bw_game.c bw_quatdecode).
+function Walk:quat(path, f)
+  local r = self.r
+  local q = {}
+  local v, msg, code = r:bits(2)
+  if v == nil then return self:fail(path, msg, code) end
+  local largest = v + 1
+  for i = 1, 3 do
+    v, msg, code = r:bits(f.bits)
+    if v == nil then return self:fail(path, msg, code) end
+    q[i] = v
+  end
+  local miv = 2 ^ f.bits - 1
+  local qmin, qdelta = r:f32(-0.707106781), r:f32(1.414213562)
+  local out, sum, k = {}, 0, 0
+  for i = 1, 4 do
+    if i ~= largest then
+      k = k + 1
+      local x = self:qfloat(q[k], qmin, qdelta, miv)
+      out[i] = x
+      sum = sum + x * x
+    end
+  end
+  out[largest] = sum < 1 and math.sqrt(1 - sum) or 0
+  local len = 0
+  for i = 1, 4 do len = len + out[i] * out[i] end
+  len = math.sqrt(len)
+  for i = 1, 4 do out[i] = out[i] / len end
+  return out
+end
+
+-- The value of field 'f' at 'path'; 'base' is its baseline value when the
+-- packet is a delta (nil otherwise).
+function Walk:value(path, f, base)
+  local kind = f.kind
+  if kind == "struct" then
+    local e = self:open(path, "struct")
+    local v
+    if base ~= nil then v = self:deltastruct(path, self.types[f.type], base)
+    else v = self:struct(path, self.types[f.type]) end
+    if v == nil then return nil end
+    self:close(e, v)
+    return v
+  elseif kind == "array" then
+    local e = self:open(path, "array")
+    local n = f.min
+    if not f.fixed then
+      n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max }, "count")
+      if n == nil then return nil end
+    end
+    local em = f.of.minbits or 0
+    if em > 0 and n > self.r:remaining() / em then
+      return self:fail(path, "count " .. n .. " needs more bits than are left",
+        "truncated", e.bit)
+    end
+    local t = {}
+    for i = 1, n do
+      local x = self:value(path .. "[" .. i .. "]", f.of)
+      if x == nil then return nil end
+      t[i] = x
+    end
+    self:close(e, t)
+    return t
+  elseif kind == "sparse" then
+    local e = self:open(path, "sparse")
+    local v = self:sparse(path, f, base)
+    if v == nil then return nil end
+    self:close(e, v)
+    return v
+  elseif kind == "quat" then
+    local bit = self.r:pos()
+    local v = self:quat(path, f)
+    if v == nil then return nil end
+    self:emit(path, kind, bit, v, nil, f)
+    return v
+  elseif kind == "float" then
+    local bit = self.r:pos()
+    local q, msg, code = self.r:bits(bitsfor(f.qmax))
+    if q == nil then return self:fail(path, msg, code, bit) end
+    if q > f.qmax then
+      return self:fail(path, "quantized " .. q .. " out of range [0, " .. f.qmax .. "]",
+        "range", bit)
+    end
+    local v = self:qfloat(q, f.qmin, f.qdelta, f.qmax)
+    self:emit(path, kind, bit, v, nil, f)
+    return v
+  elseif kind == "tiered" then
+    local bit = self.r:pos()
+    local v = self:tiered(path, f.tiers, 0, f.max - f.min)
+    if v == nil then return nil end
+    v = v + f.min
+    self:emit(path, kind, bit, v, nil, f)
+    return v
+  end
+  return self:leafvalue(path, f)
+end
+
+function Walk:leafvalue(path, f, role)
+  local bit = self.r:pos()
+  local v, msg, code = self.r:leaf(f)
+  if v == nil then return self:fail(path, msg, code, bit) end
+  self:emit(path, f.kind, bit, v, role, role == nil and f or nil)
+  return v
+end
+
+local function present(f, version)
+  return (f.since or 0) <= version and (f.removed == nil or version < f.removed)
+end
+
+function Walk:struct(path, ty)
+  local t = {}
+  for _, f in ipairs(ty.fields) do
+    if not present(f, self.version) then
+      if f.name ~= nil and f.default ~= nil then t[f.name] = f.default end
+    elseif f.name == nil then   -- align or check
+      if self:leafvalue(join(path, "(" .. f.kind .. ")"), f) == nil then return nil end
+    else
+      local p = join(path, f.name)
+      local here = true
+      if f.optional then
+        local b = self:meta(p .. "?", "bool", 1, "presence")
+        if b == nil then return nil end
+        here = b == 1
+      end
+      if here then
+        local v = self:value(p, f)
+        if v == nil then return nil end
+        t[f.name] = v
+      end
+    end
+  end
+  return t
+end
+
+-- A record against its baseline: per field a changed bit, then what changed.
+function Walk:deltastruct(path, ty, base)
+  local t = {}
+  for _, f in ipairs(ty.fields) do
+    if f.name == nil then
+      if present(f, self.version)
+        and self:leafvalue(join(path, "(" .. f.kind .. ")"), f) == nil then
+        return nil
+      end
+    elseif not present(f, self.version) then
+      if f.default ~= nil then t[f.name] = f.default end
+    else
+      local p = join(path, f.name)
+      local b = base
+      if b ~= M.UNKNOWN then
+        if type(base) == "table" then b = base[f.name] else b = nil end
+      end
+      local changed = self:meta(p .. "^", "bool", 1, "changed")
+      if changed == nil then return nil end
+      if changed == 0 then
+        if b == nil and not f.optional then b = f.default end
+        t[f.name] = self:kept(f, b)
+      else
+        local here = true
+        if f.optional then
+          local pb = self:meta(p .. "?", "bool", 1, "presence")
+          if pb == nil then return nil end
+          here = pb == 1
+        end
+        if here then
+          local v = self:deltavalue(p, f, b)
+          if v == nil then return nil end
+          t[f.name] = v
+        end
+      end
+    end
+  end
+  return t
+end
+
+-- What a delta keeps of baseline value 'b' of field 'f', copied along the
+-- schema as the driver copies it: a field the baseline lacks takes its
+-- default, one not on the wire at this version its default too.
+function Walk:kept(f, b)
+  if type(b) ~= "table" or b == M.UNKNOWN then return b end
+  local t = {}
+  if f.kind == "struct" then
+    local ty = self.types[f.type]
+    for _, g in ipairs(ty.fields) do
+      if g.name == nil then   -- align, check: no value
+      elseif not present(g, self.version) then
+        t[g.name] = g.default
+      else
+        local v = b[g.name]
+        if v == nil and not g.optional then v = g.default end
+        t[g.name] = self:kept(g, v)
+      end
+    end
+  elseif f.kind == "array" or f.kind == "sparse" then
+    for k, v in pairs(b) do t[k] = self:kept(f.of, v) end
+  else
+    for k, v in pairs(b) do t[k] = v end
+  end
+  return t
+end
+
+-- A changed value against its baseline value 'b' (WIRE.md, "Delta against
+-- a baseline"): records, arrays and sparse arrays whose baseline is a table
+-- are deltas again, everything else is sent in full.
+function Walk:deltavalue(p, f, b)
+  local known = b == M.UNKNOWN or type(b) == "table"
+  if b ~= nil and f.kind == "struct" then
+    local e = self:open(p, "struct", "delta")
+    local v = self:deltastruct(p, self.types[f.type], b)
+    if v ~= nil then self:close(e, v) end
+    return v
+  elseif known and f.kind == "array" then
+    return self:deltaarray(p, f, b)
+  elseif known and f.kind == "sparse" then
+    return self:value(p, f, b)
+  end
+  return self:value(p, f)
+end
+
+-- An array against its baseline: the count as usual, then per element
+-- within the baseline's length bool(changed) and, if changed, the element
+-- as a delta of the baseline's; past it, the element in full.
+function Walk:deltaarray(path, f, base)
+  if base == M.UNKNOWN then
+    return self:fail(path, "an array delta needs the baseline", "baseline")
+  end
+  local e = self:open(path, "array", "delta")
+  local n = f.min
+  if not f.fixed then
+    n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max }, "count")
+    if n == nil then return nil end
+  end
+  local t, blen = {}, #base
+  -- as the driver: a kept element costs a bit, a new one its minbits
+  local need = math.min(n, blen) + math.max(n - blen, 0) * (f.of.minbits or 0)
+  if need > self.r:remaining() then
+    return self:fail(path, "count " .. n .. " needs " .. need
+      .. " bits or more, " .. self.r:remaining() .. " left", "truncated", e.bit)
+  end
+  for i = 1, n do
+    local p = path .. "[" .. i .. "]"
+    if i <= blen then
+      local c = self:meta(p .. "^", "bool", 1, "changed")
+      if c == nil then return nil end
+      if c == 0 then
+        t[i] = self:kept(f.of, base[i])
+      else
+        local x = self:deltavalue(p, f.of, base[i])
+        if x == nil then return nil end
+        t[i] = x
+      end
+    else
+      local x = self:value(p, f.of)
+      if x == nil then return nil end
+      t[i] = x
+    end
+  end
+  self:close(e, t)
+  return t
+end
+
+-- One sparse slot; against a baseline a presence bit, then a delta when
+-- the baseline has a record there.
+function Walk:slot(path, f, t, base, i)
+  local p = path .. "[" .. i .. "]"
+  if base == nil then
+    local v = self:value(p, f.of)
+    if v == nil then return nil end
+    t[i] = v
+    return true
+  end
+  local b = self:meta(p .. "?", "bool", 1, "presence")
+  if b == nil then return nil end
+  if b == 0 then
+    t[i] = nil
+    return true
+  end
+  local bv
+  if base ~= M.UNKNOWN then bv = base[i] end
+  if base == M.UNKNOWN and f.of.kind == "struct" then
+    return self:fail(p, "a slot delta needs the baseline", "baseline")
+  end
+  local v
+  if f.of.kind == "struct" and type(bv) == "table" then
+    local e = self:open(p, "struct", "delta")
+    v = self:deltastruct(p, self.types[f.of.type], bv)
+    if v ~= nil then self:close(e, v) end
+  else
+    v = self:value(p, f.of)
+  end
+  if v == nil then return nil end
+  t[i] = v
+  return true
+end
+
+local ENCODINGS = { mask = 0, index = 1, relative = 2, auto = 3 }
+local ENCODING_NAMES = { [0] = "mask", "index", "relative" }
+
+function Walk:sparse(path, f, base)
+  local r, n = self.r, f.max
+  local start = r:pos()
+  local enc = ENCODINGS[f.encoding] or f.encoding
+  if enc == 3 then
+    enc = self:meta(path .. "~", "enum", 2, "encoding")
+    if enc == nil then return nil end
+    if enc == 3 then return self:fail(path, "unknown sparse encoding 3", "range", start) end
+  end
+  self.sparseenc = ENCODING_NAMES[enc]
+  local t = {}
+  if base ~= nil and base ~= M.UNKNOWN then
+    for k, v in pairs(base) do t[k] = self:kept(f.of, v) end
+  end
+  if enc == 0 then
+    for i = 1, n do
+      local b = self:meta(path .. "[" .. i .. "]?", "bool", 1, "slot")
+      if b == nil then return nil end
+      if b == 1 and self:slot(path, f, t, base, i) == nil then return nil end
+    end
+    return t
+  end
+  local prev = 0
+  if enc == 1 then
+    local ibits = bitsfor(n - 1)
+    local cstart = r:pos()
+    local count = self:meta(path .. "#", "int", bitsfor(n), "count")
+    if count == nil then return nil end
+    if count > n then
+      return self:fail(path, "count " .. count .. " above max " .. n, "range", cstart)
+    end
+    local slotmin = base ~= nil and 1 or (f.of.minbits or 0)
+    if ibits + slotmin > 0 and count > r:remaining() / (ibits + slotmin) then
+      return self:fail(path, "count " .. count .. " needs more bits than are left",
+        "truncated", cstart)
+    end
+    for _ = 1, count do
+      local istart = r:pos()
+      local i = self:meta(path .. "@", "int", ibits, "index")
+      if i == nil then return nil end
+      i = i + 1
+      if i <= prev or i > n then
+        return self:fail(path, "index " .. i .. " not in [" .. (prev + 1) .. ", "
+          .. n .. "]", "range", istart)
+      end
+      if self:slot(path, f, t, base, i) == nil then return nil end
+      prev = i
+    end
+    return t
+  end
+  while true do   -- relative: rising indices up to the end mark n + 1
+    local istart = r:pos()
+    local cur
+    if f.tiers ~= nil and #f.tiers > 0 then
+      local d = self:tiered(path, f.tiers, 1, n + 1)
+      if d == nil then return nil end
+      cur = prev + d
+    else
+      local msg, code
+      cur, msg, code = r:int_relative(prev)
+      if cur == nil then return self:fail(path, msg, code, istart) end
+    end
+    self:emit(path .. "@", "int", istart, cur, cur == n + 1 and "end" or "index")
+    if cur == n + 1 then break end
+    if cur > n then
+      return self:fail(path, "index " .. cur .. " above max " .. n, "range", istart)
+    end
+    if self:slot(path, f, t, base, cur) == nil then return nil end
+    prev = cur
+  end
+  return t
+end
+
+-- Walk type 'name' of 'program' over reader 'r'. opts: version, baseline
+-- (a value, or M.UNKNOWN), on(entry) and onclose(entry) callbacks, path
+-- (prefix). Returns the value, or nil and the error {path, message, code, bit}.
+function M.walk(program, name, r, opts)
+  opts = opts or {}
+  local ty = program.byname[name]
+  if ty == nil then error("bitwire.walk: no type '" .. tostring(name) .. "'", 2) end
+  local w = setmetatable({ r = r, types = program.byname, depth = opts.depth or 0,
+    version = opts.version or program.version, on = opts.on,
+    onclose = opts.onclose }, Walk)
+  local prefix = opts.path or ""
+  local v
+  if opts.baseline ~= nil then v = w:deltastruct(prefix, ty, opts.baseline)
+  else v = w:struct(prefix, ty) end
+  if v == nil then return nil, w.err end
+  return v
+end
+
+-- The frame header after the CRC, as bitwire.protocol writes it (see
+-- WIRE.md "Frames of a schema"): [tag 32] [version] [delta bit, baseline id
+-- 16] [message type]. One function, so a new header layout changes here only.
+-- opts: tag (bool), version_bits, deltas. Returns the header or nil, error.
+function M.header(program, r, opts, on)
+  local h = {}
+  local function field(name, n)
+    local bit = r:pos()
+    local v, msg, code = r:bits(n)
+    if v == nil then
+      return nil, { path = "frame." .. name, message = msg, code = code, bit = bit }
+    end
+    if on then on({ path = "frame." .. name, bit = bit, bits = n, value = v,
+      kind = "uint", depth = 0, role = "header" }) end
+    h[name] = v
+    return v
+  end
+  local ok, err
+  if opts.tag then
+    ok, err = field("tag", 32)
+    if not ok then return nil, err end
+  end
+  if (opts.version_bits or 0) > 0 then
+    ok, err = field("version", opts.version_bits)
+    if not ok then return nil, err end
+  end
+  if opts.deltas then
+    ok, err = field("delta", 1)
+    if not ok then return nil, err end
+    if h.delta == 1 then
+      ok, err = field("baseline_id", 16)
+      if not ok then return nil, err end
+    end
+  end
+  local bit = r:pos()
+  ok, err = field("type", program.typebits)
+  if not ok then return nil, err end
+  local ty = program.types[h.type + 1]
+  if ty == nil then
+    return nil, { path = "frame.type", message = "message type " .. h.type
+      .. " out of range [0, " .. (#program.types - 1) .. "]", code = "tag", bit = bit }
+  end
+  h.name = ty.name
+  return h
+end
+
+return M

@@ -1,0 +1,440 @@
+-- Writes a Wireshark Lua plugin that dissects framed bitwire packets over
+-- UDP. The plugin carries the compiled program (s:program()) as data and
+-- bitwire/walk.lua as it is, over a reader of the packet's bits written for
+-- the Lua 5.2 that Wireshark embeds (no integer division, no bit operators:
+-- Wireshark's `bit` library for the CRC, UInt64 for 64-bit values).
+local M = {}
+
+-- A Lua 5.2 constructor for plain data; integers past 2^53 become strings
+-- (the plugin shows those fields' values as raw 64-bit patterns).
+local function literal(v, out)
+  local t = type(v)
+  if t == "table" then
+    out[#out + 1] = "{"
+    local keys = {}
+    for k in pairs(v) do keys[#keys + 1] = k end
+    table.sort(keys, function (a, b)
+      if type(a) == type(b) then return a < b end
+      return type(a) == "number"
+    end)
+    for _, k in ipairs(keys) do
+      out[#out + 1] = type(k) == "string" and string.format("[%q]=", k)
+        or string.format("[%d]=", k)
+      literal(v[k], out)
+      out[#out + 1] = ","
+    end
+    out[#out + 1] = "}"
+  elseif t == "string" then out[#out + 1] = string.format("%q", v)
+  elseif math.type(v) == "integer" then
+    if v > (1 << 53) or v < -(1 << 53) then out[#out + 1] = string.format("%q", tostring(v))
+    else out[#out + 1] = string.format("%d", v) end
+  elseif t == "number" then out[#out + 1] = string.format("%.17g", v)
+  else out[#out + 1] = tostring(v) end
+end
+
+local function program_literal(p)
+  local types = {}
+  for i, t in ipairs(p.types) do types[i] = t end
+  local out = {}
+  literal({ version = p.version, fingerprint = p.fingerprint, typebits = p.typebits,
+            types = types }, out)
+  return table.concat(out)
+end
+
+local function source(mod)
+  local path = assert(package.searchpath(mod, package.path))
+  local f = assert(io.open(path, "rb"))
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+-- The part of the plugin that does not depend on the schema.
+local RUNTIME = [==[
+-- {===== bit reader over a Tvb (Lua 5.2) =====
+local Reader = {}
+Reader.__index = Reader
+
+local function newreader(tvb, first, last)   -- bytes [first, last) of tvb
+  return setmetatable({ tvb = tvb, first = first, nbits = 8 * (last - first), p = 32 }, Reader)
+end
+
+function Reader:pos() return self.p end
+function Reader:remaining() return self.nbits - self.p end
+
+-- n <= 32 bits, least significant first
+function Reader:bits(n)
+  if n > self.nbits - self.p then
+    return nil, "truncated input (bit " .. self.p .. ")", "truncated"
+  end
+  local v, scale = 0, 1
+  while n > 0 do
+    local byte = self.tvb(self.first + math.floor(self.p / 8), 1):uint()
+    local off = self.p % 8
+    local take = math.min(8 - off, n)
+    local chunk = math.floor(byte / 2 ^ off) % 2 ^ take
+    v = v + chunk * scale
+    scale = scale * 2 ^ take
+    self.p = self.p + take
+    n = n - take
+  end
+  return v
+end
+
+-- a value of more than 32 bits as a UInt64
+function Reader:wide(n)
+  local lo, m1, c1 = self:bits(32)
+  if lo == nil then return nil, m1, c1 end
+  local hi, m2, c2 = self:bits(n - 32)
+  if hi == nil then return nil, m2, c2 end
+  return UInt64.new(lo, hi)
+end
+
+function Reader:f32(x)
+  if x == 0 or x ~= x or x == math.huge or x == -math.huge then return x end
+  local m, e = math.frexp(x)
+  local y = m * 2 ^ 24
+  local fl = math.floor(y)
+  local d = y - fl
+  if d > 0.5 or (d == 0.5 and fl % 2 == 1) then fl = fl + 1 end
+  return math.ldexp(fl / 2 ^ 24, e)
+end
+
+local function ieee(hi, lo, ebits, mbits_hi)
+  local sign = hi >= 2 ^ 31 and -1 or 1
+  local exp = math.floor(hi / 2 ^ mbits_hi) % 2 ^ ebits
+  local frac, fbits = hi % 2 ^ mbits_hi, mbits_hi
+  if lo ~= nil then frac, fbits = frac * 2 ^ 32 + lo, mbits_hi + 32 end
+  local bias = 2 ^ (ebits - 1) - 1
+  if exp == 2 ^ ebits - 1 then
+    if frac == 0 then return sign * math.huge end
+    return 0 / 0
+  elseif exp == 0 then
+    return sign * math.ldexp(frac, 1 - bias - fbits)
+  end
+  return sign * math.ldexp(frac + 2 ^ fbits, exp - bias - fbits)
+end
+
+function Reader:align()
+  local pad = (8 - self.p % 8) % 8
+  if pad > 0 then
+    local at = self.p
+    local v, msg, code = self:bits(pad)
+    if v == nil then return nil, msg, code end
+    if v ~= 0 then return nil, "non-zero padding (bit " .. at .. ")", "align" end
+  end
+  return true
+end
+
+function Reader:bytes(n)
+  local ok, msg, code = self:align()
+  if not ok then return nil, msg, code end
+  if 8 * n > self.nbits - self.p then
+    return nil, "truncated input (bit " .. self.p .. ")", "truncated"
+  end
+  local s = n > 0 and self.tvb(self.first + self.p / 8, n):raw() or ""
+  self.p = self.p + 8 * n
+  return s
+end
+
+local function bitsfor(n)
+  local b = 0
+  while n >= 1 do n = math.floor(n / 2); b = b + 1 end
+  return b
+end
+
+function Reader:int(min, max)
+  local at = self.p
+  local u, msg, code = self:bits(bitsfor(max - min))
+  if u == nil then return nil, msg, code end
+  if u > max - min then return nil, "value out of range (bit " .. at .. ")", "range" end
+  return min + u
+end
+
+function Reader:leaf(f)
+  local k = f.kind
+  if (k == "int" or k == "uint") and (f.bits or 0) > 32 then
+    local u, msg, code = self:wide(f.bits)
+    if u == nil then return nil, msg, code end
+    if k == "uint" then return tostring(u) end
+    return tostring(Int64.new(u:lower(), u:higher()) + Int64.new(f.minlo, f.minhi))
+  elseif k == "int" then return self:int(f.min, f.max)
+  elseif k == "uint" then return self:bits(f.bits)
+  elseif k == "bool" then
+    local v, msg, code = self:bits(1)
+    if v == nil then return nil, msg, code end
+    return v == 1
+  elseif k == "enum" then
+    local i, msg, code = self:int(0, #f.values - 1)
+    if i == nil then return nil, msg, code end
+    return f.values[i + 1]
+  elseif k == "float32" then
+    local v, msg, code = self:bits(32)
+    if v == nil then return nil, msg, code end
+    return ieee(v, nil, 8, 23)
+  elseif k == "float64" then
+    local lo, m1, c1 = self:bits(32)
+    if lo == nil then return nil, m1, c1 end
+    local hi, m2, c2 = self:bits(32)
+    if hi == nil then return nil, m2, c2 end
+    return ieee(hi, lo, 11, 20)
+  elseif k == "string" or k == "bytes" then
+    local n = f.min
+    if k == "string" or not f.fixed then
+      local msg, code
+      n, msg, code = self:int(k == "string" and 0 or f.min, f.max)
+      if n == nil then return nil, msg, code end
+    end
+    return self:bytes(n)
+  elseif k == "align" then return self:align()
+  elseif k == "check" then
+    local ok, msg, code = self:align()
+    if not ok then return nil, msg, code end
+    local at = self.p
+    local v
+    v, msg, code = self:bits(32)
+    if v == nil then return nil, msg, code end
+    if v ~= f.magic then return nil, "check mismatch (bit " .. at .. ")", "check" end
+    return true
+  end
+  return nil, "field kind " .. tostring(k) .. " not supported", "schema"
+end
+
+local IR = { { 1, 0 }, { 2, 3 }, { 7, 5 }, { 24, 9 }, { 281, 13 }, { 4378, 17 } }
+local IRHI = { 1, 6, 23, 280, 4377, 69914 }
+function Reader:int_relative(prev)
+  local at = self.p
+  for i, t in ipairs(IR) do
+    local flag, msg, code = self:bits(1)
+    if flag == nil then return nil, msg, code end
+    if flag == 1 then
+      local d = t[1]
+      if t[2] > 0 then
+        local u
+        u, msg, code = self:bits(t[2])
+        if u == nil then return nil, msg, code end
+        d = d + u
+        if d > IRHI[i] then return nil, "value out of range (bit " .. at .. ")", "range" end
+      end
+      return prev + d
+    end
+  end
+  local cur, msg, code = self:bits(32)
+  if cur == nil then return nil, msg, code end
+  if cur <= prev then return nil, "value out of range (bit " .. at .. ")", "range" end
+  return cur
+end
+-- }=====
+
+-- {===== CRC32 (zlib's) over the protocol id and the packet =====
+local band, bxor, rshift = bit.band, bit.bxor, bit.rshift
+local CRC = {}
+for i = 0, 255 do
+  local c = i
+  for _ = 1, 8 do
+    if band(c, 1) == 1 then c = bxor(rshift(c, 1), 0xEDB88320) else c = rshift(c, 1) end
+  end
+  CRC[i] = c
+end
+local function crc32(tvb, first, last)
+  local c = 0xFFFFFFFF
+  for _, b in ipairs(SETTINGS.id_bytes) do c = bxor(CRC[band(bxor(c, b), 0xFF)], rshift(c, 8)) end
+  for i = first, last - 1 do
+    c = bxor(CRC[band(bxor(c, tvb(i, 1):uint()), 0xFF)], rshift(c, 8))
+  end
+  c = bxor(c, 0xFFFFFFFF)
+  if c < 0 then c = c + 2 ^ 32 end
+  return c
+end
+-- }=====
+
+local function show(v, kind)
+  if type(v) == "table" then
+    local parts = {}
+    for i = 1, #v do parts[i] = show(v[i], "float") end
+    return "(" .. table.concat(parts, ", ") .. ")"
+  elseif type(v) == "number" then
+    if kind == "float" or kind == "float32" or kind == "float64" or kind == "quat" then
+      return string.format("%.9g", v)
+    end
+    return string.format("%.0f", v)
+  elseif type(v) == "string" then
+    if kind == "bytes" then
+      return "0x" .. (v:gsub(".", function (c) return string.format("%02x", c:byte()) end))
+    end
+    return string.format("%q", v)
+  end
+  return tostring(v)
+end
+
+local proto = Proto(SETTINGS.name, SETTINGS.title)
+-- filterable: <name>.type == "Snapshot", <name>.crc_ok == false, <name>.delta
+local F = {
+  type = ProtoField.string(SETTINGS.name .. ".type", "Message type"),
+  crc_ok = ProtoField.bool(SETTINGS.name .. ".crc_ok", "CRC32 matches"),
+  delta = ProtoField.bool(SETTINGS.name .. ".delta", "Delta frame"),
+}
+-- a filterable field per schema field with a scalar value
+local NUMERIC = { int = true, uint = true, tiered = true, float = true, float32 = true,
+                  float64 = true }
+local VALUEFIELDS = {}
+local function valuefield(f)
+  local k = f.key
+  while f.of do f = f.of end
+  if k == nil or VALUEFIELDS[k] then return end
+  local abbr = SETTINGS.name .. "." .. k
+  local pf
+  if NUMERIC[f.kind] and (f.bits or 0) <= 32 then pf = ProtoField.double(abbr, k)
+  elseif NUMERIC[f.kind] or f.kind == "string" or f.kind == "enum" then
+    pf = ProtoField.string(abbr, k)
+  elseif f.kind == "bool" then pf = ProtoField.bool(abbr, k)
+  end
+  VALUEFIELDS[k] = pf
+end
+do
+  local list = { F.type, F.crc_ok, F.delta }
+  for _, t in ipairs(PROGRAM.types) do
+    for _, f in ipairs(t.fields) do
+      valuefield(f)
+    end
+  end
+  for _, pf in pairs(VALUEFIELDS) do list[#list + 1] = pf end
+  proto.fields = list
+end
+local BADCRC = ProtoExpert.new(SETTINGS.name .. ".bad_crc", "Bad CRC32",
+  expert.group.CHECKSUM, expert.severity.ERROR)
+local MALFORMED = ProtoExpert.new(SETTINGS.name .. ".malformed", "Malformed packet",
+  expert.group.MALFORMED, expert.severity.ERROR)
+proto.experts = { BADCRC, MALFORMED }
+
+local function range(tvb, first, e)
+  local a = math.floor(e.bit / 8)
+  local b = math.ceil((e.bit + math.max(e.bits, 1)) / 8)
+  return tvb(first + a, b - a)
+end
+
+function proto.dissector(tvb, pinfo, tree)
+  pinfo.cols.protocol = SETTINGS.title
+  local n = tvb:len()
+  local root = tree:add(proto, tvb(), SETTINGS.title)
+  local need = SETTINGS.endcheck and 8 or 4
+  if n < need then
+    root:add(tvb(), "packet of " .. n .. " bytes: too short for a frame [truncated]")
+    return
+  end
+  local last = SETTINGS.endcheck and n - 4 or n
+  local crc = tvb(0, 4):le_uint()
+  local want = crc32(tvb, 4, n)
+  local crcitem = root:add(tvb(0, 4), string.format("frame.crc = 0x%08x [bits 0..31]", crc))
+  local info = ""
+  root:add(F.crc_ok, crc == want):set_generated()
+  if crc ~= want then
+    crcitem:append_text(string.format(" BAD CRC (computed 0x%08x)", want))
+    crcitem:add_proto_expert_info(BADCRC)
+    info = " [BAD CRC]"
+  else
+    crcitem:append_text(" ok")
+  end
+  local r = newreader(tvb, 0, last)
+  local stack = { root }
+  local function add(e)
+    local label = string.format("%s = %s [bits %d..%d]", e.path, show(e.value, e.kind),
+      e.bit, e.bit + e.bits - 1)
+    if e.role == "changed" then label = label .. " (delta: " .. (e.value == 1 and "changed" or "kept") .. ")" end
+    local pf = e.field and VALUEFIELDS[e.field.key]
+    local v = e.value
+    if pf and (type(v) == "number" or type(v) == "string" or type(v) == "boolean") then
+      stack[#stack]:add(pf, range(tvb, 0, e), v):set_text(label)
+    else
+      stack[#stack]:add(range(tvb, 0, e), label)
+    end
+  end
+  local h, err = walk.header(PROGRAM, r, SETTINGS, add)
+  if h then
+    local top = root:add(tvb(math.floor(r:pos() / 8)), h.name ..
+      (h.delta == 1 and (" (delta against baseline " .. h.baseline_id .. ")") or ""))
+    top:add(F.type, h.name):set_generated()
+    if SETTINGS.deltas then top:add(F.delta, h.delta == 1):set_generated() end
+    stack[#stack + 1] = top
+    local v
+    v, err = walk.walk(PROGRAM, h.name, r, {
+      version = h.version, baseline = h.delta == 1 and walk.UNKNOWN or nil,
+      on = function (e)
+        if e.open then
+          stack[#stack + 1] = stack[#stack]:add(range(tvb, 0, e), e.path
+            .. (e.role == "delta" and " (delta)" or "") .. string.format(" [from bit %d]", e.bit))
+        else add(e) end
+      end,
+      onclose = function (e)
+        stack[#stack]:append_text(string.format(" (%d bits)", e.bits))
+        stack[#stack] = nil
+      end })
+    info = h.name .. (h.delta == 1 and " (delta)" or "") .. info
+  end
+  if err then
+    root:add_proto_expert_info(MALFORMED, err.code .. ": " .. err.path)
+    root:add(tvb(), string.format("error: %s%s%s (bit %d) [%s]", err.path,
+      err.path ~= "" and ": " or "", tostring(err.message):gsub(" %(bit %d+%)$", ""),
+      err.bit, err.code))
+    info = info .. " [" .. err.code .. "]"
+  elseif SETTINGS.endcheck then
+    root:add(tvb(n - 4, 4), string.format("frame.check = 0x%08x [bits %d..%d]",
+      tvb(n - 4, 4):le_uint(), 8 * (n - 4), 8 * n - 1))
+  end
+  pinfo.cols.info = info
+end
+
+DissectorTable.get("udp.port"):add(SETTINGS.port, proto)
+]==]
+
+-- The plugin text. opts: protocol (the id), port, endcheck, fingerprint,
+-- deltas, version_bits, tag, name.
+function M.generate(s, opts)
+  local p = s:program()
+  -- 64-bit int ranges: the plugin adds min as an Int64 of two halves
+  local function halves(f)
+    if f.kind == "int" and f.bits and f.bits > 32 then
+      f.minlo, f.minhi = f.min & 0xFFFFFFFF, (f.min >> 32) & 0xFFFFFFFF
+    end
+    if f.of then halves(f.of) end
+  end
+  -- each named field gets a filter name <name>.<Type>.<field>; array and
+  -- sparse elements share their field's
+  local function key(f, k)
+    f.key = k
+    if f.of then key(f.of, k) end
+  end
+  for _, t in ipairs(p.types) do
+    for _, f in ipairs(t.fields) do
+      halves(f)
+      if f.name then key(f, t.name .. "." .. f.name) end
+    end
+  end
+  local proto = require("bitwire").protocol(s, { id = opts.protocol,
+    check = opts.endcheck, fingerprint = opts.fingerprint })
+  local id = require("bitwire.dissect").wire_id(proto)
+  local idbytes = {}
+  for i = 0, 7 do idbytes[#idbytes + 1] = (id >> (8 * i)) & 0xFF end
+  local name = opts.name or "bitwire"
+  local settings = { name = name, title = opts.title or "bitwire",
+    port = opts.port, endcheck = proto.endcheck, id_bytes = idbytes,
+    deltas = opts.deltas or false, version_bits = opts.version_bits or 0,
+    tag = opts.tag or false }
+  local out = {}
+  literal(settings, out)
+  local walksrc = source("bitwire.walk")
+  return table.concat {
+    "-- Wireshark dissector for bitwire packets, written by `bitwire wireshark`.\n",
+    string.format("-- Schema fingerprint %s, protocol id 0x%x, UDP port %d.\n",
+      p.fingerprint, opts.protocol, opts.port),
+    "-- Load with: tshark -X lua_script:<this file> (or copy to the plugins folder).\n",
+    "local SETTINGS = ", table.concat(out), "\n",
+    "local PROGRAM = ", program_literal(p), "\n",
+    "do local byname = {}; for _, t in ipairs(PROGRAM.types) do byname[t.name] = t end;",
+    " PROGRAM.byname = byname end\n",
+    "local walk = (function ()\n", walksrc, "\nend)()\n",
+    RUNTIME,
+  }
+end
+
+return M

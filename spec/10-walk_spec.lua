@@ -1,0 +1,334 @@
+-- bitwire.walk (dissect, cost, the Wireshark dissector) against the C
+-- driver: for random values of every field kind, in every sparse encoding,
+-- with versions, deltas and frames, the walk must give the value s:decode
+-- gives and end on the bit the encoder ended on; on damaged bytes it must
+-- fail exactly when decode fails, with the same code.
+local bitwire = require "bitwire"
+local walk = require "bitwire.walk"
+local dissect = require "bitwire.dissect"
+local H = require "spec.helpers"
+
+local DESC = {
+  Vec3 = { { "x", "float", min = -512, max = 512, res = 0.01 },
+           { "y", "float32" }, { "z", "float64" } },
+  Item = { { "id", "uint", bits = 12 }, { "count", "int", min = -3, max = 60 } },
+  E = {
+    { "id", "int", min = -8, max = 4095 },
+    { "kind", "enum", values = { "a", "b", "c" } },
+    { "pos", "Vec3" },
+    { "name", "string", max = 12, optional = true },
+    { "tags", "array", of = { "uint", bits = 3 }, max = 5 },
+    { "q", "quat", bits = 9 },
+    { "t", "tiered", tiers = { 2, 4 }, min = -5, max = 14 },
+    { "blob", "bytes", max = 6, optional = true },
+    { "key", "bytes", count = 2 },
+    { "fixed", "array", of = "Item", count = 2 },
+    { "big", "int", min = math.mininteger, max = math.maxinteger },
+    { "wide", "uint", bits = 64 },
+    { "armor", "int", min = 0, max = 255, since = 2, default = 7 },
+    { "old", "bool", removed = 2, default = false },
+    { "align" }, { "flag", "bool" }, { "check" },
+  },
+  S = {
+    { "tick", "uint", bits = 20 },
+    { "mask", "sparse", of = "Item", max = 9, encoding = "mask" },
+    { "index", "sparse", of = "Item", max = 40, encoding = "index" },
+    { "rel", "sparse", of = { "int", min = 0, max = 9 }, max = 300, encoding = "relative" },
+    { "art", "sparse", of = "Item", max = 200, encoding = "relative", tiers = "article" },
+    { "auto", "sparse", of = "Item", max = 64 },
+    { "ents", "array", of = "E", max = 3 },
+    { "me", "E", optional = true },
+  },
+}
+
+-- H.lcg's rand(n) gives 0..n-1; these generators give 1..n
+local RAW
+local function gen(seed)
+  RAW = H.lcg(seed)
+  return function (n) return RAW(n) + 1 end
+end
+
+local s = bitwire.schema(DESC)
+local p = s:program()
+
+-- A random value of field 'f' (program form), from generator 'rand'.
+local value
+local function record(ty, rand, version)
+  local t = {}
+  for _, f in ipairs(ty.fields) do
+    local here = (f.since or 0) <= version and (f.removed == nil or version < f.removed)
+    if f.name and here and (not f.optional or rand(2) == 1) then
+      t[f.name] = value(f, rand, version)
+    end
+  end
+  return t
+end
+
+function value(f, rand, version)
+  local k = f.kind
+  if k == "int" or k == "tiered" then
+    if f.max - f.min > 1 << 40 or f.max - f.min < 0 then
+      return ({ f.min, f.max, 0, -1, 1, rand(1 << 30) * (1 << 30) })[rand(6)]
+    end
+    return f.min + rand(f.max - f.min + 1) - 1
+  elseif k == "uint" then
+    if f.bits == 64 then return ({ -1, 0, math.maxinteger, rand(1 << 30) })[rand(4)] end
+    return rand(1 << f.bits) - 1
+  elseif k == "bool" then return rand(2) == 1
+  elseif k == "float" then return f.fmin + (f.fmax - f.fmin) * rand(1000) / 1000
+  elseif k == "float32" then return (string.unpack("<f", string.pack("<f", rand(1000) / 7)))
+  elseif k == "float64" then return rand(100000) / 3
+  elseif k == "enum" then return f.values[rand(#f.values)]
+  elseif k == "string" then return string.rep("x", rand(f.max + 1) - 1)
+  elseif k == "bytes" then
+    local n = f.fixed and f.min or f.min + rand(f.max - f.min + 1) - 1
+    return H.randbytes(RAW, n)
+  elseif k == "array" then
+    local n = f.fixed and f.min or f.min + rand(f.max - f.min + 1) - 1
+    local t = {}
+    for i = 1, n do t[i] = value(f.of, rand, version) end
+    return t
+  elseif k == "struct" then return record(p.byname[f.type], rand, version)
+  elseif k == "sparse" then
+    local t, dense = {}, rand(3)
+    for i = 1, f.max do
+      if rand(dense == 1 and 2 or 30) == 1 then t[i] = value(f.of, rand, version) end
+    end
+    return t
+  elseif k == "quat" then
+    local q = { rand(200) - 100, rand(200) - 100, rand(200) - 100, rand(200) - 100 }
+    if q[1] == 0 then q[1] = 1 end
+    return q
+  end
+  error("no generator for " .. k)
+end
+
+local function walked(name, bytes, opts)
+  local r = bitwire.reader(bytes)
+  local v, err = walk.walk(p, name, dissect.reader(r), opts)
+  return v, err, r:bits_read()
+end
+
+describe("bitwire.walk against s:decode", function()
+  it("gives decode's value and ends where the encoder ended, 300 random values", function()
+    local rand = gen(1234)
+    for n = 1, 300 do
+      local name = n % 3 == 0 and "E" or "S"
+      local version = ({ 0, 1, 2, p.version })[rand(4)]
+      local v = record(p.byname[name], rand, version)
+      local bytes = s:encode(name, v, { version = version })
+      local got, err, endbit = walked(name, bytes, { version = version })
+      assert.is_nil(err)
+      assert.same(s:decode(name, bytes, { version = version }), got)
+      assert.equal(s:bits(name, v, { version = version }), endbit)
+    end
+  end)
+
+  it("reads deltas against their baseline as decode does", function()
+    local rand = gen(99)
+    for _ = 1, 100 do
+      local base = record(p.byname.S, rand, p.version)
+      local v = record(p.byname.S, rand, p.version)
+      if rand(2) == 1 then v.mask = base.mask; v.tick = base.tick end
+      local bytes = s:encode("S", v, { baseline = base })
+      local got, err, endbit = walked("S", bytes, { baseline = base })
+      assert.is_nil(err)
+      assert.same(s:decode("S", bytes, { baseline = base }), got)
+      assert.equal(s:bits("S", v, { baseline = base }), endbit)
+    end
+  end)
+
+  it("fails where decode fails, with the same code and bit, on damaged bytes", function()
+    local rand = gen(7)
+    local failures = 0
+    for _ = 1, 400 do
+      local v = record(p.byname.S, rand, p.version)
+      local bytes = s:encode("S", v)
+      local i = rand(#bytes)
+      local bad
+      if rand(3) == 1 then bad = bytes:sub(1, rand(#bytes) - 1)
+      else bad = bytes:sub(1, i - 1) .. string.char(rand(256) - 1) .. bytes:sub(i + 1) end
+      local want, msg, code = s:decode("S", bad)
+      local got, err = walked("S", bad)
+      if want == nil then
+        failures = failures + 1
+        assert.is_nil(got)
+        assert.equal(code, err.code)
+        assert.equal(msg:match("%(bit (%d+)%)$"), tostring(err.bit))
+      else
+        assert.is_nil(err)
+        assert.same(want, got)
+      end
+    end
+    assert.is_true(failures > 50)
+  end)
+
+  it("fails where decode fails on damaged deltas and versioned records too", function()
+    local rand = gen(71)
+    local failures = 0
+    for n = 1, 300 do
+      local opts
+      local name = n % 2 == 0 and "E" or "S"
+      if name == "S" then
+        opts = { baseline = record(p.byname.S, rand, p.version) }
+      else
+        opts = { version = rand(4) - 1 }
+      end
+      local v = record(p.byname[name], rand, opts.version or p.version)
+      local bytes = s:encode(name, v, opts)
+      local i = rand(#bytes)
+      local bad = rand(3) == 1 and bytes:sub(1, rand(#bytes) - 1)
+        or bytes:sub(1, i - 1) .. string.char(rand(256) - 1) .. bytes:sub(i + 1)
+      local want, msg, code = s:decode(name, bad, opts)
+      local got, err = walked(name, bad, opts)
+      if want == nil then
+        failures = failures + 1
+        assert.is_nil(got)
+        assert.equal(code, err.code)
+        assert.equal(msg:match("%(bit (%d+)%)$"), tostring(err.bit))
+      else
+        assert.is_nil(err)
+        assert.same(want, got)
+      end
+    end
+    assert.is_true(failures > 30)
+  end)
+
+  it("reads frames as bitwire.protocol decodes them", function()
+    local rand = gen(5)
+    for _, o in ipairs { { id = 1 }, { id = 0x1234, check = false },
+                         { id = 9, deltas = true }, { id = 3, fingerprint = false } } do
+      local proto = bitwire.protocol(s, o)
+      for _ = 1, 20 do
+        local name = rand(2) == 1 and "E" or "S"
+        local v = record(p.byname[name], rand, p.version)
+        local bytes = proto:encode(name, v)
+        local list, h, got, err = dissect.frame(s, bytes, { wire_id = dissect.wire_id(proto),
+          endcheck = proto.endcheck, deltas = o.deltas })
+        assert.is_nil(err)
+        local wname, want = proto:decode(bytes)
+        assert.equal(wname, h.name)
+        assert.same(want, got)
+        assert.equal("frame.crc", list[1].path)
+        assert.is_falsy(list[1].bad)
+        if proto.endcheck then assert.equal("frame.check", list[#list].path) end
+      end
+    end
+  end)
+
+  it("flags a bad CRC and still shows the fields", function()
+    local proto = bitwire.protocol(s, { id = 1 })
+    local bytes = proto:encode("Item", { id = 5, count = 2 })
+    local list, h, v, err = dissect.frame(s, bytes, { wire_id = dissect.wire_id(proto) + 1,
+      endcheck = true })
+    assert.equal("crc", err.code)
+    assert.is_true(list[1].bad)
+    assert.equal("Item", h.name)
+    assert.same({ id = 5, count = 2 }, v)
+  end)
+end)
+
+describe("hostile bytes through dissect.frame and bitwire.json", function()
+  it("never raise: a result or an error with a code", function()
+    local rand = gen(13)
+    local proto = bitwire.protocol(s, { id = 9, deltas = true })
+    local good = proto:encode("S", record(p.byname.S, rand, p.version))
+    for n = 1, 300 do
+      local bytes
+      if n % 2 == 0 then bytes = H.randbytes(RAW, rand(64) - 1)
+      else   -- a real frame, one byte changed: the CRC fails and the rest is still read
+        local i = rand(#good - 4) + 4
+        bytes = good:sub(1, i - 1) .. string.char(rand(256) - 1) .. good:sub(i + 1)
+      end
+      for _, frame in ipairs { { wire_id = dissect.wire_id(proto), endcheck = true, deltas = true },
+                               { wire_id = 0, endcheck = false, tag = true, version_bits = 7 } } do
+        local ok, list, _, v, err = pcall(dissect.frame, s, bytes, frame)
+        assert.is_true(ok, list)
+        assert.is_table(list)
+        if v == nil then assert.is_string(err.code) end
+      end
+      local ok, v, msg = pcall(bitwire.json.decode, s, "S", bytes)
+      assert.is_true(ok, v)
+      if v == nil then assert.is_string(msg) end
+    end
+  end)
+end)
+
+describe("bitwire.walk of a kind it does not know", function()
+  it("fails with code schema instead of raising", function()
+    local prog = { version = 0, typebits = 0, types = {}, byname = {} }
+    prog.byname.T = { name = "T", fields = { { name = "a", kind = "bool" },
+      { name = "z", kind = "zorp" } } }
+    local v, err = walk.walk(prog, "T", dissect.reader(bitwire.reader("\1")))
+    assert.is_nil(v)
+    assert.equal("schema", err.code)
+    assert.equal("z", err.path)
+    assert.equal(1, err.bit)
+  end)
+end)
+
+describe("s:dissect", function()
+  it("lists path, bit, width and value of each field in wire order", function()
+    local t = bitwire.schema { T = { { "a", "uint", bits = 3 },
+      { "b", "string", max = 7, optional = true }, { "c", "int", min = -1, max = 1 } } }
+    local list = t:dissect("T", t:encode("T", { a = 5, b = "hi", c = -1 }))
+    local rows = {}
+    for _, e in ipairs(list) do rows[#rows + 1] = { e.path, e.bit, e.bits, e.value } end
+    assert.same({ { "a", 0, 3, 5 }, { "b?", 3, 1, 1 }, { "b", 4, 3 + 1 + 16, "hi" },
+                  { "c", 24, 2, -1 } }, rows)
+  end)
+
+  it("returns the fields up to a failure, then the message and code", function()
+    local t = bitwire.schema { T = { { "a", "uint", bits = 8 }, { "b", "int", min = 0, max = 100 } } }
+    local list, msg, code = t:dissect("T", "\5\127")
+    assert.equal(1, #list)
+    assert.equal(5, list[1].value)
+    assert.equal("range", code)
+    assert.matches("^b: .*%(bit 8%)$", msg)
+    local _, dmsg, dcode = t:decode("T", "\5\127")
+    assert.equal(dcode, code)
+    assert.matches("(bit 8)", dmsg, 1, true)
+  end)
+
+  it("raises on a type that does not exist or bytes that are not a string", function()
+    assert.has_error(function() s:dissect("Nope", "") end, "dissect: no type 'Nope' in this schema")
+    assert.has_error(function() s:dissect("S", 5) end)
+  end)
+end)
+
+describe("s:cost", function()
+  it("adds up to s:bits, largest first, presence and count bits to their field", function()
+    local rand = gen(11)
+    for _ = 1, 30 do
+      local v = record(p.byname.S, rand, p.version)
+      local list, total = s:cost("S", v)
+      assert.equal(s:bits("S", v), total)
+      local sum = 0
+      for i, c in ipairs(list) do
+        sum = sum + c.bits
+        if i > 1 then assert.is_true(list[i - 1].bits >= c.bits) end
+      end
+      assert.equal(total, sum)
+    end
+    local t = bitwire.schema { T = { { "n", "string", max = 7, optional = true },
+      { "a", "array", of = { "uint", bits = 4 }, max = 3 } } }
+    local list = t:cost("T", { n = "abc", a = { 1, 2 } })
+    assert.same({ { path = "n", bits = 1 + 3 + 4 + 24 }, { path = "a[1]", bits = 4 },
+      { path = "a[2]", bits = 4 }, { path = "a", bits = 2 } }, list)
+  end)
+end)
+
+describe("bitwire.walk's source", function()
+  it("stays in the Lua 5.2 subset that Wireshark's plugins run on", function()
+    local f = assert(io.open(assert(package.searchpath("bitwire.walk", package.path))))
+    local src = f:read("a")
+    f:close()
+    -- without comments and strings, no 5.3 operator or library is left
+    local code = src:gsub("%-%-[^\n]*", ""):gsub('"[^"\n]*"', '""')
+    for _, bad in ipairs { "//", "<<", ">>", "&", "|", "math.type", "math.tointeger",
+                           "string.pack", "string.unpack", "table.move", "utf8." } do
+      assert.is_nil(code:find(bad, 1, true), "walk.lua uses " .. bad)
+    end
+    assert.is_nil(code:find("[^~=<>]~[^=]"), "walk.lua uses the ~ operator")
+  end)
+end)

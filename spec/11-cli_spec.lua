@@ -1,0 +1,562 @@
+-- The `bitwire` command: each subcommand's output, its errors (file, type,
+-- field; exit status 1) and its --help, through bitwire.cli.main with the
+-- output captured; and bin/bitwire itself as a process.
+local bitwire = require "bitwire"
+local cli = require "bitwire.cli"
+local H = require "spec.helpers"
+local _
+
+local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
+local V1 = here .. "fixtures/defs/game_v1.lua"
+local V3 = here .. "fixtures/defs/game_v3.lua"
+local BAD = here .. "fixtures/defs/invalid.lua"
+
+local function buffer()
+  local b = { text = "" }
+  function b:write(...)
+    for _, s in ipairs { ... } do self.text = self.text .. tostring(s) end
+    return self
+  end
+  return b
+end
+
+-- run the command line 'args'; returns status, stdout, stderr
+local function run(...)
+  local out, err = buffer(), buffer()
+  local status = cli.main({ ... }, { stdout = out, stderr = err })
+  return status, out.text, err.text
+end
+
+local function tmpfile(data)
+  local name = os.tmpname()
+  local f = assert(io.open(name, "wb"))
+  f:write(data)
+  f:close()
+  return name
+end
+
+local SNAP = '{"tick":5,"entities":[{"id":7,"health":99,"armor":3,"shield":2,'
+  .. '"name":"bob"},{"id":8,"health":1,"armor":3,"shield":2}]}'
+
+describe("bitwire help", function()
+  it("lists every subcommand of the table with its summary", function()
+    local status, out = run("help")
+    assert.equal(0, status)
+    for _, name in ipairs(cli.commands) do
+      assert.matches("\n  " .. name .. " ", out, 1, true)
+    end
+    assert.matches("check        load a definitions file", out, 1, true)
+  end)
+
+  it("marks a subcommand whose module is missing as not available", function()
+    table.insert(cli.commands, "nosuch")
+    local _, out = run("help")
+    local status, _, err = run("nosuch", "x")
+    table.remove(cli.commands)
+    assert.matches("nosuch       (not available)", out, 1, true)
+    assert.equal(1, status)
+    assert.equal("bitwire nosuch: 'nosuch' is not available in this installation\n", err)
+  end)
+
+  it("reports a subcommand's error(msg, 0) plainly, and a bug with its traceback", function()
+    package.loaded["bitwire.cli.zz"] = { summary = "", usage = "usage: bitwire zz\n",
+      run = function (args)
+        if args[1] == "user" then error("zz needs a value", 0) end
+        local t = nil
+        return t.field   -- a bug
+      end }
+    table.insert(cli.commands, "zz")
+    local s1, _, e1 = run("zz", "user")
+    local s2, _, e2 = run("zz", "bug")
+    table.remove(cli.commands)
+    package.loaded["bitwire.cli.zz"] = nil
+    assert.equal(1, s1)
+    assert.equal("bitwire zz: zz needs a value\n", e1)
+    assert.equal(1, s2)
+    assert.matches("attempt to index a nil value", e2, 1, true)
+    assert.matches("stack traceback:", e2, 1, true)
+  end)
+
+  it("refuses an unknown command and an unknown option", function()
+    local status, _, err = run("frobnicate")
+    assert.equal(1, status)
+    assert.matches("unknown command 'frobnicate'", err, 1, true)
+    status, _, err = run("check", V3, "--frob")
+    assert.equal(1, status)
+    assert.matches("unknown option --frob", err, 1, true)
+  end)
+
+  it("gives each subcommand's usage with --help and with help <command>", function()
+    for _, name in ipairs(cli.commands) do
+      local mod, why = cli.load(name)
+      -- every subcommand of this branch loads; gen and blob come from others
+      if name ~= "gen" and name ~= "blob" then assert.is_table(mod, why) end
+      if mod then
+        local status, out = run(name, "--help")
+        assert.equal(0, status)
+        assert.equal(mod.usage, out)
+        assert.matches("^usage: bitwire " .. name, out)
+        assert.equal(out, select(2, run("help", name)))
+      end
+    end
+    assert.matches("sparse        object keyed by slot number", select(2, run("encode", "--help")),
+      1, true)
+    assert.matches("--protocol ID", select(2, run("dissect", "--help")), 1, true)
+  end)
+end)
+
+describe("bitwire check", function()
+  it("lists types with ids, min and max bits, version and fingerprint", function()
+    local s = bitwire.load(V3)
+    local status, out = run("check", V3)
+    assert.equal(0, status)
+    assert.matches(V3 .. ": ok, 2 types, version 3, fingerprint " .. s:fingerprint(), out, 1, true)
+    local p = s:program()
+    for _, t in ipairs(p.types) do
+      assert.matches(string.format("  %-4d %-24s %9d %10d", t.id, t.name, t.minbits, t.maxbits),
+        out, 1, true)
+    end
+  end)
+
+  it("fails with the file, type and field, and status 1", function()
+    local status, out, err = run("check", BAD)
+    assert.equal(1, status)
+    assert.equal("", out)
+    assert.equal("bitwire check: " .. BAD .. ": bitwire.schema: Entity.health: min 100 > max 0\n", err)
+    status, _, err = run("check", here .. "fixtures/defs/nope.lua")
+    assert.equal(1, status)
+    assert.matches("nope.lua: No such file", err, 1, true)
+    status, _, err = run("check")
+    assert.equal(1, status)
+    assert.matches("missing definitions file\nusage: bitwire check", err, 1, true)
+  end)
+end)
+
+describe("bitwire layout", function()
+  it("lists each field's wire form, bits and share, and draws the prefix", function()
+    local status, out = run("layout", V3, "Entity")
+    assert.equal(0, status)
+    assert.matches("Entity: 20..172 bits (worst case 22 bytes), version 3", out, 1, true)
+    assert.matches("  id      12             7.0%  int [0, 4095]\n", out, 1, true)
+    assert.matches("  name    1..141        82.0%  string max 16 optional\n", out, 1, true)
+    assert.matches("  armor   8              4.7%  int [0, 255] v2..\n", out, 1, true)
+    assert.matches([[
+ 0                   1                   2                   3
+ 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
++-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+|          id           |   health    |     armor     |
++-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+]], out, 1, true)
+  end)
+
+  it("sorts by worst case with --sort and nests types", function()
+    local status, out = run("layout", V3, "Snapshot", "--sort")
+    assert.equal(0, status)
+    local a, b = out:find("entities"), out:find("tick")
+    assert.is_true(a < b)
+    status, out = run("layout", V3, "Snapshot")
+    assert.equal(0, status)
+    assert.matches("  entities  4..1380       98.6%  array of Entity [0, 8]", out, 1, true)
+  end)
+
+  it("splits rows of the diagram at 32 bits", function()
+    local d = require("bitwire.cli.layout").diagram({ { name = "a", bits = 30 },
+      { name = "b", bits = 4 } })
+    assert.matches("|b ~|\n+-+-+\n", d, 1, true)
+    assert.matches("|a|b|\n", (d:gsub(" ", "")), 1, true)
+  end)
+
+  it("draws nested records and fixed arrays of the prefix, up to the first variable field", function()
+    local defs = tmpfile([[return { V = { {"x","float",min=-512,max=512,res=0.01} },
+      P = { {"tick","uint",bits=16}, {"pos","V"}, {"aim","vector",count=2,min=-1,max=1,res=0.001},
+            {"check"}, {"name","string",max=8}, {"after","bool"} } }]])
+    local status, out = run("layout", defs, "P")
+    os.remove(defs)
+    assert.equal(0, status)
+    assert.matches("    x      17            ", out, 1, true)
+    assert.matches("float [-512, 512] in 102400 steps", out, 1, true)
+    assert.matches("fixed-size prefix of P (88 bits):", out, 1, true)   -- 16+17+22+1+32
+    assert.matches("|             tick              |             pos.x             |", out, 1, true)
+    assert.matches("|p|       aim[1]        |       aim[2]        |(|     check     |", out, 1, true)
+    assert.is_nil(out:find("name", out:find("prefix"), true))
+  end)
+
+  it("names a type that does not exist", function()
+    local status, _, err = run("layout", V3, "Nope")
+    assert.equal(1, status)
+    assert.equal("bitwire layout: " .. V3 .. ": no type 'Nope' (types: Entity, Snapshot)\n", err)
+  end)
+end)
+
+describe("bitwire encode, decode, cost, dissect", function()
+  local s = bitwire.load(V3)
+  local value = bitwire.json.decode(s, "Snapshot", SNAP)
+  local packet = s:encode("Snapshot", value)
+
+  it("encodes JSON to the packet s:encode writes, as hex or to a file", function()
+    local status, out = run("encode", V3, "Snapshot", "json:" .. SNAP)
+    assert.equal(0, status)
+    assert.equal(H.tohex(packet) .. "\n", out)
+    local jf, pf = tmpfile(SNAP), os.tmpname()
+    status = run("encode", V3, "Snapshot", jf, "-o", pf)
+    assert.equal(0, status)
+    local f = assert(io.open(pf, "rb"))
+    assert.equal(packet, f:read("a"))
+    f:close()
+    os.remove(jf)
+    os.remove(pf)
+  end)
+
+  it("decodes a packet back to the same JSON", function()
+    local status, out = run("decode", V3, "Snapshot", "hex:" .. H.tohex(packet))
+    assert.equal(0, status)
+    assert.same(s:decode("Snapshot", packet), bitwire.json.decode(s, "Snapshot", out))
+    assert.matches('^{"tick":5,"entities":%[{"id":7,"health":99,"armor":3,', out)
+  end)
+
+  it("round-trips framed packets", function()
+    local status, out = run("encode", V3, "Snapshot", "json:" .. SNAP, "--protocol", "0x77")
+    assert.equal(0, status)
+    local proto = bitwire.protocol(s, { id = 0x77 })
+    assert.equal(H.tohex(proto:encode("Snapshot", value)) .. "\n", out)
+    status, out = run("decode", V3, "hex:" .. out, "--protocol", "0x77")
+    assert.equal(0, status)
+    assert.matches('^{"type":"Snapshot","value":{"tick":5,', out)
+  end)
+
+  it("names the field of a value that does not fit, and of bad JSON", function()
+    local status, _, err = run("encode", V3, "Snapshot", 'json:{"tick":5,"entities":[{"id":7,"health":999}]}')
+    assert.equal(1, status)
+    assert.matches("Snapshot: entities[1].health: 999 out of range [0, 100]", err, 1, true)
+    status, _, err = run("encode", V3, "Snapshot", 'json:{"tick":"x"}')
+    assert.equal(1, status)
+    assert.matches("bitwire.json.decode: Snapshot.tick: 'x' is not an integer", err, 1, true)
+    status, _, err = run("encode", V3, "Snapshot", 'json:{"tock":1}')
+    assert.equal(1, status)
+    assert.matches("unknown field 'tock'", err, 1, true)
+  end)
+
+  it("says where a bad packet fails, with its code", function()
+    local bad = H.tohex(packet:sub(1, 9))
+    local status, _, err = run("decode", V3, "Snapshot", "hex:" .. bad)
+    assert.equal(1, status)
+    local _, msg = s:decode("Snapshot", packet:sub(1, 9))
+    assert.matches("entities[1].name", msg, 1, true)
+    assert.equal("bitwire decode: hex:" .. bad .. ": Snapshot: " .. msg .. " [truncated]\n", err)
+    status, _, err = run("decode", V3, "Snapshot", "hex:0g")
+    assert.equal(1, status)
+    assert.matches("hex:0g: not a hex string", err, 1, true)
+  end)
+
+  it("costs a value: every path, largest first, adding up to the total", function()
+    local status, out = run("cost", V3, "Snapshot", "json:" .. SNAP)
+    assert.equal(0, status)
+    local total = s:bits("Snapshot", value)
+    assert.matches("Snapshot: " .. total .. " bits, " .. (total + 7) // 8 .. " bytes", out, 1, true)
+    assert.matches("\n  entities%[1%]%.name +37 +30%.3%%\n  tick +20 ", out)
+    local sum = 0
+    for bits in out:gmatch("\n  %S+ +(%d+) ") do sum = sum + tonumber(bits) end
+    assert.equal(total, sum)
+  end)
+
+  it("adds up array elements by field with --by-field", function()
+    local two = '{"tick":5,"entities":[{"id":7,"health":99,"armor":3,"shield":2},'
+      .. '{"id":8,"health":1,"armor":3,"shield":2}]}'
+    local status, out = run("cost", V3, "Snapshot", "json:" .. two, "--by-field")
+    assert.equal(0, status)
+    assert.matches("\n  entities%[%]%.id +24 ", out)
+    assert.matches("\n  entities%[%]%.name +2 ", out)   -- two presence bits
+    assert.is_nil(out:find("entities[1]", 1, true))
+  end)
+
+  it("dissects a packet into a tree with offsets, raw bits and values", function()
+    local status, out = run("dissect", V3, "Snapshot", "hex:" .. H.tohex(packet))
+    assert.equal(0, status)
+    assert.matches("     0    20  5                tick = 5\n", out, 1, true)
+    assert.matches("    20     4  2                  entities# = 2\n", out, 1, true)
+    assert.matches("    24    12  7                    entities[1].id = 7\n", out, 1, true)
+    assert.matches('entities[1].name = "bob"\n', out, 1, true)
+    assert.matches("ok: " .. s:bits("Snapshot", value) .. " bits read of 128\n", out, 1, true)
+  end)
+
+  it("dissects up to a failure, then the error with its code", function()
+    local status, out, err = run("dissect", V3, "Snapshot", "hex:" .. H.tohex(packet:sub(1, 9)))
+    assert.equal(1, status)
+    assert.matches("entities[1].health = 99\n", out, 1, true)
+    local _, msg = s:decode("Snapshot", packet:sub(1, 9))
+    local bit = msg:match("%(bit %d+%)$")
+    assert.matches("^error: hex:%x+: Snapshot: entities%[1%]%.name: .*"
+      .. bit:gsub("%p", "%%%0") .. " %[truncated%]\n$", err)
+  end)
+
+  it("dissects a framed packet: CRC, message type, end check; flags a bad CRC", function()
+    local proto = bitwire.protocol(s, { id = 0x77 })
+    local framed = H.tohex(proto:encode("Snapshot", value))
+    local status, out = run("dissect", V3, "hex:" .. framed, "--protocol", "0x77")
+    assert.equal(0, status)
+    assert.matches("frame.crc = 0x%x+ ok\n", out)
+    assert.matches("    32     1  1                frame.type = 1\n", out, 1, true)
+    assert.matches("frame.check = ok\n", out, 1, true)
+    local err
+    status, out, err = run("dissect", V3, "hex:" .. framed, "--protocol", "0x78")
+    assert.equal(1, status)
+    assert.matches("frame.crc = 0x%x+ BAD\n", out)
+    assert.matches("tick = 5\n", out, 1, true)
+    assert.matches("[crc]\n", err, 1, true)
+    status, _, err = run("dissect", V3, "Snapshot", "hex:00", "--deltas")
+    assert.equal(1, status)
+    assert.matches("--deltas needs --protocol", err, 1, true)
+  end)
+
+  it("dissects a delta frame, marking the changed bits", function()
+    local proto = bitwire.protocol(s, { id = 1, deltas = true })
+    local base = s:decode("Snapshot", packet)
+    local v2 = s:decode("Snapshot", packet)
+    v2.tick = 6
+    local framed = proto:encode("Snapshot", v2, { baseline = base, baseline_id = 4 })
+    local status, out = run("dissect", V3, "hex:" .. H.tohex(framed), "--protocol", "1", "--deltas")
+    assert.equal(0, status)
+    assert.matches("frame.delta = 1\n", out, 1, true)
+    assert.matches("frame.baseline_id = 4\n", out, 1, true)
+    assert.matches("tick^ = 1\n", out, 1, true)
+    assert.matches("tick = 6\n", out, 1, true)
+    assert.matches("entities^ = 0\n", out, 1, true)
+  end)
+
+  it("dissects a delta against --baseline, framed or not, as decode reads it", function()
+    local t = bitwire.schema { P = { { "hp", "int", min = 0, max = 100 } },
+      W = { { "tick", "uint", bits = 8 }, { "ps", "sparse", of = "P", max = 6, encoding = "mask" } } }
+    local defs = tmpfile([[return { P = { { "hp", "int", min = 0, max = 100 } },
+      W = { { "tick", "uint", bits = 8 }, { "ps", "sparse", of = "P", max = 6, encoding = "mask" } } }]])
+    local base = { tick = 1, ps = { [2] = { hp = 50 }, [5] = { hp = 7 } } }
+    local v = { tick = 2, ps = { [2] = { hp = 49 }, [5] = { hp = 7 }, [6] = { hp = 1 } } }
+    local bj = "json:" .. bitwire.json.encode(t, "W", base)
+    local delta = t:encode("W", v, { baseline = base })
+    local status, out = run("dissect", defs, "W", "hex:" .. H.tohex(delta), "--baseline", bj)
+    assert.equal(0, status)
+    assert.matches("ps[2].hp = 49\n", out, 1, true)
+    assert.matches("ps[6].hp = 1\n", out, 1, true)
+    assert.matches("ok: " .. t:bits("W", v, { baseline = base }) .. " bits read", out, 1, true)
+    local proto = bitwire.protocol(t, { id = 3, deltas = true })
+    local framed = "hex:" .. H.tohex(proto:encode("W", v, { baseline = base, baseline_id = 1 }))
+    status, out = run("dissect", defs, framed, "--protocol", "3", "--deltas", "--baseline", bj)
+    assert.equal(0, status)
+    assert.matches("ps[2].hp = 49\n", out, 1, true)
+    -- encode and decode the same deltas
+    local vj = "json:" .. bitwire.json.encode(t, "W", v)
+    status, out = run("encode", defs, "W", vj, "--baseline", bj)
+    assert.equal(0, status)
+    assert.equal(H.tohex(delta) .. "\n", out)
+    status, out = run("decode", defs, "W", "hex:" .. H.tohex(delta), "--baseline", bj)
+    assert.equal(0, status)
+    assert.same(v, bitwire.json.decode(t, "W", out))
+    status, out = run("encode", defs, "W", vj, "--baseline", bj, "--baseline-id", "1",
+      "--protocol", "3", "--deltas")
+    assert.equal(0, status)
+    assert.equal(framed:sub(5) .. "\n", out)
+    status, out = run("decode", defs, framed, "--baseline", bj, "--baseline-id", "1",
+      "--protocol", "3", "--deltas")
+    assert.equal(0, status)
+    assert.same(v, bitwire.json.decode(t, "W", out:match('"value":(.*)}\n$')))
+    local err
+    status, _, err = run("decode", defs, framed, "--protocol", "3", "--deltas")
+    assert.equal(1, status)
+    assert.matches("unknown baseline 1", err, 1, true)
+    status, _, err = run("encode", defs, "W", vj, "--baseline", bj, "--protocol", "3")
+    assert.equal(1, status)
+    assert.matches("--baseline in a frame needs --deltas", err, 1, true)
+    status, out, err = run("dissect", defs, framed, "--protocol", "3", "--deltas")
+    assert.equal(1, status)
+    assert.matches("tick = 2\n", out, 1, true)
+    assert.matches("a slot delta needs the baseline", err, 1, true)
+    os.remove(defs)
+  end)
+end)
+
+describe("bitwire dissect, encode and decode of registry frames", function()
+  it("reads the tag and version a versioned registry protocol sends", function()
+    local reg = bitwire.watch(V3)
+    local proto = reg:protocol({ versioned = true, id = 5 })
+    local v = { id = 1, health = 2, armor = 3, shield = 1 }
+    local packet = proto:encode("Entity", v, { version = 2 })
+    local flags = { "--protocol", "5", "--tag", "--version-bits", "16" }
+    local status, out = run("dissect", V3, "hex:" .. H.tohex(packet), table.unpack(flags))
+    assert.equal(0, status)
+    assert.matches("frame.tag = 0x" .. reg:current():fingerprint():sub(1, 8) .. "\n", out, 1, true)
+    assert.matches("    64    16  2                frame.version = 2\n", out, 1, true)
+    assert.matches("legacy = false\n", out, 1, true)
+    assert.is_nil(out:find("shield =", 1, true))   -- since 3: not sent at version 2
+    status, out = run("decode", V3, "hex:" .. H.tohex(packet), table.unpack(flags))
+    assert.equal(0, status)
+    local _, want = proto:decode(packet)
+    assert.same(want, bitwire.json.decode(reg:current(), "Entity",
+      out:match('"value":(.*)}\n$')))
+    status, out = run("encode", V3, "Entity", "json:" .. bitwire.json.encode(reg:current(),
+      "Entity", v), "--version", "2", table.unpack(flags))
+    assert.equal(0, status)
+    assert.equal(H.tohex(packet) .. "\n", out)
+  end)
+
+  it("marks the records a failure cut short as incomplete", function()
+    local s = bitwire.load(V3)
+    local packet = s:encode("Snapshot", bitwire.json.decode(s, "Snapshot", SNAP))
+    local list = s:dissect("Snapshot", packet:sub(1, 10))
+    local open = 0
+    for _, e in ipairs(list) do
+      if e.incomplete then
+        open = open + 1
+        assert.equal(64 - e.bit, e.bits)   -- up to the failing bit
+      end
+    end
+    assert.equal(2, open)
+    local _, out = run("dissect", V3, "Snapshot", "hex:" .. H.tohex(packet:sub(1, 10)))
+    assert.matches("    24    40                     entities[1] = (incomplete)\n", out, 1, true)
+  end)
+end)
+
+describe("bitwire wireshark", function()
+  it("writes a plugin for the schema, protocol and port", function()
+    local o = os.tmpname()
+    local status = run("wireshark", V3, "--protocol", "0x77", "--udp-port", "4000", "-o", o)
+    assert.equal(0, status)
+    local f = assert(io.open(o))
+    local text = f:read("a")
+    f:close()
+    os.remove(o)
+    local fp = bitwire.load(V3):fingerprint()
+    assert.matches("-- Schema fingerprint " .. fp .. ", protocol id 0x77, UDP port 4000.", text, 1, true)
+    assert.matches('["port"]=4000', text, 1, true)
+    assert.matches('DissectorTable.get("udp.port"):add(SETTINGS.port, proto)', text, 1, true)
+    -- the walker is embedded as it is, so dissect and Wireshark read alike
+    local walksrc = assert(io.open(assert(package.searchpath("bitwire.walk", package.path)))):read("a")
+    assert.matches(walksrc, text, 1, true)
+    assert.is_function(load(text, "=plugin", "t", {}))   -- it parses
+  end)
+
+  it("needs --protocol and --udp-port, and a port in range", function()
+    local status, _, err = run("wireshark", V3, "--udp-port", "4000")
+    assert.equal(1, status)
+    assert.matches("missing --protocol ID", err, 1, true)
+    status, _, err = run("wireshark", V3, "--protocol", "1")
+    assert.equal(1, status)
+    assert.matches("missing --udp-port N", err, 1, true)
+    status, _, err = run("wireshark", V3, "--protocol", "1", "--udp-port", "70000")
+    assert.equal(1, status)
+    assert.matches("--udp-port must be 1..65535", err, 1, true)
+    status, _, err = run("wireshark", BAD, "--protocol", "1", "--udp-port", "7")
+    assert.equal(1, status)
+    assert.matches("Entity.health: min 100 > max 0", err, 1, true)
+  end)
+end)
+
+describe("bitwire diff and fingerprint", function()
+  it("prints each file's fingerprint", function()
+    local status, out = run("fingerprint", V1, V3)
+    assert.equal(0, status)
+    assert.equal(bitwire.load(V1):fingerprint() .. "  " .. V1 .. "\n"
+      .. bitwire.load(V3):fingerprint() .. "  " .. V3 .. "\n", out)
+  end)
+
+  it("lists what changes, status 2 when something does, 0 when nothing does", function()
+    local status, out = run("diff", V1, V3)
+    assert.equal(2, status)
+    assert.equal(tostring(bitwire.diff(bitwire.load(V1), bitwire.load(V3))) .. "\n"
+      .. "wire: changed (" .. bitwire.load(V1):fingerprint() .. " -> "
+      .. bitwire.load(V3):fingerprint() .. ")\n", out)
+    status, out = run("diff", V3, V3)
+    assert.equal(0, status)
+    assert.matches("^no changes", out)
+    local err
+    status, _, err = run("diff", V3, BAD)
+    assert.equal(1, status)
+    assert.matches("Entity.health: min 100 > max 0", err, 1, true)
+  end)
+end)
+
+describe("bitwire.json", function()
+  local s = bitwire.schema {
+    T = { { "big", "int", min = math.mininteger, max = math.maxinteger },
+          { "u", "uint", bits = 64 }, { "b", "bytes", max = 8 },
+          { "e", "enum", values = { "red", "green" } },
+          { "sp", "sparse", of = { "int", min = 0, max = 9 }, max = 20 },
+          { "o", "string", max = 5, optional = true }, { "f", "float64" },
+          { "q", "quat", bits = 10 } },
+  }
+
+  it("maps sparse, 64-bit, bytes, enums, optionals and floats both ways", function()
+    local v = { big = math.mininteger, u = -1, b = "\0\1\255", e = "green",
+                sp = { [3] = 7, [17] = 0 }, f = 1 / 0, q = { 0, 0, 0, 1 } }
+    local text = bitwire.json.encode(s, "T", v)
+    assert.equal('{"big":"-9223372036854775808","u":"18446744073709551615","b":"AAH/","e":"green",'
+      .. '"sp":{"3":7,"17":0},"f":"inf","q":[0,0,0,1]}', text)
+    assert.same(v, bitwire.json.decode(s, "T", text))
+    local back = bitwire.json.decode(s, "T", '{"big":1,"u":2,"b":"","e":"red","sp":{},'
+      .. '"o":null,"f":0.5,"q":[1,0,0,0]}')
+    assert.is_nil(back.o)
+    assert.equal(1, back.big)
+    assert.equal("integer", math.type(back.big))
+    local again = s:decode("T", s:encode("T", back))
+    back.q, again.q = nil, nil
+    assert.same(back, again)
+  end)
+
+  it("round-trips random base64", function()
+    local rand = H.lcg(3)
+    for n = 0, 40 do
+      local b = H.randbytes(rand, n)
+      assert.equal(b, bitwire.json.unbase64(bitwire.json.base64(b)))
+    end
+    assert.is_nil(bitwire.json.unbase64("A==="))
+    assert.is_nil(bitwire.json.unbase64("AB*="))
+  end)
+
+  it("names the path of a value of the wrong shape", function()
+    local _, err = bitwire.json.decode(s, "T", '{"sp":{"x":1}}')
+    assert.equal("bitwire.json.decode: T.sp: slot key 'x' is not an integer", err)
+    _, err = bitwire.json.decode(s, "T", '{"b":"***"}')
+    assert.equal("bitwire.json.decode: T.b: expected base64", err)
+    _, err = bitwire.json.decode(s, "T", "[1,")
+    assert.matches("^bitwire.json.decode: ", err)
+    assert.has_error(function() bitwire.json.encode(s, "T", { e = 5 }) end,
+      "bitwire.json.encode: T.e: expected a string, got number")
+  end)
+end)
+
+describe("bin/bitwire", function()
+  local root = here .. "../"
+  local function sh(cmd)
+    local p = io.popen("cd " .. root .. " && " .. cmd .. " 2>&1; echo \"status=$?\"")
+    local out = p:read("a")
+    p:close()
+    return out
+  end
+
+  it("runs from a checkout and exits 1 on an error", function()
+    -- without LUA_PATH and LUA_CPATH: it finds lua/ and build/ itself
+    local out = sh("env -u LUA_PATH -u LUA_CPATH lua5.4 bin/bitwire help")
+    assert.matches("  dissect      every field", out, 1, true)
+    assert.matches("status=0\n$", out)
+    out = sh("env -u LUA_PATH -u LUA_CPATH lua5.4 bin/bitwire check spec/fixtures/defs/invalid.lua")
+    assert.matches("Entity.health: min 100 > max 0\nstatus=1\n$", out)
+    out = sh("cd bin && env -u LUA_PATH -u LUA_CPATH lua5.4 ../bin/bitwire help")
+    assert.matches("status=0\n$", out)
+  end)
+end)
+
+describe("examples/demo.lua (make demo)", function()
+  it("mentions only files that are in the repository", function()
+    local root = here .. "../"
+    local p = io.popen("cd " .. root .. " && lua5.4 examples/demo.lua 2>&1")
+    local out = p:read("a")
+    p:close()
+    assert.matches("checks, 0 failed", out, 1, true)
+    for name in out:gmatch("[%w_/%.-]+%.[mlch][duh]?a?") do
+      if name:match("%.md$") or name:match("%.lua$") or name:match("%.[ch]$") then
+        local f = io.open(root .. name) or io.open(root .. "docs/" .. name)
+        assert.is_truthy(f, "demo mentions " .. name .. ", which is not in the repository")
+        f:close()
+      end
+    end
+    assert.is_nil(out:find("DESIGN.md", 1, true))
+  end)
+end)
