@@ -23,22 +23,33 @@ FUZZ_SECONDS ?= 6
 BUILD_PKGS = liblua5.4-dev lua5.4 zlib1g-dev pkg-config \
              $(if $(shell command -v $(firstword $(CC)) 2>/dev/null),,gcc)
 TEST_PKGS  = lua-busted lua-cjson lua-messagepack clang libclang-rt-14-dev \
-             valgrind lua-check cppcheck luarocks
+             valgrind lua-check cppcheck luarocks lua-socket
 BENCH_PKGS = lua-cjson lua-messagepack
 FUZZ_PKGS  = clang libclang-rt-14-dev
 
-CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_compile.c core/bw_game.c
+CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_compile.c core/bw_game.c \
+           core/bw_gen.c core/bw_blob.c core/bw_handle.c
 BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
            bindings/lbw_encode.c bindings/lbw_decode.c bindings/lbw_compile.c \
            bindings/lbw_methods.c bindings/lbw_frame.c bindings/lbw_share.c \
-           bindings/lbw_program.c
-CORE_HDR = core/bw.h core/bw_schema.h
+           bindings/lbw_program.c bindings/lbw_blob.c \
+           bindings/lbw_blobread.c bindings/lbw_sandbox.c
+CORE_HDR = core/bw.h core/bw_schema.h core/bw_gen.h core/bw_blob.h
+# the C library (see "bitwire as a C library" below)
+LIB_VERSION  = 0.1.0
+LIB_SONAME   = libbitwire.so.0
+PUBLIC_HDR   = $(wildcard core/bw*.h)
+INST_CLIBDIR ?= $(PREFIX)/lib
+INST_INCDIR  ?= $(PREFIX)/include/bitwire
+INST_PCDIR   ?= $(INST_CLIBDIR)/pkgconfig
+CLIB         = build/libbitwire.a build/libbitwire.so.$(LIB_VERSION)
+CLIB_OBJ     = $(patsubst core/%.c,build/lib/%.o,$(CORE_SRC))
 ALL_CFLAGS = $(WARN) $(FPFLAGS) -Icore $(CFLAGS)
 LIBS = -lz -lm
 # the CRC and the frame header, apart from the stream primitives
 CORE_SRC += core/bw_frame.c
 # the UDP game examples and spec/05c-game_loop_spec.lua
-DEB_PKGS += lua-socket
+TEST_PKGS += lua-socket
 
 BUSTED_ENV = LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./build/?.so;;"
 
@@ -46,7 +57,7 @@ BUSTED_ENV = LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./buil
 .PHONY: all deps check spec test demo bench sanitize fuzz valgrind lint \
         install uninstall clean help bandwidth
 
-all: deps build/bitwire/core.so
+all: deps build/bitwire/core.so $(CLIB)
 
 help:
 	@echo "make [all]    build build/bitwire/core.so"
@@ -108,7 +119,7 @@ bench-deps: deps
 fuzz-deps: deps
 	$(call pkg_install,$(FUZZ_PKGS),clang)
 
-BIND_HDR = bindings/lbw.h bindings/lbw_schema.h
+BIND_HDR = bindings/lbw.h bindings/lbw_schema.h bindings/lbw_blob.h
 build/bitwire/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	@mkdir -p build/bitwire
 	$(CC) $(ALL_CFLAGS) $(MODFLAGS) -fPIC $(LUA_CFLAGS) $(LIBFLAG) -o $@ $(CORE_SRC) $(BIND_SRC) $(LIBS)
@@ -118,13 +129,27 @@ build/test_%: core/test/test_%.c $(CORE_SRC) $(CORE_HDR) core/test/check.h
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_SRC) $(LIBS)
 
 C_TESTS = $(patsubst core/test/test_%.c,build/test_%,$(wildcard core/test/test_*.c)) \
-          build/test_share
+          build/test_share build/test_sandbox
 
 # schemas shared across lua_States and threads: links liblua (a test, not
 # the module) and requires bitwire from ./lua and ./build at run time
 LUA_LIBS ?= $(shell pkg-config --libs lua$(LUA_VERSION) 2>/dev/null)
 build/test_share: bindings/test/test_share.c core/test/check.h build/bitwire/core.so
 	$(CC) $(WARN) $(CFLAGS) -Icore/test $(LUA_CFLAGS) -pthread -o $@ $< $(LUA_LIBS)
+
+# reloads a definitions file while the host state runs out of memory
+build/test_sandbox: bindings/test/test_sandbox.c core/test/check.h build/bitwire/core.so
+	$(CC) $(WARN) $(CFLAGS) -Icore/test $(LUA_CFLAGS) -o $@ $< $(LUA_LIBS)
+
+# a blob written from Lua (bindings/test/blobmap.lua), mapped and read from
+# C through bitwire.gen.blob's header, under ASan and UBSan
+C_TESTS += build/test_blobmap
+build/blobmap/blobmap.h: bindings/test/blobmap.lua lua/bitwire/gen/blob.lua build/bitwire/core.so
+	@mkdir -p build/blobmap
+	@$(BUSTED_ENV) $(LUA) bindings/test/blobmap.lua build/blobmap
+build/test_blobmap: bindings/test/test_blobmap.c build/blobmap/blobmap.h core/bw_blob.c core/bw_stream.c $(CORE_HDR) core/test/check.h
+	$(CC) $(subst c99,c11,$(WARN)) $(SANFLAGS) -g -Icore -Icore/test -Ibuild/blobmap \
+	  -o $@ $< core/bw_blob.c core/bw_stream.c $(LIBS)
 
 check: deps $(C_TESTS)
 	@for t in $(C_TESTS); do ./$$t || exit 1; done
@@ -136,11 +161,15 @@ spec: test-deps all
 # and specs under ASan+UBSan (sanitize), a short fuzz run (fuzz-short, about
 # 30 s) and the specs under valgrind (about 3 minutes) count as one each.
 TEST_STEPS = "$(MAKE) --no-print-directory lint" \
+             "$(MAKE) --no-print-directory test-clib" \
+             "$(MAKE) --no-print-directory test-gen" \
+             "$(MAKE) --no-print-directory example-c-server" \
              "$(MAKE) --no-print-directory rock-test" \
              "$(MAKE) --no-print-directory wireshark-test" \
              "$(MAKE) --no-print-directory sanitize" \
              "$(MAKE) --no-print-directory fuzz-short" \
-             "$(MAKE) --no-print-directory valgrind"
+             "$(MAKE) --no-print-directory valgrind" \
+             "$(MAKE) --no-print-directory -C examples/cutscene"
 test: test-deps all $(C_TESTS)
 	@$(LUA) tools/runtests.lua "$(BUSTED)" $(C_TESTS) -- $(TEST_STEPS)
 
@@ -158,13 +187,24 @@ lint: test-deps
 bandwidth: all
 	@$(BUSTED_ENV) $(LUA) tools/bandwidth.lua $(BANDWIDTH_ARGS)
 
-bench: bench-deps all build/bench_stream build/bench/handc.so build/bench/handc_shapes.so
+bench: bench-deps all build/bench_stream build/bench/handc.so build/bench/handc_shapes.so \
+       build/bench_gen build/bench/bench_blob
 	./build/bench_stream
+	./build/bench_gen
+	./build/bench/bench_blob
+	@$(BUSTED_ENV) $(LUA) bench/bench_blob.lua
 	@LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" \
 	  LUA_CPATH="./build/?.so;./build/bench/?.so;;" $(LUA) bench/bench_schema.lua
 	@LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" \
 	  LUA_CPATH="./build/?.so;./build/bench/?.so;;" $(LUA) bench/bench_shapes.lua
 	@$(BUSTED_ENV) $(LUA) bench/bench_delta.lua
+
+# mapped blobs: the generated header of bench/blobgen.lua's records
+build/bench/bench_blob.h: bench/blobgen.lua lua/bitwire/gen/blob.lua build/bitwire/core.so
+	@mkdir -p build/bench
+	@$(BUSTED_ENV) $(LUA) bench/blobgen.lua $@
+build/bench/bench_blob: bench/bench_blob.c build/bench/bench_blob.h core/bw_blob.c core/bw_stream.c $(CORE_HDR)
+	$(CC) $(subst c99,c11,$(WARN)) -O2 -Icore -Ibuild/bench -o $@ $< core/bw_blob.c core/bw_stream.c $(LIBS)
 
 # the hand-written C peer of the schema benchmark (Lua module "handc")
 build/bench/handc.so: bench/handc.c
@@ -208,14 +248,16 @@ sanitize: test-deps
 VALGRIND ?= valgrind --tool=memcheck --error-exitcode=99 --leak-check=full \
             --errors-for-leak-kinds=definite,indirect \
             --show-leak-kinds=definite,indirect
-valgrind: test-deps all build/test_share
+valgrind: test-deps all build/test_share build/test_sandbox
 	@$(VALGRIND) --log-file=build/valgrind-share.log ./build/test_share >/dev/null \
 	  || { cat build/valgrind-share.log; exit 1; }
+	@$(VALGRIND) --log-file=build/valgrind-sandbox.log ./build/test_sandbox >/dev/null \
+	  || { cat build/valgrind-sandbox.log; exit 1; }
 	@$(BUSTED_ENV) $(VALGRIND) --log-file=build/valgrind-spec.log $(BUSTED) -o TAP spec \
 	  >build/valgrind-spec.tap 2>&1 \
 	  || { grep -v '^ok ' build/valgrind-spec.tap | head -n 40; \
 	       grep -v '^==[0-9]*== *$$' build/valgrind-spec.log | head -n 80; exit 1; }
-	@echo "valgrind: test_share and $$(grep -c '^ok ' build/valgrind-spec.tap) specs," \
+	@echo "valgrind: test_share, test_sandbox and $$(grep -c '^ok ' build/valgrind-spec.tap) specs," \
 	  "$$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' build/valgrind-spec.log) errors," \
 	  "$$(grep -q 'All heap blocks were freed' build/valgrind-spec.log && echo 'all heap blocks freed' || echo 'no definite or indirect leaks')"
 
@@ -227,8 +269,8 @@ valgrind: test-deps all build/test_share
 # prints exec/s; a crash or a failed check exits non-zero.
 FUZZ_CC            ?= clang
 FUZZ_SHORT_SECONDS ?= 8
-CORE_FUZZ           = fuzz_stream fuzz_frame
-FUZZ_TARGETS        = $(CORE_FUZZ) fuzz_decode fuzz_schema
+CORE_FUZZ           = fuzz_stream fuzz_frame fuzz_blob
+FUZZ_TARGETS        = $(CORE_FUZZ) fuzz_decode fuzz_schema fuzz_unblob fuzz_gen
 FUZZ_CFLAGS         = $(WARN) -g -O1 -fno-omit-frame-pointer $(FPFLAGS) -Icore
 FUZZ_SAN            = -fno-sanitize-recover=all
 FUZZ_BINS           = $(FUZZ_TARGETS:%=build/fuzz/%) $(FUZZ_TARGETS:%=build/fuzz/%_seed)
@@ -268,6 +310,36 @@ build/fuzz/fuzz_schema_seed: $(FUZZ_DEC_DEPS) bindings/test/fuzz_schema.lua
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibindings -Icore/test $(LUA_CFLAGS) $(FUZZ_SCH_DEF) -DFUZZ_SEEDGEN \
 	  -fsanitize=address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
 
+# the generated code of three spec fixtures (kinds, sparse, game)
+GEN_FUZZ_DEFS = kinds sparse game
+GEN_FUZZ_SRC  = $(GEN_FUZZ_DEFS:%=build/gen/fuzz/%.c)
+$(GEN_FUZZ_SRC): build/gen/fuzz/%.c: spec/fixtures/gen/%.lua $(wildcard lua/bitwire/gen/*.lua) build/bitwire/core.so
+	@mkdir -p build/gen/fuzz
+	@$(BUSTED_ENV) $(LUA) -e 'local b = require "bitwire"; local o = b.gen.c(b.schema(dofile("$<")), {name = "$*"}); io.open("build/gen/fuzz/$*.h", "w"):write(o.header); io.open("build/gen/fuzz/$*.c", "w"):write(o.source)'
+
+build/fuzz/fuzz_gen: core/test/fuzz_gen.c core/test/fuzz.h $(GEN_FUZZ_SRC) $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibuild/gen/fuzz -fsanitize=fuzzer,address,undefined $(FUZZ_SAN) \
+	  -o $@ $< $(GEN_FUZZ_SRC) $(CORE_SRC) $(LIBS)
+
+build/fuzz/fuzz_gen_seed: core/test/fuzz_gen.c core/test/fuzz.h $(GEN_FUZZ_SRC) $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibuild/gen/fuzz -DFUZZ_SEEDGEN -fsanitize=address,undefined $(FUZZ_SAN) \
+	  -o $@ $< $(GEN_FUZZ_SRC) $(CORE_SRC) $(LIBS)
+
+# s:unblob and s:blobview on hostile blobs: fuzz_decode's harness running
+# bindings/test/fuzz_unblob.lua
+FUZZ_UNB_DEF        = -DSCRIPT='"bindings/test/fuzz_unblob.lua"'
+build/fuzz/fuzz_unblob: $(FUZZ_DEC_DEPS) bindings/test/fuzz_unblob.lua
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibindings -Icore/test $(LUA_CFLAGS) $(FUZZ_UNB_DEF) \
+	  -fsanitize=fuzzer,address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
+
+build/fuzz/fuzz_unblob_seed: $(FUZZ_DEC_DEPS) bindings/test/fuzz_unblob.lua
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibindings -Icore/test $(LUA_CFLAGS) $(FUZZ_UNB_DEF) -DFUZZ_SEEDGEN \
+	  -fsanitize=address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
+
 .PHONY: fuzz-short
 fuzz: fuzz-deps $(FUZZ_BINS)
 	@sh tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
@@ -276,9 +348,85 @@ fuzz: fuzz-deps $(FUZZ_BINS)
 fuzz-short: fuzz-deps $(FUZZ_BINS)
 	@sh tools/fuzz.sh $(FUZZ_SHORT_SECONDS) $(FUZZ_TARGETS)
 
+# {===== bitwire as a C library: libbitwire.a, libbitwire.so.$(LIB_VERSION),
+# the public core headers under include/bitwire/ and bitwire.pc =====
+
+build/lib/%.o: core/%.c $(CORE_HDR)
+	@mkdir -p build/lib
+	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+
+build/libbitwire.a: $(CLIB_OBJ)
+	rm -f $@
+	ar rcs $@ $(CLIB_OBJ)
+
+build/libbitwire.so.$(LIB_VERSION): $(CLIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(LIB_SONAME) -o $@ $(CLIB_OBJ) $(LIBS)
+
+# bitwire.pc is made from its template at each install, for that PREFIX
+install-clib: $(CLIB) bitwire.pc.in
+	install -d $(DESTDIR)$(INST_CLIBDIR) $(DESTDIR)$(INST_INCDIR) $(DESTDIR)$(INST_PCDIR)
+	install -m 644 build/libbitwire.a $(DESTDIR)$(INST_CLIBDIR)/
+	install -m 755 build/libbitwire.so.$(LIB_VERSION) $(DESTDIR)$(INST_CLIBDIR)/
+	ln -sf libbitwire.so.$(LIB_VERSION) $(DESTDIR)$(INST_CLIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(INST_CLIBDIR)/libbitwire.so
+	install -m 644 $(PUBLIC_HDR) $(DESTDIR)$(INST_INCDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(INST_CLIBDIR)|g' \
+	  -e 's|@INCDIR@|$(INST_INCDIR)|g' -e 's|@VERSION@|$(LIB_VERSION)|g' \
+	  bitwire.pc.in >$(DESTDIR)$(INST_PCDIR)/bitwire.pc
+	chmod 644 $(DESTDIR)$(INST_PCDIR)/bitwire.pc
+
+uninstall-clib:
+	rm -f $(addprefix $(DESTDIR)$(INST_CLIBDIR)/,libbitwire.a libbitwire.so \
+	  $(LIB_SONAME) libbitwire.so.$(LIB_VERSION))
+	rm -f $(addprefix $(DESTDIR)$(INST_INCDIR)/,$(notdir $(PUBLIC_HDR)))
+	rm -f $(DESTDIR)$(INST_PCDIR)/bitwire.pc
+
+# installs into a temporary PREFIX, builds a C and a C++ program against it
+# with pkg-config and runs them (tools/test_clib.sh)
+test-clib: $(CLIB)
+	@sh tools/test_clib.sh "$(MAKE)" "$(CC)" "$(CXX)"
+
+.PHONY: install-clib uninstall-clib test-clib
+# }=====
+
+# {===== generated code (bitwire gen c, gen serialize-h): the cross test
+# generates, compiles and runs both sides for every description below
+GEN_FIXTURES = $(wildcard spec/fixtures/gen/*.lua) spec/fixtures/defs/game_v3.lua \
+               bench/message.lua
+GEN_CASES   ?= 1000
+test-gen: all
+	@$(BUSTED_ENV) CORE_SRC="$(CORE_SRC)" GEN_SAN="$(SANFLAGS)" \
+	  $(LUA) tools/gen_cross.lua build/gen "$(CC)" "$(CXX)" \
+	  $(GEN_CASES) $(GEN_FIXTURES)
+.PHONY: test-gen
+
+# examples/c_server: a C server from code generated from the definitions a
+# Lua client prototyped with; the client starts it and talks to it over UDP
+build/examples/c_server/game.c: examples/c_server/defs.lua $(wildcard lua/bitwire/gen/*.lua) build/bitwire/core.so
+	@mkdir -p build/examples/c_server
+	@$(BUSTED_ENV) $(LUA) -e 'os.exit(require("bitwire.cli.gen").run({"c", "examples/c_server/defs.lua", "-o", "build/examples/c_server", "--name", "game"}))' >/dev/null
+
+build/examples/c_server/server: examples/c_server/server.c build/examples/c_server/game.c $(CLIB)
+	$(CC) $(WARN) $(FPFLAGS) -Icore -Ibuild/examples/c_server -O2 -o $@ \
+	  examples/c_server/server.c build/examples/c_server/game.c build/libbitwire.a $(LIBS)
+
+example-c-server: all build/examples/c_server/server
+	@$(BUSTED_ENV) $(LUA) examples/c_server/client.lua build/examples/c_server/server
+.PHONY: example-c-server
+
+# the snapshot of bench/message.lua through generated C (make bench)
+build/bench/gen/snapshot.c: bench/message.lua $(wildcard lua/bitwire/gen/*.lua) build/bitwire/core.so
+	@mkdir -p build/bench/gen
+	@$(BUSTED_ENV) $(LUA) -e 'local b = require "bitwire"; local o = b.gen.c(b.schema(dofile("bench/message.lua").description), {name = "snapshot"}); io.open("build/bench/gen/snapshot.h", "w"):write(o.header); io.open("build/bench/gen/snapshot.c", "w"):write(o.source)'
+
+build/bench_gen: bench/bench_gen.c build/bench/gen/snapshot.c $(CLIB)
+	$(CC) $(WARN) $(FPFLAGS) -Icore -Ibuild/bench/gen -O2 -o $@ bench/bench_gen.c \
+	  build/bench/gen/snapshot.c build/libbitwire.a $(LIBS)
+# }=====
+
 INST_BINDIR ?= $(PREFIX)/bin
 LUA_FILES = $(shell cd lua && find bitwire -name '*.lua' | sort)
-install: all
+install: all install-clib
 	install -d $(DESTDIR)$(INST_LIBDIR)/bitwire $(DESTDIR)$(INST_BINDIR)
 	install -m 755 build/bitwire/core.so $(DESTDIR)$(INST_LIBDIR)/bitwire/core.so
 	@for f in $(LUA_FILES); do \
@@ -286,7 +434,7 @@ install: all
 	  install -m 644 lua/$$f $(DESTDIR)$(INST_LUADIR)/$$f || exit 1; done
 	install -m 755 bin/bitwire $(DESTDIR)$(INST_BINDIR)/bitwire
 
-uninstall:
+uninstall: uninstall-clib
 	rm -f $(DESTDIR)$(INST_LIBDIR)/bitwire/core.so $(DESTDIR)$(INST_BINDIR)/bitwire
 	rm -f $(addprefix $(DESTDIR)$(INST_LUADIR)/,$(LUA_FILES))
 

@@ -624,6 +624,8 @@ LUAMOD_API int luaopen_bitwire_core (lua_State *L) {
   lua_pushliteral(L, BW_VERSION);
   lua_setfield(L, -2, "version");
   bw_openschema(L);
+  bw_openblob(L);
+  bw_opensandbox(L);
   return 1;
 }
 

@@ -13,6 +13,10 @@
 
 /* Add the schema functions to the module table at the top of the stack. */
 void bw_openschema (lua_State *L);
+/* Add the blob methods to schemas (lbw_blob.c). */
+void bw_openblob (lua_State *L);
+/* Add core.sandbox and core.readdefs (definitions files) likewise. */
+void bw_opensandbox (lua_State *L);
 /* Push the failure of a read as nil, message, code; returns 3. */
 int bw_pushreaderror (lua_State *L, const bw_Reader *r, const char *what);
 /* lua_Alloc adaptor for growable writers. */

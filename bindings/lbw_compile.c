@@ -390,7 +390,7 @@ int bw_schemasetdesctext (lua_State *L) {
   LSchema *ls = bw_checkschema(L, 1);
   size_t len;
   const char *d = luaL_checklstring(L, 2, &len);
-  if (ls->S->desc != NULL || ls->S->shares > 0)
+  if (ls->S->desc != NULL || bw_schemarefs(ls->S) > 1)  /* shared */
     return luaL_error(L, "description already kept");
   if (!bw_schemasetdesc(ls->S, d, len)) return luaL_error(L, "not enough memory");
   return 0;

@@ -15,22 +15,24 @@
 #include "lbw_schema.h"
 
 
+/* s:share() -> handle: a light userdata holding a handle id (not an
+** address), for core.adopt in another lua_State of this process. */
 static int schema_share (lua_State *L) {
   LSchema *ls = bw_checkschema(L, 1);
-  bw_schemashare(ls->S);
-  lua_pushlightuserdata(L, ls->S);
+  uintptr_t id = bw_handlenew(ls->S);
+  if (id == 0) return luaL_error(L, "not enough memory");
+  lua_pushlightuserdata(L, (void *)id);
   return 1;
 }
 
-/* The schema of the handle at argument 1, taking the handle's share. */
+/* The schema of the handle at argument 1, ending the handle. A stale
+** handle is an id no longer in the table: no schema memory is read. */
 static bw_Schema *takehandle (lua_State *L) {
   bw_Schema *S;
   luaL_checktype(L, 1, LUA_TLIGHTUSERDATA);
-  S = (bw_Schema *)lua_touserdata(L, 1);
-  /* catches foreign and released handles; a handle must still be live */
-  luaL_argcheck(L, S != NULL && S->magic == BW_SCHEMAMAGIC && S->sealed, 1,
-                "not a live schema handle");
-  luaL_argcheck(L, bw_schematake(S), 1, "schema handle already adopted");
+  S = bw_handletake((uintptr_t)lua_touserdata(L, 1));
+  luaL_argcheck(L, S != NULL, 1, "not a live schema handle (never "
+                "shared, or already adopted or unshared)");
   return S;
 }
 

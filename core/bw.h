@@ -9,6 +9,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define BW_VERSION   "0.1.0"
 #define BW_MAXPATH   128          /* bytes kept of an error's field path */
 #define BW_MAXDEPTH  32           /* nesting limit of schema types */
@@ -258,8 +262,9 @@ static inline float bw_tofloat32 (double x) {
   if (a > 3.4028234663852886e38) {  /* past FLT_MAX */
     /* below FLT_MAX + half an ulp it rounds down to FLT_MAX (the tie goes
     ** to infinity, whose mantissa is even) */
-    uint32_t u = a < 0x1.ffffffp127 ? UINT32_C(0x7f7fffff)
-                                    : UINT32_C(0x7f800000);
+    uint32_t u = a < 3.4028235677973366e38  /* 0x1.ffffffp127 */
+                 ? UINT32_C(0x7f7fffff)
+                 : UINT32_C(0x7f800000);
     float f;
     if (x < 0) u |= UINT32_C(0x80000000);
     memcpy(&f, &u, 4);
@@ -419,5 +424,9 @@ static inline uint32_t bw_frametag (uint64_t fingerprint) {
 }
 
 /* }========================================================== */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -18,13 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bw_blob.h"
 #include "bw_schema.h"
 
 
 const char *const bw_optionnames[BW_NOPTIONS + 1] = {
   "min", "max", "res", "clamp", "bits", "count", "of", "values", "magic",
-  "encoding", "tiers", "unit", "delta", "optional", "default", "since",
-  "removed", NULL
+  "encoding", "tiers", "unit", "delta", "ctype", "optional", "default",
+  "since", "removed", NULL
 };
 
 int bw_optionindex (const char *k, size_t len) {
@@ -41,13 +42,13 @@ int bw_optionindex (const char *k, size_t len) {
 
 /* Options each kind takes besides the common ones. */
 static const unsigned kindopts[BW_NKINDS + 1] = {
-  /* int */     O(MIN) | O(MAX) | O(CLAMP),
-  /* uint */    O(BITS),
+  /* int */     O(MIN) | O(MAX) | O(CLAMP) | O(CTYPE),
+  /* uint */    O(BITS) | O(CTYPE),
   /* bool */    0,
   /* float */   O(MIN) | O(MAX) | O(RES) | O(CLAMP) | O(DELTA) | O(TIERS),
   /* float32 */ 0,
   /* float64 */ 0,
-  /* enum */    O(VALUES),
+  /* enum */    O(VALUES) | O(CTYPE),
   /* string */  O(MAX),
   /* bytes */   O(MAX) | O(MIN) | O(COUNT),
   /* array */   O(OF) | O(MAX) | O(MIN) | O(COUNT),
@@ -56,7 +57,7 @@ static const unsigned kindopts[BW_NKINDS + 1] = {
   /* check */   O(MAGIC),
   /* sparse */  O(OF) | O(MAX) | O(ENCODING) | O(TIERS),
   /* quat */    O(BITS) | O(DELTA) | O(TIERS),
-  /* tiered */  O(TIERS) | O(MIN) | O(MAX),
+  /* tiered */  O(TIERS) | O(MIN) | O(MAX) | O(CTYPE),
   /* angle */   O(BITS) | O(UNIT) | O(DELTA) | O(TIERS),
   /* vector */  O(MIN) | O(MAX) | O(RES) | O(COUNT) | O(CLAMP) | O(DELTA)
                 | O(TIERS)
@@ -292,6 +293,29 @@ static double num (const bw_Value *v) {
 static int tof32 (double d, double *out) {
   if (!(d >= -3.4028234663852886e38 && d <= 3.4028234663852886e38)) return 0;
   *out = (double)(float)d;
+  return 1;
+}
+
+/* ctype: the C integer type of an int, uint, enum or tiered field in blobs
+** (bw_blob.h), instead of the smallest that holds its range; it must hold
+** the range (a 64-bit uint only uint64). The wire does not change. */
+static int fillctype (Ctx *x, bw_Field *F, const bw_FieldSpec *f) {
+  static const int64_t lo[] = { 0, INT8_MIN, 0, INT16_MIN, 0, INT32_MIN, 0,
+                                INT64_MIN };
+  static const int64_t hi[] = { UINT8_MAX, INT8_MAX, UINT16_MAX, INT16_MAX,
+                                UINT32_MAX, INT32_MAX, INT64_MAX, INT64_MAX };
+  const bw_Value *v = &f->opt[BW_OCTYPE];
+  int k;
+  for (k = 0; bw_blobctypenames[k] != NULL && !isstr(v, bw_blobctypenames[k]);
+       k++)
+    ;
+  if (bw_blobctypenames[k] == NULL)
+    return fail(x, "unknown ctype '%s' (int8, uint8, ... int64, uint64)",
+                text(v).s);
+  if (F->min < lo[k] || F->max > hi[k]
+      || (F->kind == BW_KUINT && F->nbits == 64 && k != BW_CU64))
+    return fail(x, "ctype %s cannot hold the field's range", text(v).s);
+  F->ctype = (uint8_t)(k + 1);
   return 1;
 }
 
@@ -727,6 +751,7 @@ static int fillfield (Ctx *x, uint32_t fi, const bw_FieldSpec *f, int element,
       break;
     default: break;
   }
+  if (f->opt[BW_OCTYPE].type != BW_VNONE && !fillctype(x, &F, f)) return 0;
   if (!getbool(x, f, BW_OOPTIONAL, &F.optional)) return 0;
   if ((kind == BW_KALIGN || kind == BW_KCHECK)
       && (F.optional || f->opt[BW_ODEFAULT].type != BW_VNONE))

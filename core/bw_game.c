@@ -24,6 +24,11 @@ static uint64_t tierhi (uint64_t lo, uint64_t max, const uint8_t *bits,
   return span > max - lo ? max : lo + span;
 }
 
+uint64_t bw_tierhi (uint64_t lo, uint64_t max, const uint8_t *bits,
+                    unsigned i, unsigned n) {
+  return tierhi(lo, max, bits, i, n);
+}
+
 bw_Status bw_writetiered (bw_Writer *w, uint64_t v, uint64_t min, uint64_t max,
                           const uint8_t *bits, unsigned n) {
   uint64_t lo = min;

@@ -31,7 +31,6 @@ bw_Schema *bw_schemanew (void) {
   bw_Schema *S = (bw_Schema *)calloc(1, sizeof(bw_Schema));
   if (S != NULL) {
     S->refs = 1;
-    S->magic = BW_SCHEMAMAGIC;
   }
   return S;
 }
@@ -46,7 +45,6 @@ static void schemafree (bw_Schema *S) {
   free(S->desc);
   free(S->messages);
   bw_buildfree(S);
-  S->magic = 0;
   free(S);
 }
 
@@ -80,27 +78,11 @@ void bw_schemarelease (bw_Schema *S) {
   if (left == 0) schemafree(S);
 }
 
-void bw_schemashare (bw_Schema *S) {
-  bw_schemaretain(S);
+long bw_schemarefs (bw_Schema *S) {
 #if defined(__GNUC__) || defined(__clang__)
-  __atomic_add_fetch(&S->shares, 1, __ATOMIC_RELAXED);
+  return __atomic_load_n(&S->refs, __ATOMIC_ACQUIRE);
 #else
-  S->shares++;
-#endif
-}
-
-int bw_schematake (bw_Schema *S) {
-#if defined(__GNUC__) || defined(__clang__)
-  long n = __atomic_load_n(&S->shares, __ATOMIC_RELAXED);
-  while (n > 0)
-    if (__atomic_compare_exchange_n(&S->shares, &n, n - 1, 0,
-                                    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-      return 1;
-  return 0;
-#else
-  if (S->shares <= 0) return 0;
-  S->shares--;
-  return 1;
+  return S->refs;
 #endif
 }
 

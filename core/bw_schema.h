@@ -9,6 +9,10 @@
 
 #include "bw.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define BW_NONE  UINT32_MAX    /* no name / no reference */
 
 /* Field kinds. The wire form of each is in WIRE.md, "Schemas". */
@@ -36,6 +40,8 @@ typedef struct bw_Field {
   uint8_t  optional;      /* a presence bit comes first */
   uint8_t  fixed;         /* ARRAY/BYTES: count fixed, not sent */
   uint8_t  hasdefault;
+  uint8_t  ctype;         /* INT/UINT/ENUM/TIERED in blobs: BW_C* + 1
+                             (bw_blob.h); 0: the smallest that holds it */
   uint8_t  clamp;         /* FLOAT: clamp out-of-range values, not raise */
   uint8_t  encoding;      /* SPARSE: BW_SP* */
   uint8_t  ntiers;        /* TIERED: number of tiers */
@@ -78,12 +84,8 @@ typedef struct bw_Type {
                              scalars in all (a decoder reads them first) */
 } bw_Type;
 
-#define BW_SCHEMAMAGIC UINT32_C(0x62777363)  /* "bwsc": a live schema */
-
 typedef struct bw_Schema {
-  uint32_t  magic;        /* BW_SCHEMAMAGIC until freed */
   long      refs;
-  long      shares;       /* handles given out and not yet taken */
   uint32_t  ntypes, nfields, nnames;
   uint32_t  captypes, capfields, capnames;
   bw_Type  *types;
@@ -109,11 +111,15 @@ bw_Schema *bw_schemanew (void);
 /* Take and drop references; the last release frees. Thread-safe. */
 void bw_schemaretain (bw_Schema *S);
 void bw_schemarelease (bw_Schema *S);
-/* A handle for another owner: one more reference and one more share.
-** bw_schematake takes a share back (1), or finds none left (0): the handle
-** was already taken. Thread-safe. */
-void bw_schemashare (bw_Schema *S);
-int  bw_schematake (bw_Schema *S);
+/* The references 'S' has now: 1 when its one owner has not shared it. */
+long bw_schemarefs (bw_Schema *S);
+/* Handles, for another owner (bw_handle.c). bw_handlenew gives 'S' a new
+** handle id holding one more reference; 0 without memory. bw_handletake
+** ends handle 'id' and passes its reference to the caller: the schema, or
+** NULL if 'id' is not live (never given, or taken already), found without
+** touching any schema. Ids are never reused. Thread-safe. */
+uintptr_t  bw_handlenew (bw_Schema *S);
+bw_Schema *bw_handletake (uintptr_t id);
 
 /* Builders, before bw_schemaseal. Each returns an index, or BW_NONE when
 ** out of memory. Pointers into S->fields may move on the next append. */
@@ -173,7 +179,8 @@ typedef struct bw_Value {
 /* A field's options, by name (bw_optionnames). */
 enum { BW_OMIN, BW_OMAX, BW_ORES, BW_OCLAMP, BW_OBITS, BW_OCOUNT, BW_OOF,
        BW_OVALUES, BW_OMAGIC, BW_OENCODING, BW_OTIERS, BW_OUNIT, BW_ODELTA,
-       BW_OOPTIONAL, BW_ODEFAULT, BW_OSINCE, BW_OREMOVED, BW_NOPTIONS };
+       BW_OCTYPE, BW_OOPTIONAL, BW_ODEFAULT, BW_OSINCE, BW_OREMOVED,
+       BW_NOPTIONS };
 extern const char *const bw_optionnames[BW_NOPTIONS + 1];
 /* Index of option 'k', or -1. */
 int bw_optionindex (const char *k, size_t len);
@@ -248,6 +255,10 @@ bw_Status bw_writetiered (bw_Writer *w, uint64_t v, uint64_t min, uint64_t max,
                           const uint8_t *bits, unsigned n);
 uint64_t  bw_readtiered (bw_Reader *r, uint64_t min, uint64_t max,
                          const uint8_t *bits, unsigned n);
+/* Upper end of tier 'i' (of 'n') when it starts at 'lo' (for code that
+** walks the tiers itself, as generated serialize.h functions do). */
+uint64_t  bw_tierhi (uint64_t lo, uint64_t max, const uint8_t *bits,
+                     unsigned i, unsigned n);
 /* Bits bw_writetiered spends on 'v'. */
 unsigned  bw_tieredbits (uint64_t v, uint64_t min, uint64_t max,
                          const uint8_t *bits, unsigned n);
@@ -261,5 +272,9 @@ int  bw_quatencode (const bw_QFloat *q, const double in[4], uint32_t out[4]);
 void bw_quatdecode (const bw_QFloat *q, const uint32_t in[4], double out[4]);
 
 /* }========================================================== */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

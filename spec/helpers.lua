@@ -119,4 +119,38 @@ function M.randbytes (rand, n)
   return table.concat(t)
 end
 
+-- a Lua pattern matching 's' literally
+function M.lit (s)
+  return (tostring(s):gsub("%p", "%%%0"))
+end
+
+function M.write (path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+-- Temporary files: t.path() a fresh name, t.defs(text) a file holding
+-- 'text', t.cleanup() removes every one made (for after_each).
+function M.temps ()
+  local paths, t = {}, {}
+  function t.path ()
+    local path = os.tmpname()
+    paths[#paths + 1] = path
+    return path
+  end
+  function t.defs (text)
+    local path = t.path()
+    M.write(path, text)
+    return path
+  end
+  function t.cleanup ()
+    for i = #paths, 1, -1 do
+      os.remove(paths[i])
+      paths[i] = nil
+    end
+  end
+  return t
+end
+
 return M

@@ -40,7 +40,8 @@
 #include "fuzz.h"
 
 #define GCEVERY  2048
-/* the Lua half; fuzz_schema is this harness with its own script */
+/* the Lua half; fuzz_schema and fuzz_unblob are this harness with their
+** own scripts */
 #ifndef SCRIPT
 #define SCRIPT   "bindings/test/fuzz_decode.lua"
 #endif

@@ -249,6 +249,27 @@ static void test_bad_handles (void) {
   lua_close(A);
 }
 
+/* A handle outlives what it named: after unshare it takes nothing, not a
+** newer share of the same schema, nor (once the schema is collected) freed
+** memory, which valgrind would report. */
+static void test_stale_handles (void) {
+  lua_State *A = newstate();
+  CHECK(A != NULL);
+  if (!A) return;
+  CHECK(ok(A, compile));
+  CHECK(ok(A, "local h1 = S:share() bitwire.unshare(h1)\n"
+              "local h2 = S:share()\n"
+              "assert(h1 ~= h2, 'a handle id was reused')\n"
+              "assert(not pcall(bitwire.adopt, h1), 'a stale handle adopted')\n"
+              "assert(not pcall(bitwire.unshare, h1), 'a stale handle unshared')\n"
+              "return bitwire.adopt(h2):fingerprint() == S:fingerprint()"));
+  CHECK(ok(A, "local h = S:share() bitwire.unshare(h) S = nil collectgarbage()\n"
+              "local ok, err = pcall(bitwire.adopt, h)\n"
+              "return not ok and err:find('not a live schema handle', 1, true)\n"
+              "  and not pcall(bitwire.unshare, h)"));
+  lua_close(A);
+}
+
 typedef struct Worker {
   lua_State *L;
   int good;
@@ -298,6 +319,7 @@ int main (void) {
   test_chain_and_collect();
   test_unshare();
   test_bad_handles();
+  test_stale_handles();
   test_threads();
   return check_summary("test_share");
 }

@@ -161,7 +161,7 @@ end
 -- A framed packet (bitwire.protocol): the CRC, the header, the message and
 -- the end check. 'frame' = {wire_id, endcheck, tag, version_bits, deltas,
 -- baseline}: the baseline of a delta frame, a value or function (name) ->
--- value; without it, record deltas are read and sparse slot deltas stop.
+-- value; without it, record deltas are read; array and slot deltas stop.
 -- A bad CRC is reported, and the rest is still read, so the damage shows.
 -- Returns the list, the header, the value, and an error or nil.
 function M.frame(s, bytes, frame)

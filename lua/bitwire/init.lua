@@ -66,5 +66,6 @@ local loader = require "bitwire.loader"
 M.load = loader.load
 M.watch = loader.watch
 M.diff = require("bitwire.diff").diff
+M.gen = require "bitwire.gen"   -- code generators (bitwire/gen/)
 
 return M

@@ -6,7 +6,7 @@ local core = require "bitwire.core"
 
 local M = {}
 
-local mtype = math.type
+local mtype, huge = math.type, math.huge
 
 -- Compile 'desc' (options: {strict = true}); returns the schema.
 function M.compile(desc, opts)
@@ -39,6 +39,8 @@ local function totext(v, out)
     out[#out + 1] = "}"
   elseif tv == "string" then out[#out + 1] = string.format("%q", v)
   elseif mtype(v) == "integer" then out[#out + 1] = string.format("%d", v)
+  elseif v ~= v or v == huge or v == -huge then   -- no literal: the bits
+    out[#out + 1] = string.format('F"%016x"', string.unpack("<i8", string.pack("<d", v)))
   elseif tv == "number" then out[#out + 1] = string.format("%a", v)
   else out[#out + 1] = tostring(v) end
 end
@@ -49,8 +51,13 @@ function M.totext(norm)
   return table.concat(out)
 end
 
+-- F"7ff0000000000000": the float with these bits (NaN payloads kept)
+local function F(hex)
+  return (string.unpack("<d", string.pack("<i8", tonumber(hex, 16))))
+end
+
 function M.fromtext(text)
-  return assert(load("return " .. text, "=description", "t", {}))()
+  return assert(load("return " .. text, "=description", "t", { F = F }))()
 end
 
 return M

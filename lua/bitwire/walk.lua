@@ -308,7 +308,7 @@ function Walk:kept(f, b)
   if f.kind == "struct" then
     local ty = self.types[f.type]
     for _, g in ipairs(ty.fields) do
-      if g.name == nil then   -- align, check: no value
+      if g.name == nil then   -- luacheck: ignore 542 (align, check: no value)
       elseif not present(g, self.version) then
         t[g.name] = g.default
       else

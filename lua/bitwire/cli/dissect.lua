@@ -20,8 +20,8 @@ the failure, then the error with its code, and exits with status 1.
 A delta (a packet encoded with {baseline = b}, or a delta frame) is read
 against --baseline (JSON, a file, - or json:...). A delta frame without it
 is read assuming the baseline holds every record the delta changes (true
-unless an optional record was absent there); it stops at a sparse slot's
-delta, which needs the baseline to be read.
+unless an optional record was absent there); it stops at a changed array or
+sparse slot, whose delta needs the baseline to be read.
 ]] .. util.FRAME_USAGE
 
 local function line(out, bytes, e)

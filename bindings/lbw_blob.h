@@ -1,0 +1,25 @@
+/*
+** lbw_blob.h - shared declarations of the blob binding (bindings/ only)
+** See LICENSE for copyright and terms.
+*/
+#ifndef LBW_BLOB_H
+#define LBW_BLOB_H
+
+#include "bw_blob.h"
+#include "lbw_schema.h"
+
+#define BLOB_MT  "bitwire.BlobView"
+
+/* The layout of the schema at stack index 1 at 'version', its userdata
+** pushed (lbw_blob.c). */
+const bw_BlobLayout *bw_blobgetlayout (lua_State *L, uint32_t version);
+/* Push name 'nm' of 'S'; push the default of field 'f'. */
+void bw_blobpushname (lua_State *L, const bw_Schema *S, uint32_t nm);
+void bw_blobpushdefault (lua_State *L, const bw_Schema *S,
+                         const bw_Field *f);
+
+/* lbw_blobread.c: unblob and blobview, and the views' metatable. */
+extern const luaL_Reg bw_blobreadmethods[];
+void bw_openblobview (lua_State *L);
+
+#endif

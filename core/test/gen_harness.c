@@ -1,0 +1,109 @@
+/*
+** gen_harness.c - the C side of the generated-code cross test
+** (tools/gen_cross.lua): built with a generated messages.h/.c, it reads
+** "typeid hex" lines, decodes each with the generated reader and prints
+** "O hex bits" (the value written again and T_bits of it) or
+** "E code bitpos path" (the read failure), one line per input line.
+** "D typeid basehex hex" lines read a delta against the baseline that
+** basehex decodes to and print the delta written again the same way.
+** "M hex" lines read a message (its id, then its type's value).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "messages.h"
+
+#define MAXLINE  (1 << 21)
+#define MAXBYTES (MAXLINE / 2)
+
+static char line[MAXLINE];
+static uint8_t in[MAXBYTES], basein[MAXBYTES], out[MAXBYTES];
+
+static int hexval (int c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+/* Parse hex at 'p' into 'dst'; returns the byte count, '*end' after it. */
+static size_t unhex (const char *p, uint8_t *dst, const char **end) {
+  size_t n = 0;
+  while (hexval(p[0]) >= 0 && hexval(p[1]) >= 0 && n < MAXBYTES) {
+    dst[n++] = (uint8_t)(hexval(p[0]) << 4 | hexval(p[1]));
+    p += 2;
+  }
+  *end = p;
+  return n;
+}
+
+int main (void) {
+  void *values[MESSAGES_NTYPES], *bases[MESSAGES_NTYPES];
+  size_t t;
+  for (t = 0; t < MESSAGES_NTYPES; t++) {
+    values[t] = malloc(messages_types[t].size);
+    bases[t] = malloc(messages_types[t].size);
+    if (values[t] == NULL || bases[t] == NULL) return 1;
+  }
+  while (fgets(line, sizeof(line), stdin) != NULL) {
+    char *p = line, *end;
+    const char *q;
+    int delta = line[0] == 'D', message = line[0] == 'M';
+    unsigned long id = message ? 0 : strtoul(p + delta, &end, 10);
+    size_t n = 0, len, i;
+    bw_Reader r;
+    bw_Writer w;
+    bw_Error err;
+    const uint8_t *data;
+    int ok;
+    if (message) end = p + 1;
+    else if (end == p || id >= MESSAGES_NTYPES) return 1;
+    if (delta) {  /* the baseline: valid bytes of the type */
+      n = unhex(end + 1, basein, &q);
+      bw_readerinit(&r, basein, n);
+      if (!messages_types[id].read(&r, bases[id], &err)) return 1;
+      end = (char *)q;
+    }
+    n = unhex(end + 1, in, &q);
+    bw_readerinit(&r, in, n);
+    if (message) {
+      unsigned mid;
+      if (!messages_read_id(&r, &mid, &err)) {
+        printf("E %s %llu %s\n", bw_codename(err.code),
+               (unsigned long long)err.bitpos, err.path);
+        continue;
+      }
+      id = messages_message_type[mid];
+    }
+    ok = delta ? messages_types[id].read_delta(&r, values[id], bases[id], &err)
+               : messages_types[id].read(&r, values[id], &err);
+    if (!ok) {
+      printf("E %s %llu %s\n", bw_codename(err.code),
+             (unsigned long long)err.bitpos, err.path);
+      continue;
+    }
+    bw_writerinit(&w, out, sizeof(out));
+    if (message) {  /* the id back from the type: the table's inverse */
+      unsigned mid;
+      for (mid = 0; messages_message_type[mid] != id; mid++) {}
+      bw_writebits(&w, mid, MESSAGES_TYPEBITS);
+    }
+    ok = delta ? messages_types[id].write_delta(&w, values[id], bases[id])
+               : messages_types[id].write(&w, values[id]);
+    if (!ok) {
+      printf("W %s\n", bw_codename(w.status));
+      continue;
+    }
+    data = bw_writerdata(&w, &len);
+    printf("O ");
+    for (i = 0; i < len; i++) printf("%02x", data[i]);
+    if (message) printf(" -\n");  /* T_bits counts from bit 0, not after an id */
+    else printf(" %zu\n", delta ? (size_t)bw_bitswritten(&w)
+                                 : messages_types[id].bits(values[id]));
+  }
+  for (t = 0; t < MESSAGES_NTYPES; t++) {
+    free(values[t]);
+    free(bases[t]);
+  }
+  return 0;
+}

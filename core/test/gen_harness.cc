@@ -1,0 +1,59 @@
+// gen_harness.cc - the C++ side of the generated-code cross test
+// (tools/gen_cross.lua): the serialize functions of a generated
+// messages.hpp over the serialize.h-contract streams of
+// spec/fixtures/serialize_compat.h. Reads "typeid hex" lines and prints
+// "O hex" (the value read, written again) or "E" (the read failed).
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "serialize_compat.h"
+#include "messages.hpp"
+
+template <typename T>
+static void roundtrip (const std::vector<uint8_t> &in) {
+  static T value;
+  serialize::ReadStream rs(in.data(), in.size());
+  if (!messages::serialize(rs, value)) {
+    std::printf("E\n");
+    return;
+  }
+  static std::vector<uint8_t> out(1 << 20);
+  serialize::WriteStream ws(out.data(), out.size());
+  if (!messages::serialize(ws, value)) {
+    std::printf("W\n");
+    return;
+  }
+  size_t n;
+  const uint8_t *p = ws.GetData(&n);
+  std::string hex;
+  char buf[4];
+  for (size_t i = 0; i < n; i++) {
+    std::snprintf(buf, sizeof(buf), "%02x", p[i]);
+    hex += buf;
+  }
+  std::printf("O %s %llu\n", hex.c_str(),
+              (unsigned long long)ws.GetBitsProcessed());
+}
+
+int main () {
+  static char line[1 << 21];
+  while (std::fgets(line, sizeof(line), stdin) != nullptr) {
+    char *p = line, *end;
+    unsigned long id = std::strtoul(p, &end, 10);
+    std::vector<uint8_t> in;
+    for (p = end + 1; std::isxdigit((unsigned char)p[0]) && p[1]; p += 2) {
+      char hx[3] = { p[0], p[1], 0 };
+      in.push_back((uint8_t)std::strtoul(hx, nullptr, 16));
+    }
+    switch (id) {
+#define MESSAGE_TYPE(n, T) case n: roundtrip<messages::T>(in); break;
+#include "messages_types.inc"
+#undef MESSAGE_TYPE
+      default: return 1;
+    }
+  }
+  return 0;
+}

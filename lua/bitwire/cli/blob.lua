@@ -1,0 +1,157 @@
+-- bitwire blob: JSON to blob and back, and upgrading old blobs.
+-- A subcommand module of the `bitwire` dispatcher (bitwire/cli.lua):
+-- {summary =, usage =, run = function (args, io) -> exit status}.
+local M = {}
+
+M.summary = "build memory-mappable blobs from JSON, print them, upgrade them"
+M.usage = [=[
+usage: bitwire blob defs.lua Type in.json -o out.bin [--version N]
+       bitwire blob defs.lua Type in.bin --json [-o out.json]
+       bitwire blob upgrade defs.lua Type in.bin -o out.bin
+       bitwire blob header defs.lua [-o out.h] [--prefix P]
+
+The first form is the build step: it reads a JSON value of Type (enums by
+name, null or an absent key for an absent optional, sparse arrays as
+objects keyed by slot number) and writes s:blob(Type, value), at version N
+if given. --json reads a blob back (s:unblob) and prints it as JSON.
+upgrade reads a blob written at any older version of the description and
+writes it again at the current one: new fields get their defaults, removed
+fields are dropped. header prints bitwire.gen.blob's C header: structs,
+accessors and T_blob_check for every type. The blob layout is in WIRE.md,
+"Blobs".
+]=]
+
+-- errors for the user: the dispatcher's kind when it is installed
+local okutil, util = pcall(require, "bitwire.cliutil")
+local function fail(fmt, ...)
+  if okutil then util.fail(fmt, ...) end
+  error({ msg = string.format(fmt, ...) }, 0)
+end
+
+local function readfile(path)
+  local f, err = io.open(path, "rb")
+  if not f then fail("%s", err) end
+  local data = f:read("a")
+  f:close()
+  return data
+end
+
+local function writefile(path, data)
+  local f, err = io.open(path, "wb")
+  if not f then fail("%s", err) end
+  f:write(data)
+  f:close()
+end
+
+local function parse(args)
+  local pos, opts, i = {}, {}, 1
+  while i <= #args do
+    local a = args[i]
+    if a == "-o" or a == "--version" or a == "--prefix" then
+      opts[a == "-o" and "o" or a:sub(3)] = args[i + 1] or fail("%s needs a value\n%s", a, M.usage)
+      i = i + 1
+    elseif a == "--json" then opts.json = true
+    elseif a:match("^%-%-?%a") then fail("unknown option %s\n%s", a, M.usage)
+    else pos[#pos + 1] = a end
+    i = i + 1
+  end
+  return pos, opts
+end
+
+local function load(path, name)
+  local bitwire = require "bitwire"
+  local s, err = bitwire.load(path)
+  if s == nil then fail("%s", err) end
+  local known = false
+  for _, t in ipairs(s:types()) do known = known or t == name end
+  if not known then fail("%s: no type '%s'", path, name) end
+  return s
+end
+
+-- JSON along the description when bitwire.json (the JSON mapping of the
+-- `bitwire encode`/`decode` commands) is installed; else lua-cjson with
+-- nulls dropped and digit-keyed objects read as sparse slots.
+local function fromjson(s, name, text)
+  local ok, json = pcall(require, "bitwire.json")
+  if ok then
+    local v, err = json.decode(s, name, text)
+    if v == nil then fail("%s", err) end
+    return v
+  end
+  local cjson = require "cjson"
+  local okj, v = pcall(cjson.decode, text)
+  if not okj then fail("bad JSON: %s", tostring(v)) end
+  local function fix(x)
+    if type(x) ~= "table" then return x end
+    local out = {}
+    for k, e in pairs(x) do
+      if e ~= cjson.null then
+        out[type(k) == "string" and k:match("^%d+$") and tonumber(k) or k] = fix(e)
+      end
+    end
+    return out
+  end
+  return fix(v)
+end
+
+local function tojson(s, name, value)
+  local ok, json = pcall(require, "bitwire.json")
+  if ok then return json.encode(s, name, value) end
+  local cjson = require("cjson").new()
+  cjson.encode_sparse_array(true)
+  return cjson.encode(value)
+end
+
+local function unblob(s, name, path)
+  local v, err = s:unblob(name, readfile(path))
+  if v == nil then fail("%s: %s", path, err) end
+  return v
+end
+
+function M.run(args, sysio)
+  local out = sysio and sysio.stdout or io.stdout
+  local pos, opts = parse(args)
+  if pos[1] == "header" then
+    if not pos[2] then fail("%s", M.usage) end
+    local bitwire = require "bitwire"
+    local s, err = bitwire.load(pos[2])
+    if s == nil then fail("%s", err) end
+    local text = require("bitwire.gen.blob")(s, { prefix = opts.prefix })
+    if opts.o then writefile(opts.o, text) else out:write(text) end
+    return 0
+  end
+  if pos[1] == "upgrade" then
+    if not (pos[2] and pos[3] and pos[4] and opts.o) then fail("%s", M.usage) end
+    local s = load(pos[2], pos[3])
+    writefile(opts.o, s:blob(pos[3], unblob(s, pos[3], pos[4])))
+    return 0
+  end
+  if not (pos[1] and pos[2] and pos[3]) then fail("%s", M.usage) end
+  local s, name = load(pos[1], pos[2]), pos[2]
+  if opts.json then
+    local text = tojson(s, name, unblob(s, name, pos[3]))
+    if opts.o then writefile(opts.o, text .. "\n") else out:write(text, "\n") end
+    return 0
+  end
+  if not opts.o then fail("missing -o out.bin\n%s", M.usage) end
+  local value = fromjson(s, name, readfile(pos[3]))
+  local version = opts.version and math.tointeger(tonumber(opts.version))
+  if opts.version and not version then fail("--version must be an integer") end
+  local ok, blob = pcall(s.blob, s, name, value, version and { version = version } or nil)
+  if not ok then fail("%s: %s", pos[3], tostring(blob)) end
+  writefile(opts.o, blob)
+  return 0
+end
+
+-- Run without the dispatcher (tools/blob.lua): exit status, errors on stderr.
+function M.main(args)
+  local ok, status = pcall(M.run, args, io)
+  if not ok then
+    io.stderr:write("bitwire blob: ", type(status) == "table" and status.msg
+      or tostring(status), "\n")
+    return 1
+  end
+  return status or 0
+end
+
+return M

@@ -1,0 +1,307 @@
+-- C names, types and struct declarations of a compiled program
+-- (s:program()), shared by the C and the serialize.h generators so both
+-- sides lay out the same structs.
+local M = {}
+
+local fmt = string.format
+
+local KEYWORDS = {}
+for w in ([[auto break case char const continue default do double else enum
+  extern float for goto if inline int long register restrict return short
+  signed sizeof static struct switch typedef union unsigned void volatile
+  while bool true false class delete friend new operator private protected
+  public template this throw try typename virtual namespace using catch
+  explicit mutable export asm nullptr]]):gmatch("%a+") do
+  KEYWORDS[w] = true
+end
+
+-- A C identifier for the name 's': other characters become '_', a leading
+-- digit gets an 'x', keywords get a trailing '_'.
+function M.ident(s)
+  local id = tostring(s):gsub("[^%w_]", "_")
+  if id == "" or id:match("^%d") then id = "x" .. id end
+  if KEYWORDS[id] then id = id .. "_" end
+  return id
+end
+
+-- bits_required(0, v) of DESIGN.md, v as unsigned
+function M.bitlen(v)
+  local n = 0
+  while v ~= 0 do v = v >> 1; n = n + 1 end
+  return n
+end
+
+-- A C integer literal for the Lua integer 'v'.
+function M.int(v)
+  if v == math.mininteger then return "(-INT64_C(9223372036854775807) - 1)" end
+  if v >= 0 and v <= 0x7fffffff then return tostring(v) end
+  return fmt("INT64_C(%d)", v)
+end
+
+-- A C unsigned literal for the Lua integer 'v' taken as unsigned 64-bit.
+function M.uint(v)
+  if v >= 0 and v <= 0x7fffffff then return tostring(v) .. "u" end
+  return fmt("UINT64_C(%s)", math.ult(v, 0) and fmt("%u", v)
+    or fmt("0x%x", v))
+end
+
+-- A float32 literal that reads back as exactly 'x' (a float32 value).
+function M.float(x)
+  if x ~= x or x == math.huge or x == -math.huge then
+    error("bitwire.gen: non-finite float constant", 0)
+  end
+  local s = fmt("%.9g", x)
+  if not s:find("[%.e]") then s = s .. ".0" end
+  return s .. "f"
+end
+
+-- A double literal that reads back as exactly 'x'.
+function M.double(x)
+  local s = fmt("%.17g", x)
+  if not s:find("[%.e]") then s = s .. ".0" end
+  return s
+end
+
+-- The narrowest C integer type holding [lo, hi], with its own range.
+local UNSIGNED = { { "uint8_t", 0xff }, { "uint16_t", 0xffff },
+                   { "uint32_t", 0xffffffff } }
+local SIGNED = { { "int8_t", -0x80, 0x7f }, { "int16_t", -0x8000, 0x7fff },
+                 { "int32_t", -0x80000000, 0x7fffffff } }
+function M.inttype(lo, hi)
+  if lo >= 0 then
+    if hi < 0 then return "uint64_t", 0, -1 end   -- 2^64 - 1 as unsigned
+    for _, t in ipairs(UNSIGNED) do
+      if hi <= t[2] then return t[1], 0, t[2] end
+    end
+    return "uint64_t", 0, -1            -- -1: 2^64 - 1 as unsigned
+  end
+  for _, t in ipairs(SIGNED) do
+    if lo >= t[2] and hi <= t[3] then return t[1], t[2], t[3] end
+  end
+  return "int64_t", math.mininteger, math.maxinteger
+end
+
+-- The integer range a field's C value holds, by kind.
+function M.range(f)
+  if f.kind == "uint" then
+    return 0, f.bits == 64 and -1 or (1 << f.bits) - 1
+  end
+  return f.min, f.max
+end
+
+local SCALAR = { int = true, uint = true, bool = true, float = true,
+                 float32 = true, float64 = true, enum = true, tiered = true }
+M.SCALAR = SCALAR
+
+-- Kinds whose element needs a struct of its own (a count or a mask).
+local function compound(f)
+  return f.kind == "array" and not f.fixed or f.kind == "sparse"
+    or f.kind == "bytes" and not f.fixed or f.kind == "array" and f.fixed
+      and not (SCALAR[f.of.kind] or f.of.kind == "struct")
+end
+M.compound = compound
+
+-- The program's types in an order where each comes after the ones it
+-- contains (C needs a struct declared before it is embedded).
+function M.order(program)
+  local out, seen = {}, {}
+  local function visitfield(f)
+    if f.kind == "struct" then M.visit(program.byname[f.type], visitfield,
+                                       out, seen)
+    elseif f.of then visitfield(f.of) end
+  end
+  for _, t in ipairs(program.types) do M.visit(t, visitfield, out, seen) end
+  return out
+end
+
+function M.visit(t, visitfield, out, seen)
+  if seen[t] then return end
+  seen[t] = true
+  for _, f in ipairs(t.fields) do visitfield(f) end
+  out[#out + 1] = t
+end
+
+-- The program of 'schema' at 'version' (default: the current one); the
+-- generators write code for one version, as a protocol peer speaks one.
+function M.program(schema, version)
+  local program = schema:program()
+  if version ~= nil then
+    if math.type(version) ~= "integer" or version < 0 or version > program.version then
+      error(string.format("bitwire.gen: version must be an integer in [0, %d], got %s",
+        program.version, tostring(version)), 0)
+    end
+    program.version = version
+  end
+  return program
+end
+
+-- The message id of type 't' (nil when it is not a message) and the number
+-- of message ids: with a `messages` list only the listed types are
+-- messages, numbered by it; without one, every type by its index.
+function M.msgid(program, t)
+  if program.messages and #program.messages > 0 then return t.message_id end
+  return t.id
+end
+
+function M.nmessages(program)
+  if program.messages and #program.messages > 0 then return #program.messages end
+  return #program.types
+end
+
+-- Fields of type 't' on the wire at the program's version.
+function M.fields(program, t)
+  local out = {}
+  for _, f in ipairs(t.fields) do
+    if f.since <= program.version
+       and (f.removed == nil or program.version < f.removed) then
+      out[#out + 1] = f
+    end
+  end
+  return out
+end
+
+-- A new naming context: 'prefix' goes before every type name.
+function M.new(program, prefix)
+  local N = { program = program, prefix = prefix or "", helpers = {},
+              enums = {}, done = {} }
+  return setmetatable(N, { __index = M })
+end
+
+function M:typename(name)
+  return self.prefix .. M.ident(name)
+end
+
+-- Buffer length for a count of at most 'max' (C has no empty arrays).
+local function cap(max) return max > 0 and max or 1 end
+M.cap = cap
+
+-- The C element type of 'e' (the element of an array or sparse field
+-- 'owner_name'), and the array suffix it needs ("[17]" for a string);
+-- compound elements become helper structs declared in self.helpers.
+function M:elemtype(e, owner)
+  if e.kind == "string" then return "char", fmt("[%d]", e.max + 1) end
+  if e.kind == "quat" then return "float", "[4]" end
+  if e.kind == "bytes" and e.fixed then return "uint8_t", fmt("[%d]", cap(e.max)) end
+  if compound(e) then
+    local name = owner .. "_item"
+    if not self.done[name] then
+      self.done[name] = true
+      local lines = {}
+      self:members(e, "v", owner .. "_item", lines)
+      self.helpers[#self.helpers + 1] = fmt("typedef struct %s {\n%s} %s;\n",
+        name, table.concat(lines), name)
+    end
+    return name, ""
+  end
+  return self:scalartype(e, owner), ""
+end
+
+-- The C type of a scalar field (or a struct).
+function M:scalartype(f, owner)
+  local k = f.kind
+  if k == "bool" then return "bool" end
+  if k == "float" or k == "float32" then return "float" end
+  if k == "float64" then return "double" end
+  if k == "struct" then return self:typename(f.type) end
+  if k == "enum" then
+    local name = owner
+    if not self.done[name] then
+      self.done[name] = true
+      local items = {}
+      for i, v in ipairs(f.values) do
+        items[i] = fmt("  %s_%s = %d", name, M.ident(v), i - 1)
+      end
+      self.enums[#self.enums + 1] = fmt("typedef enum %s {\n%s\n} %s;\n",
+        name, table.concat(items, ",\n"), name)
+    end
+    return name
+  end
+  if k == "int" or k == "uint" or k == "tiered" then
+    return (M.inttype(M.range(f)))
+  end
+  error(fmt("bitwire.gen: field kind '%s' is not supported", tostring(k)), 0)
+end
+
+-- The wire form of field 'f', for comments.
+function M.wire(f)
+  local k, s = f.kind
+  if k == "int" then s = fmt("int [%d, %d], %d bits", f.min, f.max, f.bits)
+  elseif k == "uint" then s = fmt("uint, %d bits", f.bits)
+  elseif k == "bool" then s = "bool, 1 bit"
+  elseif k == "float" then
+    s = fmt("float [%.9g, %.9g] in 0..%d, %d bits", f.fmin, f.fmax, f.qmax,
+      M.bitlen(f.qmax))
+  elseif k == "float32" then s = "float32, 32 bits"
+  elseif k == "float64" then s = "float64, 64 bits"
+  elseif k == "enum" then s = fmt("enum of %d, %d bits", #f.values, f.bits)
+  elseif k == "string" then s = fmt("string, length <= %d in %d bits, aligned bytes", f.max, f.bits)
+  elseif k == "bytes" then
+    s = f.fixed and fmt("bytes, %d aligned", f.max)
+      or fmt("bytes, length [%d, %d] in %d bits, aligned", f.min, f.max, f.bits)
+  elseif k == "array" then
+    s = f.fixed and fmt("array of %d %s", f.max, M.wire(f.of))
+      or fmt("array, count [%d, %d] in %d bits, of %s", f.min, f.max, f.bits, M.wire(f.of))
+  elseif k == "struct" then s = f.type
+  elseif k == "sparse" then
+    s = fmt("sparse, slots 1..%d, %s encoding, of %s", f.max, f.encoding, M.wire(f.of))
+  elseif k == "quat" then s = fmt("quat, 2 + 3 x %d bits", f.bits)
+  elseif k == "tiered" then
+    s = fmt("tiered [%d, %d], tiers {%s}", f.min, f.max, table.concat(f.tiers, ", "))
+  elseif k == "align" then s = "align"
+  elseif k == "check" then s = fmt("check 0x%08x", f.magic)
+  else s = k end
+  if f.optional then s = "optional " .. s end
+  return s
+end
+
+-- Append the member declarations of field 'f' named 'name' to 'lines';
+-- 'owner' names helper types ("Entity_tags").
+function M:members(f, name, owner, lines)
+  local k = f.kind
+  local add = function(s, ...) lines[#lines + 1] = "  " .. fmt(s, ...) .. "\n" end
+  if k == "align" or k == "check" then return end
+  add("/* %s */", M.wire(f))
+  if f.optional then add("bool has_%s;", name) end
+  if k == "string" then add("char %s[%d];", name, f.max + 1)
+  elseif k == "quat" then add("float %s[4];  /* x, y, z, w */", name)
+  elseif k == "bytes" then
+    if not f.fixed then add("%s %s_count;", (M.inttype(0, f.max)), name) end
+    add("uint8_t %s[%d];", name, cap(f.max))
+  elseif k == "array" or k == "sparse" then
+    local et, suffix = self:elemtype(f.of, owner)
+    if k == "sparse" then
+      add("uint8_t %s_present[%d];  /* bit i: slot i + 1 is set */", name,
+        (f.max + 7) // 8)
+    elseif not f.fixed then
+      add("%s %s_count;", (M.inttype(0, f.max)), name)
+    end
+    add("%s %s[%d]%s;", et, name, cap(f.max), suffix)
+  else
+    add("%s %s;", self:scalartype(f, owner), name)
+  end
+end
+
+-- The struct declaration of type 't'.
+function M:struct(t)
+  local lines, name = {}, self:typename(t.name)
+  for _, f in ipairs(M.fields(self.program, t)) do
+    if f.name then self:members(f, M.ident(f.name), name .. "_" .. M.ident(f.name), lines) end
+  end
+  if #lines == 0 then lines[1] = "  char unused;  /* no fields on the wire */\n" end
+  return fmt("typedef struct %s {\n%s} %s;\n", name, table.concat(lines), name)
+end
+
+-- Every declaration, in order: enums, helper structs and structs.
+function M:declarations()
+  local parts = {}
+  for _, t in ipairs(M.order(self.program)) do
+    local s = self:struct(t)
+    for _, e in ipairs(self.enums) do parts[#parts + 1] = e end
+    for _, h in ipairs(self.helpers) do parts[#parts + 1] = h end
+    self.enums, self.helpers = {}, {}
+    parts[#parts + 1] = s
+  end
+  return table.concat(parts, "\n")
+end
+
+return M

@@ -1,0 +1,151 @@
+-- bitwire.gen: code generators read the compiled program. What the code
+-- does on the wire is checked by tools/gen_cross.lua (make test-gen), which
+-- compiles and runs it; these specs cover the Lua side.
+local bitwire = require "bitwire"
+
+local defs = {
+  Vec3 = { {"x", "float", min = -1, max = 1, res = 0.01} },
+  Thing = {
+    {"int", "int", min = -5, max = 5},
+    {"kind", "enum", values = {"door-2", "window"}},
+    {"pos", "Vec3"},
+    {"tags", "array", of = {"string", max = 4}, max = 3},
+    {"name", "string", max = 8, optional = true},
+  },
+}
+
+describe("bitwire.gen.c", function()
+  local s = bitwire.schema(defs)
+  local out = bitwire.gen.c(s, { name = "things" })
+
+  it("returns the header and the source, named", function()
+    assert.equal("things", out.name)
+    assert.matches("#ifndef THINGS_H", out.header, 1, true)
+    assert.matches('#include "things.h"', out.source, 1, true)
+  end)
+
+  it("states the fingerprint, the message ids and each type's bounds", function()
+    assert.matches('THINGS_FINGERPRINT "' .. s:fingerprint() .. '"', out.header, 1, true)
+    for i, name in ipairs(s:types()) do
+      assert.matches(string.format("#define %s_ID %d", name, i - 1), out.header, 1, true)
+      assert.matches(string.format("#define %s_MAXBITS %du", name, s:maxbits(name)),
+        out.header, 1, true)
+    end
+  end)
+
+  it("declares a struct per type with C names for every field", function()
+    assert.matches("typedef struct Thing {", out.header, 1, true)
+    assert.matches("int8_t int_;", out.header, 1, true)          -- keyword
+    assert.matches("Thing_kind_door_2 = 0", out.header, 1, true) -- not an identifier
+    assert.matches("char tags[3][5];", out.header, 1, true)
+    assert.matches("bool has_name;", out.header, 1, true)
+    assert.matches("Vec3 pos;", out.header, 1, true)
+  end)
+
+  it("declares the read, write, size and delta functions of each type", function()
+    for _, f in ipairs { "bool Thing_write (bw_Writer *w, const Thing *v);",
+                         "bool Thing_read (bw_Reader *r, Thing *v);",
+                         "size_t Thing_bits (const Thing *v);",
+                         "bool Thing_write_delta (bw_Writer *w, const Thing *v, const Thing *base);",
+                         "bool Thing_read_delta (bw_Reader *r, Thing *v, const Thing *base);" } do
+      assert.matches(f, out.header, 1, true)
+    end
+  end)
+
+  it("reports read failures with the driver's field names", function()
+    assert.matches('bw_genpath(err, "int")', out.source, 1, true)
+    assert.matches('bw_genpath(err, "tags")', out.source, 1, true)
+  end)
+
+  it("refuses a field kind it does not know, naming it", function()
+    local program = s:program()
+    program.types[1].fields[1].kind = "hologram"
+    local fake = { program = function() return program end }
+    local ok, err = pcall(bitwire.gen.c, fake)
+    assert.is_false(ok)
+    assert.matches("hologram", err)
+  end)
+
+  it("writes code for the version asked for", function()
+    local v3 = bitwire.schema(dofile("spec/fixtures/defs/game_v3.lua"))
+    local now = bitwire.gen.c(v3).header
+    local old = bitwire.gen.c(v3, { version = 1 }).header
+    assert.matches("uint8_t shield;", now, 1, true)
+    assert.is_nil(now:find("legacy", 1, true))
+    assert.matches("bool legacy;", old, 1, true)
+    assert.is_nil(old:find("shield", 1, true))
+    for _, bad in ipairs { -1, 4, 1.5, "2" } do
+      local ok, err = pcall(bitwire.gen.c, v3, { version = bad })
+      assert.is_false(ok)
+      assert.matches("version must be an integer in %[0, 3%]", err)
+    end
+  end)
+
+  it("adds nothing to _G", function()
+    local before = {}
+    for k in pairs(_G) do before[k] = true end
+    bitwire.gen.c(s)
+    bitwire.gen.serialize_h(s)
+    for k in pairs(_G) do assert.is_true(before[k], k) end
+  end)
+end)
+
+describe("bitwire.gen.serialize_h", function()
+  local s = bitwire.schema(defs)
+  local hpp = bitwire.gen.serialize_h(s, { name = "things" })
+
+  it("writes serialize.h calls in field order", function()
+    local body = hpp:match("bool serialize %(Stream &stream, Thing &value%) {(.-)\n}")
+    local a = body:find("bitwire_serialize_wide(stream, value.int_", 1, true)
+      or body:find("serialize_int(stream, value.int_", 1, true)
+    local b = body:find("value.kind", 1, true)
+    local c = body:find("serialize(stream, value.pos)", 1, true)
+    local d = body:find("serialize_string(stream, value.tags[i0], 5)", 1, true)
+    local e = body:find("serialize_bool(stream, value.has_name)", 1, true)
+    assert.truthy(a and b and c and d and e)
+    assert.is_true(a < b and b < c and c < d and d < e)
+  end)
+
+  it("gives serialize_compressed_float a resolution with the same steps", function()
+    assert.matches("serialize_compressed_float(stream, value.x, -1.0f, 1.0f, ", hpp, 1, true)
+  end)
+end)
+
+describe("bitwire gen (command)", function()
+  local cli = require "bitwire.cli.gen"
+
+  it("has a summary, a usage and a run function", function()
+    assert.is_string(cli.summary)
+    assert.is_string(cli.usage)
+    assert.is_function(cli.run)
+  end)
+
+  it("raises its usage on bad arguments", function()
+    for _, args in ipairs { {}, {"java", "x.lua"}, {"c"}, {"c", "a.lua", "b.lua"},
+                            {"c", "x.lua", "--bogus"} } do
+      local ok, err = pcall(cli.run, args)
+      assert.is_false(ok)
+      assert.is_string(err)
+    end
+  end)
+
+  it("writes NAME.h and NAME.c for gen c", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert.is_true(os.execute("mkdir -p " .. dir) == true)
+    local defsfile = dir .. "/defs.lua"
+    local f = assert(io.open(defsfile, "w"))
+    f:write('return { P = { {"hp", "int", min = 0, max = 100} } }\n')
+    f:close()
+    local stdout = io.output()
+    io.output(dir .. "/log")
+    local ok, err = pcall(cli.run, { "c", defsfile, "-o", dir, "--name", "p" })
+    io.output():close()
+    io.output(stdout)
+    assert.is_true(ok, err)
+    local h = assert(io.open(dir .. "/p.h")):read("a")
+    assert.matches("bool P_write", h, 1, true)
+    assert.truthy(io.open(dir .. "/p.c"))
+    os.execute("rm -rf " .. dir)
+  end)
+end)

@@ -1,0 +1,437 @@
+-- Blobs: s:blob, s:unblob, s:blobview, s:blob_layout (WIRE.md, "Blobs").
+local bitwire = require "bitwire"
+
+local DESC = {
+  Vec3 = { { "x", "float32" }, { "y", "float32" }, { "z", "float32" } },
+  Entity = {
+    { "id", "int", min = 0, max = 4095 },
+    { "kind", "enum", values = { "player", "grunt", "weapon" } },
+    { "pos", "Vec3" },
+    { "health", "int", min = -100, max = 100 },
+    { "at_rest", "bool" },
+    { "name", "string", max = 16, optional = true },
+    { "target", "Vec3", optional = true },
+    { "tags", "array", of = { "int", min = -5, max = 5 }, max = 4 },
+    { "q", "quat", bits = 9 },
+    { "key", "bytes", count = 3 },
+    { "blob", "bytes", max = 8 },
+    { "speed", "float", min = 0, max = 10, res = 0.01 },
+    { "mass", "float64" },
+    { "flags", "uint", bits = 12 },
+    { "big", "uint", bits = 64 },
+    { "near", "sparse", of = "Vec3", max = 10 },
+    { "grid", "array", of = { "int", min = 0, max = 9 }, count = 3 },
+    { "lvl", "tiered", tiers = { 2, 4 } },
+    { "hit", "int", min = 0, max = 100, optional = true },
+  },
+  Snapshot = {
+    { "tick", "uint", bits = 20 },
+    { "entities", "array", of = "Entity", max = 64 },
+    { "names", "array", of = { "string", max = 8 }, max = 4 },
+  },
+}
+
+local function entity(i)
+  return {
+    id = i, kind = ({ "player", "grunt", "weapon" })[i % 3 + 1],
+    pos = { x = i, y = -i, z = 0.5 }, health = i % 2 == 0 and -7 or 100,
+    at_rest = i % 2 == 0, name = i % 3 == 0 and "n" .. i or nil,
+    target = i % 4 == 0 and { x = 1, y = 2, z = 3 } or nil,
+    tags = { i % 5, -(i % 5) }, q = { 0, 0, 0, 1 }, key = "k" .. (i % 10) .. "!",
+    blob = string.rep("\0", i % 3), speed = 2.5, mass = 1e-300 * i,
+    flags = 4095, big = -1, near = { [2] = { x = 1, y = 1, z = 1 }, [10] = { x = i, y = 0, z = 0 } },
+    grid = { 1, 2, i % 10 }, lvl = 19, hit = i % 2 == 1 and 42 or nil,
+  }
+end
+
+local function snapshot(n)
+  local es = {}
+  for i = 1, n do es[i] = entity(i) end
+  return { tick = 1048575, entities = es, names = { "", "héé", "abc" } }
+end
+
+describe("schema:blob and schema:unblob", function()
+  local s = bitwire.schema(DESC)
+
+  it("round-trip every field kind", function()
+    local v = snapshot(9)
+    local got = assert(s:unblob("Snapshot", s:blob("Snapshot", v)))
+    assert.same(v, got)
+  end)
+
+  it("start with the header: magic, format, flags, fingerprint, version, root, size", function()
+    local b = s:blob("Snapshot", snapshot(2))
+    local magic, format, flags, fp, version, root, size, reserved =
+      string.unpack("<c4 I2 I2 I8 I4 I4 I4 I4", b)
+    assert.equal("BWBL", magic)
+    assert.equal(1, format)
+    assert.equal(1, flags)
+    assert.equal(s:blob_layout().types[root + 1].fingerprint, string.format("%016x", fp))
+    assert.equal(0, version)
+    assert.equal("Snapshot", s:types()[root + 1])
+    assert.equal(#b, size)
+    assert.equal(0, reserved)
+    assert.equal(0, #b % 8)
+  end)
+
+  it("keep a quantized float's range as stored, so what is read writes again", function()
+    local d = bitwire.schema { T = { { "v", "float", min = 0, max = 0.1, res = 0.001 } } }
+    local b = d:blob("T", { v = 0.1 })
+    local t = assert(d:unblob("T", b))
+    assert.equal(string.unpack("<f", string.pack("<f", 0.1)), t.v)
+    assert.equal(b, d:blob("T", t))
+  end)
+
+  it("store values, not quantized bits", function()
+    local v = entity(1)
+    v.speed, v.pos.x = 1.2345, 0.1
+    local got = s:unblob("Entity", s:blob("Entity", v))
+    assert.equal(string.unpack("<f", string.pack("<f", 1.2345)), got.speed)
+    assert.equal(string.unpack("<f", string.pack("<f", 0.1)), got.pos.x)
+  end)
+
+  it("raise naming the field on a value that does not fit", function()
+    local cases = {
+      { function (v) v.entities[2].health = 101 end, "entities%[2%]%.health: 101 out of range" },
+      { function (v) v.entities[1].kind = "boss" end, "entities%[1%]%.kind: unknown enum value 'boss'" },
+      { function (v) v.entities[1].name = string.rep("x", 17) end, "entities%[1%]%.name: length 17" },
+      { function (v) v.entities[1].name = "\255" end, "malformed UTF%-8" },
+      { function (v) v.entities[1].key = "ab" end, "entities%[1%]%.key: length 2 must be exactly 3" },
+      { function (v) v.entities[1].grid = { 1 } end, "count 1 must be exactly 3" },
+      { function (v) v.entities[1].pos = nil end, "entities%[1%]%.pos: missing field" },
+      { function (v) v.entities[1].speed = 11 end, "speed: 11" },
+      { function (v) v.names = { "a", "b", "c", "d", "e" } end, "names: count 5 out of range" },
+      { function (v) v.entities[1].tags[1] = "1" end, "expected an integer, got string" },
+    }
+    for _, c in ipairs(cases) do
+      local v = snapshot(2)
+      c[1](v)
+      local ok, err = pcall(s.blob, s, "Snapshot", v)
+      assert.is_false(ok, c[2])
+      assert.matches(c[2], err)
+    end
+  end)
+
+  it("fill a missing field that has a default", function()
+    local d = bitwire.schema { T = { { "a", "int", min = 0, max = 9, default = 4 } } }
+    assert.same({ a = 4 }, d:unblob("T", d:blob("T", {})))
+  end)
+
+  it("return nil, message, code for every truncation and never raise", function()
+    local b = s:blob("Snapshot", snapshot(3))
+    for n = 0, #b - 1 do
+      local v, err, code = s:unblob("Snapshot", b:sub(1, n))
+      assert.is_nil(v)
+      assert.is_string(err)
+      assert.matches("%(byte %d+%)$", err)
+      assert.is_string(code)
+    end
+  end)
+
+  it("reject hostile blobs with a path, a reason and a code", function()
+    local b = s:blob("Snapshot", { tick = 1, entities = { entity(3) }, names = { "abc" } })
+    local lay = s:blob_layout()
+    local snap, ent
+    for _, t in ipairs(lay.types) do
+      if t.name == "Snapshot" then snap = t elseif t.name == "Entity" then ent = t end
+    end
+    local function field(t, name)
+      for i = t.first + 1, t.first + t.count do
+        if lay.fields[i].name == name then return lay.fields[i] end
+      end
+    end
+    local root = 32
+    local ents = root + field(snap, "entities").offset
+    local names = root + field(snap, "names").offset
+    local function put(blob, at, fmt, v)
+      local p = string.pack(fmt, v)
+      return blob:sub(1, at) .. p .. blob:sub(at + #p + 1)
+    end
+    local eoff = string.unpack("<i4", b, ents + 1)
+    local e1 = ents + eoff
+    local elem = names + string.unpack("<i4", b, names + 1)
+    local chars = elem + string.unpack("<i4", b, elem + 1)   -- "abc\0"
+    local cases = {
+      { put(b, 0, "c4", "XXXX"), "tag", "bad magic" },
+      { put(b, 8, "<I8", 12345), "schema", "fingerprint" },
+      { put(b, 24, "<I4", #b + 8), "range", "size" },
+      { put(b, ents, "<i4", -16), "range", "^entities: offset points backwards" },
+      { put(b, ents, "<i4", 4), "range", "^entities: offset points into data already used" },
+      { put(b, ents, "<i4", #b), "truncated", "^entities: offset past the end" },
+      { put(b, ents, "<i4", eoff + 2), "align", "misaligned" },
+      { put(b, ents + 4, "<I4", 0xFFFFFFFF), "range", "count out of range" },
+      { put(b, ents + 4, "<I4", 64), "truncated", "data runs past the end" },
+      { put(b, names, "<i4", e1 + 8 - names), "range", "already used" },
+      { put(b, e1 + field(ent, "health").offset, "<i1", -101), "range",
+        "^entities%[1%]%.health: value out of range" },
+      { put(b, e1 + field(ent, "kind").offset, "B", 3), "range", "kind" },
+      { put(b, e1 + field(ent, "speed").offset, "<f", 10.5), "range", "speed: value out of range" },
+      { put(b, e1 + field(ent, "speed").offset, "<f", 0 / 0), "range", "speed" },
+      { put(b, e1 + field(ent, "at_rest").offset, "B", 2), "range", "at_rest" },
+      { put(b, e1 + field(ent, "name").presence, "B", 7), "range", "presence" },
+      { put(b, chars + 3, "B", 65), "utf8", "^names%[1%]: string not NUL%-terminated" },
+      { put(b, chars + 1, "B", 0xC0), "utf8", "malformed UTF%-8" },
+    }
+    for i, c in ipairs(cases) do
+      local v, err, code = s:unblob("Snapshot", c[1])
+      assert.is_nil(v, "case " .. i)
+      assert.equal(c[2], code, "case " .. i .. ": " .. tostring(err))
+      assert.matches(c[3], err)
+      assert.is_nil(s:blobview("Snapshot", c[1]))
+    end
+  end)
+
+  it("never raise on seeded random corruptions", function()
+    local b = s:blob("Snapshot", snapshot(4))
+    local rnd = math.random
+    math.randomseed(1234)
+    for _ = 1, 2000 do
+      local t = { b:byte(1, -1) }
+      for _ = 1, rnd(1, 4) do
+        local at = rnd(9, #t)   -- keep the magic, hit everything else
+        t[at] = rnd(0, 255)
+      end
+      local ok, v, err = pcall(s.unblob, s, "Snapshot", string.char(table.unpack(t)))
+      assert.is_true(ok, v)
+      assert.is_true(v ~= nil or type(err) == "string")
+    end
+  end)
+end)
+
+describe("blobs across schema handles", function()
+  it("read the same with a schema adopted from another handle", function()
+    local s = bitwire.schema(DESC)
+    local adopted = bitwire.adopt(s:share())
+    local v = snapshot(4)
+    assert.equal(s:blob("Snapshot", v), adopted:blob("Snapshot", v))
+    assert.same(v, adopted:unblob("Snapshot", s:blob("Snapshot", v)))
+    assert.equal(v.entities[2].kind, adopted:blobview("Snapshot", s:blob("Snapshot", v)).entities[2].kind)
+  end)
+end)
+
+describe("blobs across versions", function()
+  local OLD = {
+    Item = { { "id", "int", min = 0, max = 99 }, { "gone", "string", max = 8 } },
+    Save = { { "items", "array", of = "Item", max = 8 } },
+  }
+  local NEW = {
+    Item = { { "id", "int", min = 0, max = 99 },
+             { "gone", "string", max = 8, removed = 1 },
+             { "mana", "int", min = 0, max = 50, since = 1, default = 10 },
+             { "tag", "string", max = 8, since = 1, optional = true } },
+    Save = { { "items", "array", of = "Item", max = 8 } },
+  }
+
+  it("read a blob of an older description with defaults, dropping removed fields", function()
+    local old, new = bitwire.schema(OLD), bitwire.schema(NEW)
+    local b = old:blob("Save", { items = { { id = 1, gone = "x" }, { id = 2, gone = "y" } } })
+    assert.same({ items = { { id = 1, mana = 10 }, { id = 2, mana = 10 } } },
+                new:unblob("Save", b))
+    local view = new:blobview("Save", b)
+    assert.equal(10, view.items[2].mana)
+    assert.is_nil(view.items[2].gone)
+  end)
+
+  it("write at an older version with {version = v}, matching the older description", function()
+    local old, new = bitwire.schema(OLD), bitwire.schema(NEW)
+    local v = { items = { { id = 3, gone = "z", mana = 5 } } }
+    local b = new:blob("Save", v, { version = 0 })
+    assert.equal(old:blob("Save", v), b)
+    assert.same({ items = { { id = 3, gone = "z" } } }, old:unblob("Save", b))
+    assert.same({ items = { { id = 3, mana = 10 } } }, new:unblob("Save", b))
+  end)
+
+  it("refuse a header whose version does not match the layout", function()
+    local new = bitwire.schema(NEW)
+    local b = new:blob("Save", { items = { { id = 3, mana = 5 } } })
+    assert.equal(1, string.unpack("<I4", b, 17))
+    local v, err, code = new:unblob("Save", b:sub(1, 16) .. string.pack("<I4", 0) .. b:sub(21))
+    assert.is_nil(v)
+    assert.equal("schema", code)
+    assert.matches("fingerprint does not match the description at this version %(byte 8%)", err)
+    -- a later version than the description's reads as the current one
+    assert.is_table(new:unblob("Save", b:sub(1, 16) .. string.pack("<I4", 7) .. b:sub(21)))
+  end)
+
+  it("refuse a blob of a newer or different description", function()
+    local old, new = bitwire.schema(OLD), bitwire.schema(NEW)
+    local b = new:blob("Save", { items = { { id = 3, mana = 5, tag = "t" } } })
+    local v, err, code = old:unblob("Save", b)
+    assert.is_nil(v)
+    assert.equal("schema", code)
+    assert.matches("fingerprint", err)
+  end)
+end)
+
+describe("schema:blobview", function()
+  local s = bitwire.schema(DESC)
+  local v = snapshot(5)
+  local b = s:blob("Snapshot", v)
+  local view = s:blobview("Snapshot", b)
+
+  it("read fields on access, records and arrays as views", function()
+    assert.equal(v.tick, view.tick)
+    assert.equal(5, #view.entities)
+    assert.equal("userdata", type(view.entities[3]))
+    assert.equal(v.entities[3].kind, view.entities[3].kind)
+    assert.equal(v.entities[3].pos.y, view.entities[3].pos.y)
+    assert.equal(v.entities[3].name, view.entities[3].name)
+    assert.is_nil(view.entities[1].name)
+    assert.equal(v.entities[4].target.z, view.entities[4].target.z)
+    assert.is_nil(view.entities[1].target)
+    assert.equal(-(4 % 5), view.entities[4].tags[2])
+    assert.equal(3, #view.entities[1].grid)
+    assert.equal(10, #view.entities[1].near)
+    assert.equal(5, view.entities[5].near[10].x)
+    assert.is_nil(view.entities[5].near[3])
+    assert.equal("héé", view.names[2])
+    assert.is_nil(view.entities[6])
+    assert.is_nil(view.nope)
+  end)
+
+  it("iterate with pairs: fields present, elements, present sparse slots", function()
+    local keys = {}
+    for k in pairs(view.entities[1]) do keys[#keys + 1] = k end
+    local want = {}
+    for k in pairs(v.entities[1]) do want[#want + 1] = k end
+    table.sort(keys); table.sort(want)
+    assert.same(want, keys)
+    local n = 0
+    for i, e in pairs(view.entities) do
+      n = n + 1
+      assert.equal(v.entities[i].id, e.id)
+    end
+    assert.equal(5, n)
+    local slots = {}
+    for i, p in pairs(view.entities[5].near) do slots[#slots + 1] = i .. ":" .. p.x end
+    assert.same({ "2:1.0", "10:5.0" }, slots)
+  end)
+
+  it("are read-only", function()
+    assert.has_error(function () view.tick = 1 end, "blob views are read-only")
+  end)
+
+  it("keep the blob alive on their own", function()
+    local e = s:blobview("Snapshot", s:blob("Snapshot", snapshot(2))).entities[2]
+    collectgarbage(); collectgarbage()
+    assert.equal(2, e.id)
+  end)
+end)
+
+describe("schema:blob_layout", function()
+  it("gives the core's offsets, sizes and C types", function()
+    local s = bitwire.schema {
+      P = { { "a", "bool" }, { "b", "float64" }, { "c", "int", min = -1, max = 1 },
+            { "d", "string", max = 4, optional = true }, { "e", "P2", optional = true } },
+      P2 = { { "x", "int", min = 0, max = 70000 } },
+    }
+    local lay = s:blob_layout()
+    local p = lay.types[1]
+    assert.equal("P", p.name)
+    local f = {}
+    for i = p.first + 1, p.first + p.count do f[lay.fields[i].name] = lay.fields[i] end
+    assert.same({ 0, 8, 16, 20, 28 }, { f.a.offset, f.b.offset, f.c.offset, f.d.offset, f.e.offset })
+    assert.equal(17, f.d.presence)
+    assert.equal("double", f.b.ctype)
+    assert.equal("int8_t", f.c.ctype)
+    assert.equal("pointer", f.e.form)
+    assert.equal(32, p.size)
+    assert.equal(8, p.align)
+    assert.equal("uint32_t", lay.fields[lay.types[2].first + 1].ctype)
+  end)
+end)
+
+describe("bitwire blob (the command)", function()
+  local cli = require "bitwire.cli.blob"
+  local tmp = os.tmpname()
+  local defs = tmp .. "_defs.lua"
+  local function write(path, text)
+    local f = assert(io.open(path, "wb")); f:write(text); f:close()
+  end
+  local function read(path)
+    local f = assert(io.open(path, "rb")); local d = f:read("a"); f:close(); return d
+  end
+  local function run(args)
+    local out = {}
+    local sink = { write = function (self, ...) for _, s in ipairs { ... } do out[#out + 1] = s end return self end }
+    local ok, status = pcall(cli.run, args, { stdout = sink, stderr = sink })
+    return ok, ok and table.concat(out) or (type(status) == "table" and status.msg or tostring(status))
+  end
+  teardown(function ()
+    for _, p in ipairs { tmp, defs, tmp .. ".json", tmp .. ".bin", tmp .. ".up", tmp .. ".h" } do os.remove(p) end
+  end)
+
+  it("builds a blob from JSON and prints it back", function()
+    write(defs, [[return { Cmd = { {"type", "enum", values = {"fade", "say"}},
+      {"text", "string", max = 32, optional = true}, {"at", "float32"} },
+      Scene = { {"name", "string", max = 8}, {"cmds", "array", of = "Cmd", max = 9} } }]])
+    write(tmp .. ".json", [[{"name": "x", "cmds": [{"type": "fade", "at": 0.5, "text": null},
+      {"type": "say", "text": "hé", "at": 2}]}]])
+    assert.same({ true, "" }, { run { defs, "Scene", tmp .. ".json", "-o", tmp .. ".bin" } })
+    local s = bitwire.load(defs)
+    assert.same({ name = "x", cmds = { { type = "fade", at = 0.5 }, { type = "say", text = "hé", at = 2 } } },
+                s:unblob("Scene", read(tmp .. ".bin")))
+    local ok, out = run { defs, "Scene", tmp .. ".bin", "--json" }
+    assert.is_true(ok)
+    assert.same(s:unblob("Scene", read(tmp .. ".bin")), require("cjson").decode(out))
+  end)
+
+  it("upgrades a blob of an older version to the current one", function()
+    write(defs, [[return { T = { {"a", "int", min = 0, max = 9},
+      {"b", "int", min = 0, max = 9, since = 1, default = 7} } }]])
+    local s = bitwire.load(defs)
+    write(tmp .. ".bin", s:blob("T", { a = 3 }, { version = 0 }))
+    assert.is_true((run { "upgrade", defs, "T", tmp .. ".bin", "-o", tmp .. ".up" }))
+    local up = read(tmp .. ".up")
+    assert.equal(s:blob("T", { a = 3, b = 7 }), up)
+    assert.equal(1, string.unpack("<I4", up, 17))
+  end)
+
+  it("prints the C header and fails cleanly on bad input", function()
+    write(defs, [[return { T = { {"a", "int", min = 0, max = 9}, {"s", "string", max = 4} } }]])
+    local ok, out = run { "header", defs }
+    assert.is_true(ok)
+    assert.matches("struct T {", out, 1, true)
+    assert.matches("_Static_assert(offsetof(T, s) == 4", out, 1, true)
+    assert.matches("T_blob_check", out, 1, true)
+    write(tmp .. ".bin", "not a blob")
+    local ok2, msg = run { defs, "T", tmp .. ".bin", "--json" }
+    assert.is_false(ok2)
+    assert.matches("truncated header", msg)
+    assert.is_false((run { defs, "Nope", tmp .. ".bin", "--json" }))
+  end)
+end)
+
+describe("the ctype option", function()
+  it("picks the C integer type of a field in blobs, not on the wire", function()
+    local d = { T = { { "a", "int", min = 0, max = 9, ctype = "int32" },
+                      { "e", "enum", values = { "x", "y" }, ctype = "uint16" },
+                      { "u", "uint", bits = 64, ctype = "uint64" } } }
+    local s = bitwire.schema(d)
+    local lay = s:blob_layout()
+    assert.same({ "int32_t", "uint16_t", "uint64_t" },
+                { lay.fields[1].ctype, lay.fields[2].ctype, lay.fields[3].ctype })
+    assert.same({ 0, 4, 8 }, { lay.fields[1].offset, lay.fields[2].offset, lay.fields[3].offset })
+    local v = { a = 9, e = "y", u = -1 }
+    assert.same(v, s:unblob("T", s:blob("T", v)))
+    local plain = bitwire.schema { T = { { "a", "int", min = 0, max = 9 },
+      { "e", "enum", values = { "x", "y" } }, { "u", "uint", bits = 64 } } }
+    assert.equal(plain:fingerprint(), s:fingerprint())
+    assert.equal(plain:encode("T", v), s:encode("T", v))
+    assert.not_equal(plain:blob_layout().types[1].fingerprint, lay.types[1].fingerprint)
+  end)
+
+  it("raises on a type that cannot hold the range, or an unknown one", function()
+    for _, f in ipairs {
+      { { "a", "int", min = -1, max = 9, ctype = "uint8" }, "cannot hold" },
+      { { "a", "int", min = 0, max = 300, ctype = "int8" }, "cannot hold" },
+      { { "a", "uint", bits = 64, ctype = "int64" }, "cannot hold" },
+      { { "a", "int", min = 0, max = 9, ctype = "int33" }, "unknown ctype" },
+      { { "a", "bool", ctype = "int32" }, "unknown option 'ctype'" },
+    } do
+      local ok, err = pcall(bitwire.schema, { T = { f[1] } })
+      assert.is_false(ok)
+      assert.matches("T%.a: .*" .. f[2], err)
+    end
+  end)
+end)

@@ -1,0 +1,3 @@
+-- `bitwire blob` without the dispatcher: lua5.4 tools/blob.lua ARGS...
+-- (see lua/bitwire/cli/blob.lua; with bin/bitwire it is `bitwire blob`).
+os.exit(require("bitwire.cli.blob").main(arg))
