@@ -27,6 +27,7 @@ int bw_schemagc (lua_State *L) {
   LSchema *ls = (LSchema *)luaL_checkudata(L, 1, SCHEMA_MT);
   bw_writerfree(&ls->w);
   bw_claimsfree(&ls->claims);
+  bw_flatplanfree(&ls->plan);
   bw_schemarelease(ls->S);
   ls->S = NULL;
   return 0;
@@ -331,6 +332,7 @@ void bw_pushschema (lua_State *L, bw_Schema *S) {
   ls = (LSchema *)lua_newuserdatauv(L, sizeof(LSchema), NUV);
   ls->S = S;
   memset(&ls->claims, 0, sizeof(ls->claims));
+  bw_flatplanmake(&ls->plan, S);
   bw_writerinitgrow(&ls->w, plainalloc, NULL, MAXENCODE);
   luaL_setmetatable(L, SCHEMA_MT);
   lua_createtable(L, (int)S->nnames, 0);
@@ -362,6 +364,7 @@ int bw_schemacompile (lua_State *L) {
   holder = (LSchema *)lua_newuserdatauv(L, sizeof(LSchema), 0);
   holder->S = S;
   memset(&holder->claims, 0, sizeof(holder->claims));
+  memset(&holder->plan, 0, sizeof(holder->plan));
   bw_writerinit(&holder->w, NULL, 0);
   luaL_setmetatable(L, SCHEMA_MT);
   w.L = L;

@@ -60,6 +60,7 @@ void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
   c->S = ls->S;
   c->w = &ls->w;
   c->claims = &ls->claims;
+  c->plan = &ls->plan;
   c->values = (uint64_t)MAXVALUES;
   c->version = version;
   c->nframes = 0;

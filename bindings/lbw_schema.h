@@ -78,6 +78,24 @@ typedef struct Claims {
   int          lost;    /* this decode could not record its sequence */
 } Claims;
 
+/* A flat record's decode plan (bw_Type.flat), made once per schema: its
+** scalars in wire order, each nested record an op followed by its
+** scalars, with what the walk would look up per field precomputed. */
+typedef struct FlatOp {
+  uint8_t         kind;  /* the scalar's bw_Kind, or BW_KSTRUCT */
+  uint8_t         w;     /* bits: the scalar's, or the record's run */
+  uint16_t        n;     /* BW_KSTRUCT: its scalars, the ops that follow */
+  uint32_t        key;   /* the field's name */
+  uint64_t        lim;   /* the largest raw value the field accepts */
+  const bw_Field *f;
+} FlatOp;
+
+typedef struct FlatPlan {
+  uint32_t *first;  /* per type t: its ops are [first[t], first[t + 1]) */
+  uint32_t *spend;  /* per type: the values its nested records count */
+  FlatOp   *ops;
+} FlatPlan;
+
 /* Default of the decode option max_values (bitwire.MAX_VALUES). */
 #define MAXVALUES  ((lua_Integer)1 << 20)
 
@@ -85,6 +103,7 @@ typedef struct LSchema {
   bw_Schema *S;
   bw_Writer  w;     /* reused by every encode */
   Claims     claims;
+  FlatPlan   plan;  /* empty (NULL) without memory: the general walk */
 } LSchema;
 
 typedef struct Frame {
@@ -106,6 +125,7 @@ typedef struct Ctx {
   int              nframes;
   Frame            frames[MAXFRAMES];
   Claims          *claims;   /* decode into: the tables refilled */
+  const FlatPlan  *plan;
   uint64_t         values;   /* decode: values it may still make */
   bw_Status        code;     /* decode failure */
   uint64_t         bitpos;
@@ -179,6 +199,8 @@ int  bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
 void bw_claimsstart (Claims *cl);
 void bw_claimsend (Claims *cl);
 void bw_claimsfree (Claims *cl);
+void bw_flatplanmake (FlatPlan *p, const bw_Schema *S);
+void bw_flatplanfree (FlatPlan *p);
 /* Spend 'n' of the values a decode may make (max_values); 0 and a
 ** failure when they run out. */
 int  bw_decvaluesfail (Ctx *c);

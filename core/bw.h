@@ -200,6 +200,19 @@ static inline int bw_readerfail (bw_Reader *r, bw_Status code) {
   return 0;
 }
 
+/* Read 'n' (0..64) bits when the status is BW_OK and 72 bits or more are
+** left (bw_bitsremaining): no checks. */
+static inline uint64_t bw_readbitsfast (bw_Reader *r, unsigned n) {
+  uint64_t pos = r->pos, v;
+  size_t byte = (size_t)(pos >> 3);
+  unsigned sh = (unsigned)(pos & 7);
+  v = bw_load64(r->data + byte) >> sh;
+  if (n + sh > 64)  /* byte 'byte + 8' exists */
+    v |= (uint64_t)r->data[byte + 8] << (64 - sh);
+  r->pos = pos + n;
+  return n == 64 ? v : v & ((UINT64_C(1) << n) - 1);
+}
+
 /* Read 'n' (0..64) bits. Past the end: sets BW_ETRUNC and returns 0; an
 ** 'n' over 64 sets BW_EARG. */
 static inline uint64_t bw_readbits (bw_Reader *r, unsigned n) {

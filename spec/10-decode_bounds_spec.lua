@@ -182,6 +182,30 @@ describe("schema:decode of flat records", function ()
     assert.equal("truncated", code)
     assert.matches("^b%.y: truncated input %(bit 28%)$", msg)
   end)
+
+  it("refuses past max_values inside a record as the general walk, then refills", function ()
+    local one = { list = { v.list[1] } }
+    local b = s:encode("L", one)
+    -- root 2, array 2, the record 5, a 3, b 3
+    assert.same(one, s:decode("L", b, { max_values = 15 }))
+    local t = {}
+    s:decode("L", b, { into = t })
+    local a, bb = t.list[1].a, t.list[1].b
+    for _, m in ipairs { 11, 12, 14 } do
+      local r, msg, code = s:decode("L", b, { max_values = m })
+      assert.is_nil(r)
+      assert.equal("range", code)
+      assert.matches("max_values", msg)
+      local r2, msg2 = s:decode("L", b, { max_values = m, into = t })
+      assert.is_nil(r2)
+      assert.equal(msg, msg2)
+    end
+    assert.matches("^list%[1%]%.b: ", select(2, s:decode("L", b, { max_values = 14 })))
+    assert.equal(t, s:decode("L", b, { into = t }))
+    assert.same(one, t)
+    assert.equal(a, t.list[1].a)
+    assert.equal(bb, t.list[1].b)
+  end)
 end)
 
 describe("schema:decode of records of optional scalars", function ()
