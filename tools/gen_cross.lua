@@ -115,7 +115,7 @@ local function run(file, version, N)
   local c = gen.c(s, { name = "messages", version = version })
   write(dir .. "/messages.h", c.header)
   write(dir .. "/messages.c", c.source)
-  local flags = "-O0 -Wall -Wextra -Wpedantic -Werror -ffp-contract=off -Icore -I" .. dir
+  local flags = "-O0 -Wall -Wextra -Wpedantic -Wshadow -Werror -ffp-contract=off -Icore -I" .. dir
   -- the C side runs under ASan and UBSan: hostile bytes must not make the
   -- generated code touch memory outside the struct or the input
   sh(fmt("%s -std=c99 %s %s -o %s/harness_c core/test/gen_harness.c %s/messages.c "
