@@ -28,6 +28,15 @@ local DESC = {
     { "armor", "int", min = 0, max = 255, since = 2, default = 7 },
     { "old", "bool", removed = 2, default = false },
     { "align" }, { "flag", "bool" }, { "check" },
+    { "yaw", "angle", bits = 10, unit = "deg" }, { "roll", "angle", bits = 5 },
+  },
+  -- relative differences against a baseline: in records, slots, elements
+  R = {
+    { "x", "float", min = -100, max = 100, res = 0.05, delta = "relative" },
+    { "h", "angle", bits = 12, delta = "relative", tiers = { 2, 6 } },
+    { "q", "quat", bits = 11, delta = "relative" },
+    { "w", "quat", bits = 16, delta = "relative", optional = true },
+    { "n", "int", min = 0, max = 9 },
   },
   S = {
     { "tick", "uint", bits = 20 },
@@ -38,6 +47,11 @@ local DESC = {
     { "auto", "sparse", of = "Item", max = 64 },
     { "ents", "array", of = "E", max = 3 },
     { "me", "E", optional = true },
+    { "rs", "array", of = "R", max = 4 },
+    { "slots", "sparse", of = { "angle", bits = 9, delta = "relative" }, max = 12 },
+    { "speeds", "array", of = { "float", min = 0, max = 50, res = 0.1, delta = "relative" },
+      max = 5 },
+    { "r", "R" },
   },
 }
 
@@ -95,12 +109,23 @@ function value(f, rand, version)
       if rand(dense == 1 and 2 or 30) == 1 then t[i] = value(f.of, rand, version) end
     end
     return t
+  elseif k == "angle" then
+    -- any turn, negative, and now and then a code's own decode
+    if rand(4) == 1 then return (rand(1 << f.bits) - 1) * f.period / (1 << f.bits) end
+    return (rand(2000) - 1000) * f.period / 333
   elseif k == "quat" then
     local q = { rand(200) - 100, rand(200) - 100, rand(200) - 100, rand(200) - 100 }
     if q[1] == 0 then q[1] = 1 end
     return q
   end
   error("no generator for " .. k)
+end
+
+-- R near its baseline 'b', so relative fields go as short differences
+local function near(b, rand)
+  local q = b.q
+  return { x = b.x + (rand(9) - 5) * 0.05, h = b.h + (rand(9) - 5) * 0.003 - 2 * math.pi * (rand(3) - 2),
+           q = { q[1] + rand(5) - 3, q[2], q[3] * 1.01, q[4] }, w = b.w, n = b.n }
 end
 
 local function walked(name, bytes, opts)
@@ -126,15 +151,31 @@ describe("bitwire.walk against s:decode", function()
 
   it("reads deltas against their baseline as decode does", function()
     local rand = gen(99)
+    local seen = {}   -- relative differences read, by kind and shortness
     for _ = 1, 100 do
       local base = record(p.byname.S, rand, p.version)
       local v = record(p.byname.S, rand, p.version)
       if rand(2) == 1 then v.mask = base.mask; v.tick = base.tick end
+      v.r = near(base.r, rand)
+      for i, x in ipairs(base.rs) do
+        if rand(2) == 1 and v.rs[i] then v.rs[i] = near(x, rand) end
+      end
+      for i, a in pairs(base.slots) do
+        if rand(2) == 1 then v.slots[i] = a + (rand(3) - 2) * 0.02 end
+      end
       local bytes = s:encode("S", v, { baseline = base })
-      local got, err, endbit = walked("S", bytes, { baseline = base })
+      local got, err, endbit = walked("S", bytes, { baseline = base, on = function (e)
+        if e.role == "delta" and not e.open then
+          local k = e.kind .. (e.bits < 9 and " short" or "")
+          seen[k] = (seen[k] or 0) + 1
+        end
+      end })
       assert.is_nil(err)
       assert.same(s:decode("S", bytes, { baseline = base }), got)
       assert.equal(s:bits("S", v, { baseline = base }), endbit)
+    end
+    for _, k in ipairs { "float", "float short", "angle", "angle short", "quat" } do
+      assert.is_true((seen[k] or 0) > 5, k)
     end
   end)
 
@@ -169,12 +210,15 @@ describe("bitwire.walk against s:decode", function()
     for n = 1, 300 do
       local opts
       local name = n % 2 == 0 and "E" or "S"
+      local v
       if name == "S" then
         opts = { baseline = record(p.byname.S, rand, p.version) }
+        v = record(p.byname.S, rand, p.version)
+        v.r = near(opts.baseline.r, rand)
       else
         opts = { version = rand(4) - 1 }
       end
-      local v = record(p.byname[name], rand, opts.version or p.version)
+      v = v or record(p.byname[name], rand, opts.version or p.version)
       local bytes = s:encode(name, v, opts)
       local i = rand(#bytes)
       local bad = rand(3) == 1 and bytes:sub(1, rand(#bytes) - 1)

@@ -125,27 +125,20 @@ function Walk:qfloat(q, qmin, qdelta, qmax)
   return f32(r, f32(r, f32(r, f32(r, q) / f32(r, qmax)) * qdelta) + qmin)
 end
 
--- A smallest-three quaternion (core/bw_game.c bw_quatdecode).
-function Walk:quat(path, f)
-  local r = self.r
-  local q, start = {}, r:pos()
-  local v, msg, code = r:bits(2)
-  if v == nil then return self:fail(path, msg, code) end
-  local largest = v + 1
-  for i = 1, 3 do
-    v, msg, code = r:bits(f.bits)
-    if v == nil then return self:fail(path, msg, code) end
-    q[i] = v
-  end
-  local miv = 2 ^ f.bits - 1
-  local qmin, qdelta = r:f32(-0.707106781), r:f32(1.414213562)
-  local out, sum, k = {}, 0, 0
+-- Smallest-three quaternions (core/bw_game.c). A code is { largest
+-- component (0-3), the other three quantized }, each step as the C one.
+local QMIN, QDELTA = -0.707106781, 1.414213562
+
+-- bw_quatdecode
+function Walk:quatdecode(f, code)
+  local r, out, sum, k = self.r, {}, 0, 1
+  local qmin, qdelta, miv = r:f32(QMIN), r:f32(QDELTA), pow2(f.bits) - 1
+  local largest = code[1] + 1
   for i = 1, 4 do
     if i ~= largest then
       k = k + 1
-      local x = self:qfloat(q[k], qmin, qdelta, miv)
-      out[i] = x
-      sum = sum + x * x
+      out[i] = self:qfloat(code[k], qmin, qdelta, miv)
+      sum = sum + out[i] * out[i]
     end
   end
   out[largest] = sum < 1 and math.sqrt(1 - sum) or 0
@@ -153,33 +146,223 @@ function Walk:quat(path, f)
   for i = 1, 4 do len = len + out[i] * out[i] end
   len = math.sqrt(len)
   for i = 1, 4 do out[i] = out[i] / len end
-  -- bits <= 22: the code must come back from its own decode (bw_readquat)
-  if f.bits <= 22 then
-    local f32, l2, big = r.f32, 0, 1
-    for i = 1, 4 do l2 = l2 + out[i] * out[i] end
-    l2 = math.sqrt(l2)
-    local w = {}
-    for i = 1, 4 do
-      w[i] = out[i] / l2
-      if math.abs(w[i]) > math.abs(w[big]) then big = i end
-    end
-    local ok, kk = big == largest and w[big] >= 0, 0
-    for i = 1, 4 do
-      if i ~= largest then
-        kk = kk + 1
-        local norm = f32(r, f32(r, f32(r, w[i]) - qmin) / qdelta)
-        if not (norm >= 0) then norm = 0 end
-        if norm > 1 then norm = 1 end
-        local c = math.floor(f32(r, f32(r, norm * f32(r, miv)) + 0.5))
-        if c > miv then c = miv end
-        if c ~= q[kk] then ok = false end
+  return out
+end
+
+-- quatraw: the code of 'q' before it is made canonical, or nil
+function Walk:quatraw(f, q)
+  local r, len, v, largest = self.r, 0, {}, 1
+  for i = 1, 4 do len = len + q[i] * q[i] end
+  len = math.sqrt(len)
+  if not (len > 0) or len == math.huge then return nil end
+  for i = 1, 4 do
+    v[i] = q[i] / len
+    if math.abs(v[i]) > math.abs(v[largest]) then largest = i end
+  end
+  if v[largest] < 0 then
+    for i = 1, 4 do v[i] = -v[i] end
+  end
+  local out = { largest - 1 }
+  local qmin, qdelta, miv = r:f32(QMIN), r:f32(QDELTA), pow2(f.bits) - 1
+  for i = 1, 4 do
+    if i ~= largest then out[#out + 1] = self:qencode(v[i], qmin, qdelta, miv) end
+  end
+  return out, v
+end
+
+-- bw_quatcanonical: does 'code' come back from its own decode?
+function Walk:quatcanonical(f, code)
+  local r, miv = self.r, pow2(f.bits) - 1
+  if code[1] > 3 or code[2] > miv or code[3] > miv or code[4] > miv then return false end
+  local qmin, qdelta, sum, big = r:f32(QMIN), r:f32(QDELTA), 0, 0
+  for i = 2, 4 do
+    local g = self:qfloat(code[i], qmin, qdelta, miv)
+    sum = sum + g * g
+    if math.abs(g) > big then big = math.abs(g) end
+  end
+  if f.bits <= 22 and sum < 1 and math.sqrt(1 - sum) > big * (1 + 1e-9) then
+    return true
+  end
+  local again = self:quatraw(f, self:quatdecode(f, code))
+  if again == nil then return false end
+  for i = 1, 4 do
+    if again[i] ~= code[i] then return false end
+  end
+  return true
+end
+
+-- bw_quatencode: the canonical code of 'q' (a table of four numbers, as
+-- bw_quatof reads it), or nil when it is no quaternion.
+function Walk:quatencode(f, q)
+  if type(q) ~= "table" then return nil end
+  local x = {}
+  for i = 1, 4 do x[i] = tonumber(q[i]) or 0 end
+  local out = self:quatraw(f, x)
+  if out == nil or f.bits > 22 then return out end
+  local round = 0
+  while round < 16 and not self:quatcanonical(f, out) do
+    local v = self:quatdecode(f, out)
+    local again = self:quatraw(f, v)
+    local largest = out[1] + 1
+    if again[1] == out[1] then
+      out = again
+    else
+      local k = 1
+      for i = 1, 4 do
+        if i ~= largest then
+          k = k + 1
+          if math.abs(v[i]) >= v[largest] then
+            if v[i] > 0 then out[k] = out[k] - 1 else out[k] = out[k] + 1 end
+          end
+        end
       end
     end
-    if not ok then
-      return self:fail(path, "quaternion code not in canonical form", "range", start)
-    end
+    round = round + 1
   end
   return out
+end
+
+-- The quaternion of 'code' read at 'start'; bits <= 22: the code must be
+-- canonical (bw_readquat).
+function Walk:quatfromcode(path, f, code, start)
+  if f.bits <= 22 and not self:quatcanonical(f, code) then
+    return self:fail(path, "quaternion code not in canonical form", "range", start)
+  end
+  return self:quatdecode(f, code)
+end
+
+-- A smallest-three quaternion in full (core/bw_game.c bw_readquat).
+function Walk:quat(path, f)
+  local r, start = self.r, self.r:pos()
+  local code = {}
+  for i = 1, 4 do
+    local v, msg, code_ = r:bits(i == 1 and 2 or f.bits)
+    if v == nil then return self:fail(path, msg, code_) end
+    code[i] = v
+  end
+  return self:quatfromcode(path, f, code, start)
+end
+
+-- The integer bw_qfloatencode sends for 'x' (core/bw.h), in float32 steps.
+function Walk:qencode(x, qmin, qdelta, qmax)
+  local r = self.r
+  local f32 = r.f32
+  if x > 3.4028234663852886e38 then x = 3.4028234663852886e38 end
+  if x < -3.4028234663852886e38 then x = -3.4028234663852886e38 end
+  local norm = f32(r, f32(r, f32(r, x) - qmin) / qdelta)
+  if not (norm >= 0) then norm = 0 end
+  if norm > 1 then norm = 1 end
+  local i = math.floor(f32(r, f32(r, norm * f32(r, qmax)) + 0.5))
+  if i > qmax then i = qmax end
+  return i
+end
+
+-- bw_angleencode and bw_angledecode (core/bw_game.c): 'bits' bits per turn
+-- of 'period', in double steps.
+local function angleencode(x, period, bits)
+  local steps = pow2(bits)
+  local t = math.fmod(x, period)
+  if t < 0 then t = t + period end
+  local u = math.floor(t / period * steps + 0.5)
+  if not (u < steps) then u = 0 end
+  return u
+end
+
+local function angledecode(q, period, bits)
+  return q * period / pow2(bits)
+end
+
+-- A difference from code 'base' (core/bw_game.c bw_readdiff): tier flags,
+-- then a zigzag offset in that tier, or the escape and the code in full.
+-- d = { nbits, top, wrap, tiers }.
+function Walk:readdiff(path, d, base)
+  local r, start, first = self.r, self.r:pos(), 0
+  local n, i = #d.tiers, 1
+  while i <= n do
+    local b, msg, code = r:bits(1)
+    if b == nil then return self:fail(path, msg, code) end
+    if b == 1 then break end
+    first = first + pow2(d.tiers[i])
+    i = i + 1
+  end
+  local v
+  if i > n then
+    local msg, code
+    v, msg, code = r:bits(d.nbits)
+    if v == nil then return self:fail(path, msg, code) end
+  else
+    local u, msg, code = r:bits(d.tiers[i])
+    if u == nil then return self:fail(path, msg, code) end
+    local z = first + u
+    local odd = z % 2
+    local mag = (z - odd) / 2   -- |difference|, or |difference| - 1 below
+    if d.wrap then
+      if odd == 1 then v = base - mag - 1 else v = base + mag end
+      v = v % (d.top + 1)
+    elseif odd == 1 then
+      v = mag < base and base - mag - 1 or -1
+    else
+      v = mag <= d.top - base and base + mag or -1
+    end
+  end
+  if v < 0 or v > d.top or base > d.top then
+    return self:fail(path, "difference from the baseline leaves the range", "range", start)
+  end
+  return v
+end
+
+-- The difference parameters of a relative field (bw_fielddiff).
+function Walk:diff(f)
+  local tiers = f.tiers
+  if tiers == nil or #tiers == 0 then tiers = self.reltiers end
+  if f.kind == "angle" then
+    return { nbits = f.bits, top = pow2(f.bits) - 1, wrap = true, tiers = tiers }
+  end
+  return { nbits = bitsfor(f.qmax), top = f.qmax, wrap = false, tiers = tiers }
+end
+
+-- A relative field against its baseline value 'b' (WIRE.md "Relative
+-- differences"), as decrelative in bindings/lbw_decode.c: the value, or
+-- false when 'b' is no value to start from and the value comes whole.
+function Walk:relative(path, f, b)
+  if b == M.UNKNOWN then
+    return self:fail(path, "a relative difference needs the baseline", "baseline")
+  end
+  local bit = self.r:pos()
+  local v
+  if f.kind == "quat" then
+    local base = self:quatencode(f, b)
+    if base == nil then return false end
+    local flag, msg, code = self.r:bits(1)
+    if flag == nil then return self:fail(path, msg, code, bit) end
+    if flag == 0 then
+      v = self:quat(path, f)
+    else
+      local d, qc = self:diff(f), { base[1] }
+      for i = 2, 4 do
+        qc[i] = self:readdiff(path, d, base[i])
+        if qc[i] == nil then return nil end
+      end
+      v = self:quatfromcode(path, f, qc, bit)
+    end
+    if v == nil then return nil end
+  else
+    if type(b) ~= "number" or (f.kind == "angle" and (b ~= b or b == math.huge
+      or b == -math.huge)) then
+      return false
+    end
+    if f.kind == "angle" then
+      local u = self:readdiff(path, self:diff(f), angleencode(b, f.period, f.bits))
+      if u == nil then return nil end
+      v = angledecode(u, f.period, f.bits)
+    else
+      local u = self:readdiff(path, self:diff(f), self:qencode(b, f.qmin, f.qdelta, f.qmax))
+      if u == nil then return nil end
+      v = self:qfloat(u, f.qmin, f.qdelta, f.qmax)
+    end
+  end
+  self:emit(path, f.kind, bit, v, "delta", f)
+  return v
 end
 
 -- The value of field 'f' at 'path'; 'base' is its baseline value when the
@@ -235,6 +418,13 @@ function Walk:value(path, f, base)
         "range", bit)
     end
     local v = self:qfloat(q, f.qmin, f.qdelta, f.qmax)
+    self:emit(path, kind, bit, v, nil, f)
+    return v
+  elseif kind == "angle" then
+    local bit = self.r:pos()
+    local q, msg, code = self.r:bits(f.bits)
+    if q == nil then return self:fail(path, msg, code, bit) end
+    local v = angledecode(q, f.period, f.bits)
     self:emit(path, kind, bit, v, nil, f)
     return v
   elseif kind == "tiered" then
@@ -355,6 +545,10 @@ end
 -- a baseline"): records, arrays and sparse arrays whose baseline is a table
 -- are deltas again, everything else is sent in full.
 function Walk:deltavalue(p, f, b)
+  if f.relative then
+    local v = self:relative(p, f, b)
+    if v ~= false then return v end
+  end
   local known = b == M.UNKNOWN or type(b) == "table"
   if b ~= nil and f.kind == "struct" then
     local e = self:open(p, "struct", "delta")
@@ -427,7 +621,7 @@ function Walk:slot(path, f, t, base, i)
     t[i] = nil
     return true
   end
-  local bv
+  local bv = M.UNKNOWN
   if base ~= M.UNKNOWN then bv = base[i] end
   if base == M.UNKNOWN and f.of.kind == "struct" then
     return self:fail(p, "a slot delta needs the baseline", "baseline")
@@ -437,6 +631,8 @@ function Walk:slot(path, f, t, base, i)
     local e = self:open(p, "struct", "delta")
     v = self:deltastruct(p, self.types[f.of.type], bv)
     if v ~= nil then self:close(e, v) end
+  elseif f.of.relative then   -- a difference from the baseline's slot
+    v = self:deltavalue(p, f.of, bv)
   else
     v = self:value(p, f.of)
   end
@@ -530,6 +726,7 @@ function M.walk(program, name, r, opts)
   if ty == nil then error("bitwire.walk: no type '" .. tostring(name) .. "'", 2) end
   local w = setmetatable({ r = r, types = program.byname, depth = opts.depth or 0,
     version = opts.version or program.version, on = opts.on,
+    reltiers = program.relative_tiers or {},
     onclose = opts.onclose }, Walk)
   local prefix = opts.path or ""
   local v
