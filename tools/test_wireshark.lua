@@ -29,9 +29,10 @@ local deltas = bitwire.protocol(s, { id = ID, deltas = true })
 
 local ent = { id = 5, kind = "grunt", pos = { x = 1.5, y = 2.25, z = -3.125 },
   rot = { 0, 0, 0.6, 0.8 }, name = "ab", hp = 19, big = -9007199254740993,
-  mask = 1099511627775 }
+  mask = 1099511627775, yaw = -90.5 }
 local snap = { tick = 77, ents = { [3] = ent, [40] = { id = -8, kind = "player",
-  pos = { x = 0, y = 0, z = 0 }, rot = { 1, 0, 0, 0 }, hp = 0, big = 0, mask = 0 } },
+  pos = { x = 0, y = 0, z = 0 }, rot = { 1, 0, 0, 0 }, hp = 0, big = 0, mask = 0,
+  yaw = 359.9 } },
   ids = { 1, 2, 63 }, blob = "\1\2" }
 local snap2 = { tick = 78, ents = snap.ents, ids = { 4 }, blob = "" }
 
@@ -96,7 +97,7 @@ local function show(v, kind, bits)
     end
     return string.format("%q", tostring(v))
   elseif type(v) == "number" then
-    if kind == "float" or kind == "float32" or kind == "float64" then return string.format("%.9g", v) end
+    if kind == "float" or kind == "float32" or kind == "float64" or kind == "angle" then return string.format("%.9g", v) end
     return string.format("%.0f", v)
   elseif type(v) == "string" then
     if kind == "bytes" then

@@ -37,7 +37,7 @@ local function program_literal(p)
   for i, t in ipairs(p.types) do types[i] = t end
   local out = {}
   literal({ version = p.version, fingerprint = p.fingerprint, typebits = p.typebits,
-            types = types }, out)
+            relative_tiers = p.relative_tiers, types = types }, out)
   return table.concat(out)
 end
 
@@ -254,7 +254,8 @@ local function show(v, kind)
     for i = 1, #v do parts[i] = show(v[i], "float") end
     return "(" .. table.concat(parts, ", ") .. ")"
   elseif type(v) == "number" then
-    if kind == "float" or kind == "float32" or kind == "float64" or kind == "quat" then
+    if kind == "float" or kind == "float32" or kind == "float64" or kind == "quat"
+        or kind == "angle" then
       return string.format("%.9g", v)
     end
     return string.format("%.0f", v)
@@ -276,7 +277,7 @@ local F = {
 }
 -- a filterable field per schema field with a scalar value
 local NUMERIC = { int = true, uint = true, tiered = true, float = true, float32 = true,
-                  float64 = true }
+                  float64 = true, angle = true }
 local VALUEFIELDS = {}
 local function valuefield(f)
   local k = f.key
