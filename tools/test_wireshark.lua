@@ -97,7 +97,9 @@ local function show(v, kind, bits)
     end
     return string.format("%q", tostring(v))
   elseif type(v) == "number" then
-    if kind == "float" or kind == "float32" or kind == "float64" or kind == "angle" then return string.format("%.9g", v) end
+    if kind == "float" or kind == "float32" or kind == "float64" or kind == "angle" then
+      return string.format("%.9g", v)
+    end
     return string.format("%.0f", v)
   elseif type(v) == "string" then
     if kind == "bytes" then
