@@ -118,7 +118,8 @@ function serval(G, out, ind, f, x, base, name, depth, owner)
     local eb, en = nil, nil
     if ctypes.compound(e) then eb, en, ex = ex .. ".", "v", ex .. ".v" end
     add("if (!bitwire_serialize_sparse(stream, %s%s_present, %s,", base, name, sp)
-    add("    [&](Stream &stream, size_t %s) -> bool {", slot)
+    -- the stream is the captured one: a named parameter would shadow it
+    add("    [&](Stream &, size_t %s) -> bool {", slot)
     local inner = {}
     serval(G, inner, ind .. "      ", e, ex, eb, en, depth + 1,
       ctypes.compound(e) and owner .. "_item" or owner)
@@ -204,6 +205,7 @@ bool bitwire_serialize_quat (Stream &stream, float v[4], unsigned bits) {
   if (Stream::IsReading) {
     double out[4];
     for (int i = 1; i < 4; i++) if (c[i] > q.miv) return false;
+    if (q.nbits <= BW_QUATEXACT && !bw_quatcanonical(&q, c)) return false;
     bw_quatdecode(&q, c, out);
     for (int i = 0; i < 4; i++) v[i] = (float)out[i];
   }
