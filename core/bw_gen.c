@@ -11,6 +11,7 @@
 ** and cannot drift from one another.
 */
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -93,6 +94,12 @@ int bw_genreadbytes (bw_Reader *r, uint8_t *dst, size_t n) {
   if (p == NULL) return 0;
   if (n > 0) memcpy(dst, p, n);
   return 1;
+}
+
+int bw_genwriteangle (bw_Writer *w, double x, double period, unsigned bits) {
+  if (!isfinite(x)) return bw_genrefuse(w, BW_ERANGE);
+  bw_writebits(w, bw_angleencode(x, period, bits), bits);
+  return w->status == BW_OK;
 }
 
 int bw_genwritequat (bw_Writer *w, const bw_QFloat *q, const float v[4]) {
