@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lua.h"
@@ -62,6 +63,15 @@ typedef struct Mark {
 ** used; pass the main thread for memory that outlives the current call.
 ** The allocator is looked up on every call, as Lua itself does.
 */
+void *bw_plainalloc (void *ud, void *ptr, size_t osize, size_t nsize) {
+  (void)ud; (void)osize;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  return realloc(ptr, nsize);
+}
+
 void *bw_luaalloc (void *ud, void *ptr, size_t osize, size_t nsize) {
   void *aud;
   lua_Alloc f = lua_getallocf((lua_State *)ud, &aud);

@@ -19,6 +19,9 @@ void bw_openblob (lua_State *L);
 void bw_opensandbox (lua_State *L);
 /* Push the failure of a read as nil, message, code; returns 3. */
 int bw_pushreaderror (lua_State *L, const bw_Reader *r, const char *what);
+/* Plain malloc memory for buffers that outlive a call (a schema's writer,
+** a blob being built): no Lua state involved. */
+void *bw_plainalloc (void *ud, void *ptr, size_t osize, size_t nsize);
 /* lua_Alloc adaptor for growable writers. */
 void *bw_luaalloc (void *ud, void *ptr, size_t osize, size_t nsize);
 #endif

@@ -118,15 +118,6 @@ typedef struct WBuf {
   bw_BlobWriter w;
 } WBuf;
 
-static void *plainalloc (void *ud, void *ptr, size_t osize, size_t nsize) {
-  (void)ud; (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  return realloc(ptr, nsize);
-}
-
 static int wbuf_gc (lua_State *L) {
   WBuf *b = (WBuf *)lua_touserdata(L, 1);
   bw_blobwfree(&b->w);
@@ -173,24 +164,6 @@ static int werror (Wr *c, const char *detail) {
 static int wexpect (Wr *c, int idx, const char *what) {
   lua_pushfstring(c->L, "expected %s, got %s", what, luaL_typename(c->L, idx));
   return werror(c, lua_tostring(c->L, -1));
-}
-
-void bw_blobpushname (lua_State *L, const bw_Schema *S, uint32_t nm) {
-  lua_pushlstring(L, S->names[nm], S->namelens[nm]);
-}
-
-void bw_blobpushdefault (lua_State *L, const bw_Schema *S,
-                         const bw_Field *f) {
-  switch (f->kind) {
-    case BW_KBOOL: lua_pushboolean(L, (int)f->def.i); break;
-    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KANGLE:
-      lua_pushnumber(L, (lua_Number)f->def.d);
-      break;
-    case BW_KENUM: case BW_KSTRING: case BW_KBYTES:
-      bw_blobpushname(L, S, f->def.s);
-      break;
-    default: lua_pushinteger(L, (lua_Integer)f->def.i); break;
-  }
 }
 
 static size_t walloc (Wr *c, size_t n, size_t align) {
@@ -412,7 +385,7 @@ static void wrecord (Wr *c, uint32_t t, int idx, size_t pos) {
       }
       if (!sf->hasdefault) werror(c, "missing field");
       lua_pop(L, 1);
-      bw_blobpushdefault(L, c->S, sf);
+      bw_pushfielddefault(L, c->S, sf);
     }
     if (f->presence != BW_BLOBNONE) c->w->buf[pos + f->presence] = 1;
     wvalue(c, f, v, pos + f->offset);
@@ -436,7 +409,7 @@ static int schema_blob (lua_State *L) {
   B = bw_blobgetlayout(L, version);  /* at 4 */
   ty = &B->types[t];
   b = (WBuf *)lua_newuserdatauv(L, sizeof(WBuf), 0);
-  bw_blobwinit(&b->w, plainalloc, NULL, BW_BLOBMAX);
+  bw_blobwinit(&b->w, bw_plainalloc, NULL, BW_BLOBMAX);
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, wbuf_gc);
   lua_setfield(L, -2, "__gc");
@@ -543,7 +516,7 @@ static int schema_bloblayout (lua_State *L) {
       int64_t k;
       lua_createtable(L, (int)sf->max + 1, 0);
       for (k = 0; k <= sf->max; k++) {
-        bw_blobpushname(L, ls->S, sf->ref + (uint32_t)k);
+        bw_pushname(L, ls->S, sf->ref + (uint32_t)k);
         lua_rawseti(L, -2, (lua_Integer)k + 1);
       }
       lua_setfield(L, -2, "values");

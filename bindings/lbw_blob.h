@@ -14,10 +14,6 @@
 ** pushed (lbw_blob.c). */
 const bw_BlobLayout *bw_blobgetlayout (lua_State *L, uint32_t version);
 /* Push name 'nm' of 'S'; push the default of field 'f'. */
-void bw_blobpushname (lua_State *L, const bw_Schema *S, uint32_t nm);
-void bw_blobpushdefault (lua_State *L, const bw_Schema *S,
-                         const bw_Field *f);
-
 /* lbw_blobread.c: unblob and blobview, and the views' metatable. */
 extern const luaL_Reg bw_blobreadmethods[];
 void bw_openblobview (lua_State *L);

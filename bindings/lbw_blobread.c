@@ -122,7 +122,7 @@ static void rfield (Rd *c, uint32_t sfi, size_t pos) {
   uint32_t lf = c->B->map[sfi];
   const bw_BlobField *f;
   if (lf == BW_BLOBNONE) {
-    if (sf->hasdefault) bw_blobpushdefault(c->L, c->S, sf);
+    if (sf->hasdefault) bw_pushfielddefault(c->L, c->S, sf);
     else lua_pushnil(c->L);
     return;
   }
@@ -270,7 +270,7 @@ static void viewfield (lua_State *L, const View *v, uint32_t sfi) {
   const bw_Field *sf = &v->S->fields[sfi];
   uint32_t lf = v->B->map[sfi];
   if (lf == BW_BLOBNONE) {
-    if (sf->hasdefault) bw_blobpushdefault(L, v->S, sf);
+    if (sf->hasdefault) bw_pushfielddefault(L, v->S, sf);
     else lua_pushnil(L);
   }
   else {
@@ -376,7 +376,7 @@ static int view_next (lua_State *L) {
         lua_pop(L, 1);
         continue;
       }
-      bw_blobpushname(L, v->S, sf->name);
+      bw_pushname(L, v->S, sf->name);
       lua_insert(L, -2);
       return 2;
     }

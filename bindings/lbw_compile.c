@@ -33,15 +33,6 @@ int bw_schemagc (lua_State *L) {
   return 0;
 }
 
-static void *plainalloc (void *ud, void *ptr, size_t osize, size_t nsize) {
-  (void)ud; (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  return realloc(ptr, nsize);
-}
-
 /* {===================== descriptions to specs ===================== */
 /* Only the shape of the Lua tables is looked at here; every rule about the
 ** values is core/bw_compile.c's. */
@@ -333,7 +324,7 @@ void bw_pushschema (lua_State *L, bw_Schema *S) {
   ls->S = S;
   memset(&ls->claims, 0, sizeof(ls->claims));
   bw_flatplanmake(&ls->plan, S);
-  bw_writerinitgrow(&ls->w, plainalloc, NULL, MAXENCODE);
+  bw_writerinitgrow(&ls->w, bw_plainalloc, NULL, MAXENCODE);
   luaL_setmetatable(L, SCHEMA_MT);
   lua_createtable(L, (int)S->nnames, 0);
   for (i = 0; i < S->nnames; i++) {

@@ -33,7 +33,7 @@ static void setbool (lua_State *L, const char *k, int v) {
   lua_setfield(L, -2, k);
 }
 
-static void pushname (lua_State *L, const bw_Schema *S, uint32_t nm) {
+void bw_pushname (lua_State *L, const bw_Schema *S, uint32_t nm) {
   lua_pushlstring(L, S->names[nm], S->namelens[nm]);
 }
 
@@ -53,18 +53,23 @@ static void sethash (lua_State *L, const char *k, uint64_t h) {
   lua_setfield(L, -2, k);
 }
 
-static void setdefault (lua_State *L, const bw_Schema *S, const bw_Field *f) {
-  if (!f->hasdefault) return;
+void bw_pushfielddefault (lua_State *L, const bw_Schema *S,
+                          const bw_Field *f) {
   switch (f->kind) {
     case BW_KBOOL: lua_pushboolean(L, (int)f->def.i); break;
     case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KANGLE:
       lua_pushnumber(L, (lua_Number)f->def.d);
       break;
     case BW_KENUM: case BW_KSTRING: case BW_KBYTES:
-      pushname(L, S, f->def.s);
+      bw_pushname(L, S, f->def.s);
       break;
     default: lua_pushinteger(L, (lua_Integer)f->def.i); break;
   }
+}
+
+static void setdefault (lua_State *L, const bw_Schema *S, const bw_Field *f) {
+  if (!f->hasdefault) return;
+  bw_pushfielddefault(L, S, f);
   lua_setfield(L, -2, "default");
 }
 
@@ -83,7 +88,7 @@ static void pushfield (lua_State *L, const bw_Schema *S, const bw_Field *f,
   luaL_checkstack(L, 8, "schema nesting");
   lua_createtable(L, 0, 16);
   if (f->name != BW_NONE) {
-    pushname(L, S, f->name);
+    bw_pushname(L, S, f->name);
     lua_setfield(L, -2, "name");
   }
   lua_pushstring(L, bw_kindnames[f->kind]);
@@ -106,7 +111,7 @@ static void pushfield (lua_State *L, const bw_Schema *S, const bw_Field *f,
   }
   switch (f->kind) {
     case BW_KSTRUCT:
-      pushname(L, S, S->types[f->ref].name);
+      bw_pushname(L, S, S->types[f->ref].name);
       lua_setfield(L, -2, "type");
       break;
     case BW_KSPARSE:
@@ -125,7 +130,7 @@ static void pushfield (lua_State *L, const bw_Schema *S, const bw_Field *f,
       int64_t i;
       lua_createtable(L, (int)(f->max + 1), 0);
       for (i = 0; i <= f->max; i++) {
-        pushname(L, S, f->ref + (uint32_t)i);
+        bw_pushname(L, S, f->ref + (uint32_t)i);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
       }
       lua_setfield(L, -2, "values");
@@ -184,7 +189,7 @@ static int schema_program (lua_State *L) {
   }
   lua_createtable(L, (int)S->nmessages, 0);   /* messages: id + 1 -> name */
   for (i = 0; i < S->nmessages; i++) {
-    pushname(L, S, S->types[bw_msgtype(S, i)].name);
+    bw_pushname(L, S, S->types[bw_msgtype(S, i)].name);
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   lua_setfield(L, -2, "messages");
@@ -198,7 +203,7 @@ static int schema_program (lua_State *L) {
   for (i = 0; i < S->ntypes; i++) {
     const bw_Type *ty = &S->types[i];
     lua_createtable(L, 0, 6);
-    pushname(L, S, ty->name);
+    bw_pushname(L, S, ty->name);
     lua_setfield(L, -2, "name");
     setint(L, "id", (lua_Integer)i);
     setbits(L, "minbits", ty->minbits);
@@ -212,7 +217,7 @@ static int schema_program (lua_State *L) {
       lua_rawseti(L, -2, (lua_Integer)j + 1);
     }
     lua_setfield(L, -2, "fields");
-    pushname(L, S, ty->name);
+    bw_pushname(L, S, ty->name);
     lua_pushvalue(L, -2);
     lua_rawset(L, -4);                      /* byname[name] = type */
     lua_rawseti(L, -3, (lua_Integer)i + 1);

@@ -250,6 +250,12 @@ void bw_strictcheck (Ctx *c, uint32_t t, int idx);
 void bw_writemessageid (Ctx *c, uint32_t t);
 int  bw_readmessageid (Ctx *c, uint32_t *t);
 
+/* Push the interned name 'nm' of 'S', and the default of field 'f' as a
+** Lua value (lbw_program.c; for tools and blobs, not the hot path). */
+void bw_pushname (lua_State *L, const bw_Schema *S, uint32_t nm);
+void bw_pushfielddefault (lua_State *L, const bw_Schema *S,
+                          const bw_Field *f);
+
 /* Method and function lists of the other files, for bw_openschema. */
 extern const luaL_Reg bw_framemethods[];   /* lbw_frame.c */
 extern const luaL_Reg bw_framefuncs[];     /* lbw_frame.c: protocol_id */

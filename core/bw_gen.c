@@ -11,6 +11,7 @@
 ** and cannot drift from one another.
 */
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -95,24 +96,27 @@ int bw_genreadbytes (bw_Reader *r, uint8_t *dst, size_t n) {
   return 1;
 }
 
+int bw_genwriteangle (bw_Writer *w, double x, double period, unsigned bits) {
+  if (!isfinite(x)) return bw_genrefuse(w, BW_ERANGE);
+  bw_writebits(w, bw_angleencode(x, period, bits), bits);
+  return w->status == BW_OK;
+}
+
 int bw_genwritequat (bw_Writer *w, const bw_QFloat *q, const float v[4]) {
   double in[4];
   uint32_t out[4];
   int i;
   for (i = 0; i < 4; i++) in[i] = (double)v[i];
   if (!bw_quatencode(q, in, out)) return bw_genrefuse(w, BW_ERANGE);
-  bw_writebits(w, out[0], 2);
-  for (i = 1; i < 4; i++) bw_writebits(w, out[i], q->nbits);
-  return w->status == BW_OK;
+  return bw_writequat(w, q, out) == BW_OK;
 }
 
+/* bw_readquat: non-canonical codes fail as the driver's decode fails */
 int bw_genreadquat (bw_Reader *r, const bw_QFloat *q, float v[4]) {
   uint32_t in[4];
   double out[4];
   int i;
-  in[0] = (uint32_t)bw_readbits(r, 2);
-  for (i = 1; i < 4; i++) in[i] = (uint32_t)bw_readbits(r, q->nbits);
-  if (r->status != BW_OK) return 0;
+  if (!bw_readquat(r, q, in)) return 0;
   bw_quatdecode(q, in, out);
   for (i = 0; i < 4; i++) v[i] = (float)out[i];
   return 1;

@@ -79,6 +79,11 @@ int bw_genwritestring (bw_Writer *w, const char *s, size_t maxlen);
 int bw_genreadstring (bw_Reader *r, char *s, size_t maxlen);
 /* Read 'n' aligned bytes into 'dst'. */
 int bw_genreadbytes (bw_Reader *r, uint8_t *dst, size_t n);
+
+/* An angle (WIRE.md, angle) by the core's bw_angleencode, so the rounding
+** is the driver's; a non-finite 'x' is refused as the driver refuses it. */
+int bw_genwriteangle (bw_Writer *w, double x, double period, unsigned bits);
+
 /* A quaternion (x, y, z, w) by smallest three; 0 for one with no length. */
 int bw_genwritequat (bw_Writer *w, const bw_QFloat *q, const float v[4]);
 int bw_genreadquat (bw_Reader *r, const bw_QFloat *q, float v[4]);

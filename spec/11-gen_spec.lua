@@ -66,6 +66,16 @@ describe("bitwire.gen.c", function()
     assert.matches("hologram", err)
   end)
 
+  it("holds an angle as the double the driver decodes, coded by the core", function()
+    local a = bitwire.schema { Aim = { {"yaw", "angle", bits = 10, unit = "deg"} } }
+    local c = bitwire.gen.c(a, { name = "aim" })
+    assert.matches("double yaw;", c.header, 1, true)
+    assert.matches("bw_genwriteangle(w, v->yaw, 360.0, 10)", c.source, 1, true)
+    assert.matches("bw_angledecode((uint32_t)bw_readbits(r, 10), 360.0, 10)", c.source, 1, true)
+    assert.matches("bitwire_serialize_angle(stream, value.yaw, 360.0, 10)",
+      bitwire.gen.serialize_h(a), 1, true)
+  end)
+
   it("writes code for the version asked for", function()
     local v3 = bitwire.schema(dofile("spec/fixtures/defs/game_v3.lua"))
     local now = bitwire.gen.c(v3).header

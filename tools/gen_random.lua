@@ -54,6 +54,9 @@ local function field(program, f)
   elseif k == "float64" then
     if random(6) == 1 then return SPECIAL32[random(#SPECIAL32)] end
     return (random() - 0.5) * 10 ^ random(-30, 30)
+  elseif k == "angle" then   -- any turn, negative ones and exact steps too
+    if random(4) == 1 then return random(-4, 4) * f.period / (1 << f.bits) end
+    return (random() * 4 - 2) * f.period
   elseif k == "enum" then return f.values[random(#f.values)]
   elseif k == "string" then return randstring(f.max)
   elseif k == "bytes" then return randbytes(random(f.min, f.max))

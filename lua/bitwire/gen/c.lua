@@ -218,6 +218,11 @@ function writevalue(E, mode, f, loc, owner)
       end
       E:line("bw_writebits(w, bw_qfloatencode(&%s, %s), %d);", q, x, nb)
     else E:line("pos += %d;", nb) end
+  elseif k == "angle" then
+    if W then
+      E:line("if (!bw_genwriteangle(w, %s, %s, %d)) return false;", x,
+        ctypes.double(f.period), f.bits)
+    else E:line("pos += %d;", f.bits) end
   elseif k == "float32" then
     if W then E:line("bw_writefloat(w, %s);", x) else E:line("pos += 32;") end
   elseif k == "float64" then
@@ -359,6 +364,10 @@ function readvalue(E, f, loc, owner, segs)
   elseif k == "float" then
     E:line("if (!bw_genspan(r, %d, %s, &%s)) %s", bitlen(f.qmax), cuint(f.qmax), u(), FAIL)
     E:line("%s = bw_qfloatdecode(&%s, (uint32_t)u);", x, M.qconst(G, f, owner))
+  elseif k == "angle" then
+    E:line("%s = bw_angledecode((uint32_t)bw_readbits(r, %d), %s, %d);", x, f.bits,
+      ctypes.double(f.period), f.bits)
+    E:line("if (r->status != BW_OK) %s", FAIL)
   elseif k == "float32" or k == "float64" then
     E:line("%s = bw_read%s(r);", x, k == "float32" and "float" or "double")
     E:line("if (r->status != BW_OK) %s", FAIL)

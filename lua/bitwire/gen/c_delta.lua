@@ -57,6 +57,10 @@ function eqexpr(G, f, a, b, owner)
   if k == "float" then
     local q = G.c.qconst(G, f, owner)
     return fmt("bw_qfloatencode(&%s, %s) == bw_qfloatencode(&%s, %s)", q, x, q, y)
+  elseif k == "angle" then   -- the same code on the wire
+    local p = ctypes.double(f.period)
+    return fmt("bw_angleencode(%s, %s, %d) == bw_angleencode(%s, %s, %d)", x, p,
+      f.bits, y, p, f.bits)
   elseif k == "float32" or k == "float64" then
     return fmt("%s == %s || (%s != %s && %s != %s)", x, y, x, x, y, y)
   elseif k == "bool" then

@@ -90,7 +90,8 @@ function M.range(f)
 end
 
 local SCALAR = { int = true, uint = true, bool = true, float = true,
-                 float32 = true, float64 = true, enum = true, tiered = true }
+                 float32 = true, float64 = true, enum = true, tiered = true,
+                 angle = true }
 M.SCALAR = SCALAR
 
 -- Kinds whose element needs a struct of its own (a count or a mask).
@@ -201,7 +202,8 @@ function M:scalartype(f, owner)
   local k = f.kind
   if k == "bool" then return "bool" end
   if k == "float" or k == "float32" then return "float" end
-  if k == "float64" then return "double" end
+  -- double: the driver decodes an angle to a Lua number, a double
+  if k == "float64" or k == "angle" then return "double" end
   if k == "struct" then return self:typename(f.type) end
   if k == "enum" then
     local name = owner
@@ -233,6 +235,7 @@ function M.wire(f)
       M.bitlen(f.qmax))
   elseif k == "float32" then s = "float32, 32 bits"
   elseif k == "float64" then s = "float64, 64 bits"
+  elseif k == "angle" then s = fmt("angle, period %.17g, %d bits", f.period, f.bits)
   elseif k == "enum" then s = fmt("enum of %d, %d bits", #f.values, f.bits)
   elseif k == "string" then s = fmt("string, length <= %d in %d bits, aligned bytes", f.max, f.bits)
   elseif k == "bytes" then

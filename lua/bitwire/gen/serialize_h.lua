@@ -76,6 +76,9 @@ function serval(G, out, ind, f, x, base, name, depth, owner)
       ctypes.float(f.fmax), ctypes.float(resolution(f)))
   elseif k == "float32" then add("serialize_float(stream, %s);", x)
   elseif k == "float64" then add("serialize_double(stream, %s);", x)
+  elseif k == "angle" then
+    add("if (!bitwire_serialize_angle(stream, %s, %s, %d)) return false;", x,
+      ctypes.double(f.period), f.bits)
   elseif k == "string" then add("serialize_string(stream, %s, %d);", x, f.max + 1)
   elseif k == "bytes" then
     if f.fixed then add("serialize_bytes(stream, %s, %d);", x, f.max)
@@ -118,7 +121,8 @@ function serval(G, out, ind, f, x, base, name, depth, owner)
     local eb, en = nil, nil
     if ctypes.compound(e) then eb, en, ex = ex .. ".", "v", ex .. ".v" end
     add("if (!bitwire_serialize_sparse(stream, %s%s_present, %s,", base, name, sp)
-    add("    [&](Stream &stream, size_t %s) -> bool {", slot)
+    -- the stream is the captured one: a named parameter would shadow it
+    add("    [&](Stream &, size_t %s) -> bool {", slot)
     local inner = {}
     serval(G, inner, ind .. "      ", e, ex, eb, en, depth + 1,
       ctypes.compound(e) and owner .. "_item" or owner)
@@ -188,6 +192,20 @@ bool bitwire_serialize_tiered (Stream &stream, uint64_t &v, uint64_t min,
   return false;
 }
 
+// An angle (WIRE.md, angle) by the core's bw_angleencode/bw_angledecode, so
+// the rounding is the driver's; a non-finite one is refused as it does.
+template <typename Stream>
+bool bitwire_serialize_angle (Stream &stream, double &v, double period, unsigned bits) {
+  uint32_t u = 0;
+  if (Stream::IsWriting) {
+    if (!std::isfinite(v)) return false;
+    u = bw_angleencode(v, period, bits);
+  }
+  serialize_bits(stream, u, (int)bits);
+  if (Stream::IsReading) v = bw_angledecode(u, period, bits);
+  return true;
+}
+
 // A quaternion (x, y, z, w) by smallest three (WIRE.md, quat): the largest
 // component's index in 2 bits, then the other three in 'bits' bits each.
 template <typename Stream>
@@ -204,6 +222,7 @@ bool bitwire_serialize_quat (Stream &stream, float v[4], unsigned bits) {
   if (Stream::IsReading) {
     double out[4];
     for (int i = 1; i < 4; i++) if (c[i] > q.miv) return false;
+    if (q.nbits <= BW_QUATEXACT && !bw_quatcanonical(&q, c)) return false;
     bw_quatdecode(&q, c, out);
     for (int i = 0; i < 4; i++) v[i] = (float)out[i];
   }
@@ -338,6 +357,7 @@ function M.generate(schema, opts)
 #ifndef %s
 #define %s
 
+#include <cmath>
 #include <stdint.h>
 #include <string.h>
 
