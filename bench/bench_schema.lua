@@ -17,6 +17,7 @@ end
 if not package.path:find("./?.lua", 1, true) then
   package.path = "./?.lua;" .. package.path
 end
+local timing = require "bench.timing"
 
 local msg = require "bench.message"
 
@@ -226,7 +227,6 @@ end
 
 -- {===== timing =====
 
-local clock = os.clock
 
 -- Each op: a function running 'n' iterations.
 local function loop1 (f, a)
@@ -255,36 +255,8 @@ for _, p in ipairs(peers) do
   end
 end
 
-local function timed (op, n)
-  collectgarbage("collect")
-  local t0 = clock()
-  op.run(n)
-  return clock() - t0
-end
-
--- iterations per run: about SECONDS each
-for _, op in ipairs(ops) do
-  local n = 1
-  local dt = timed(op, n)
-  while dt < SECONDS / 10 do
-    n = n * 4
-    dt = timed(op, n)
-  end
-  op.n = math.max(1, math.floor(n * SECONDS / dt + 0.5))
-  op.rates = {}
-end
-
-for _ = 1, ROUNDS do
-  for _, op in ipairs(ops) do
-    op.rates[#op.rates + 1] = op.n / timed(op, op.n)
-  end
-end
-
-local function median (t)
-  table.sort(t)
-  local m = #t // 2
-  return #t % 2 == 1 and t[m + 1] or (t[m] + t[m + 1]) / 2
-end
+timing.run(ops, SECONDS, ROUNDS)
+local median = timing.median
 
 for _, op in ipairs(ops) do
   op.peer.stats[op.kind] = median(op.rates)
