@@ -272,6 +272,34 @@ static inline float bw_tofloat32 (double x) {
   }
   return (float)x;
 }
+/* 'x' as the optimizer cannot see into it: a product passed through this
+** is rounded to its type and never fused with the add after it into a
+** fused multiply-add, whatever -ffp-contract (GCC's default outside
+** -std=c99 is fast; arm64 fuses at -O2) or pragma the including code is
+** built with; clang's -ffp-contract=fast ignores the pragmas. Free on x86
+** and arm64, a volatile store and load elsewhere. */
+static inline float bw_nofusef (float x) {
+#if defined(__GNUC__) && defined(__SSE_MATH__)
+  __asm__ ("" : "+x" (x));
+#elif defined(__GNUC__) && defined(__aarch64__)
+  __asm__ ("" : "+w" (x));
+#else
+  volatile float v = x;
+  x = v;
+#endif
+  return x;
+}
+static inline double bw_nofuse (double x) {
+#if defined(__GNUC__) && defined(__SSE2_MATH__)
+  __asm__ ("" : "+x" (x));
+#elif defined(__GNUC__) && defined(__aarch64__)
+  __asm__ ("" : "+w" (x));
+#else
+  volatile double v = x;
+  x = v;
+#endif
+  return x;
+}
 bw_Status bw_writedouble (bw_Writer *w, double x);
 /* Zero bits up to the next byte boundary. */
 bw_Status bw_writealign (bw_Writer *w);
@@ -330,7 +358,7 @@ static inline uint32_t bw_qfloatencode (const bw_QFloat *q, double x) {
   norm = (v - q->min) / q->delta;
   if (!(norm >= 0.0f)) norm = 0.0f;  /* also NaN */
   if (norm > 1.0f) norm = 1.0f;
-  scaled = norm * (float)q->miv;  /* separate statements: never fused */
+  scaled = bw_nofusef(norm * (float)q->miv);  /* rounded, never fused */
   rounded = scaled + 0.5f;
   i = (uint32_t)rounded;  /* floor: 'rounded' is in [0.5, 2^32) */
   /* ties at miv >= 2^23 can round past miv; keep it readable */
@@ -340,7 +368,7 @@ static inline uint32_t bw_qfloatencode (const bw_QFloat *q, double x) {
 /* The float32 value an integer 'i' (<= q->miv) stands for. */
 static inline float bw_qfloatdecode (const bw_QFloat *q, uint32_t i) {
   float norm = (float)i / (float)q->miv;
-  float scaled = norm * q->delta;
+  float scaled = bw_nofusef(norm * q->delta);  /* rounded, never fused */
   return scaled + q->min;
 }
 

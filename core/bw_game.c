@@ -100,7 +100,7 @@ void bw_quatinit (bw_QFloat *q, unsigned bits) {
 static int quatraw (const bw_QFloat *q, const double in[4], uint32_t out[4]) {
   double len = 0, v[4];
   unsigned i, k = 0, largest = 0;
-  for (i = 0; i < 4; i++) len += in[i] * in[i];
+  for (i = 0; i < 4; i++) len += bw_nofuse(in[i] * in[i]);  /* no FMA */
   len = sqrt(len);
   if (!(len > 0) || !isfinite(len)) return 0;
   for (i = 0; i < 4; i++) {
@@ -127,7 +127,7 @@ int bw_quatcanonical (const bw_QFloat *q, const uint32_t code[4]) {
   ** float32 ulp, so they encode back to their codes. */
   for (i = 1; i < 4; i++) {
     double g = (double)bw_qfloatdecode(q, code[i]);
-    sum += g * g;
+    sum += bw_nofuse(g * g);
     if (fabs(g) > big) big = fabs(g);
   }
   if (q->nbits <= BW_QUATEXACT && sum < 1 && sqrt(1 - sum) > big * (1 + 1e-9))
@@ -171,10 +171,10 @@ void bw_quatdecode (const bw_QFloat *q, const uint32_t in[4], double out[4]) {
   for (i = 0; i < 4; i++) {
     if (i == largest) continue;
     out[i] = (double)bw_qfloatdecode(q, in[++k]);
-    sum += out[i] * out[i];
+    sum += bw_nofuse(out[i] * out[i]);
   }
   out[largest] = sum < 1 ? sqrt(1 - sum) : 0;
-  for (i = 0; i < 4; i++) len += out[i] * out[i];
+  for (i = 0; i < 4; i++) len += bw_nofuse(out[i] * out[i]);
   len = sqrt(len);
   for (i = 0; i < 4; i++) out[i] /= len;  /* len >= 1: never zero */
 }
@@ -209,7 +209,7 @@ uint32_t bw_angleencode (double x, double period, unsigned bits) {
   double steps = ldexp(1.0, (int)bits);
   double t = fmod(x, period), u;
   if (t < 0) t += period;  /* may round up to the period: step 2^bits */
-  u = floor(t / period * steps + 0.5);
+  u = floor(bw_nofuse(t / period * steps) + 0.5);  /* never an FMA */
   if (!(u < steps)) u = 0;  /* also NaN, for an infinite x */
   return (uint32_t)u;
 }

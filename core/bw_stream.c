@@ -424,8 +424,8 @@ void bw_readcheck (bw_Reader *r, uint32_t magic) {
 
 
 /* {===================== compressed float ===================== */
-/* Every step is a float32 operation, as serialize.h does it; the build uses
-** -ffp-contract=off so no step is fused. */
+/* Every step is a float32 operation, as serialize.h does it; products go
+** through bw_nofusef so no step is fused, whatever the build flags. */
 
 bw_Status bw_qfloatinit (bw_QFloat *q, double min, double max, double res) {
   float fmin = bw_tofloat32(min), fmax = bw_tofloat32(max);
