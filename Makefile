@@ -6,7 +6,9 @@ LUA_CFLAGS  ?= $(if $(LUA_INCDIR),-I$(LUA_INCDIR),$(shell pkg-config --cflags lu
 CC          ?= cc
 CFLAGS      ?= -O2 -g
 WARN         = -std=c99 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-# compressed floats must round every float32 step exactly as serialize.h does
+# compressed floats must round every float32 step exactly as serialize.h does:
+# the sources ensure it under any flags (bw_nofuse, make fp-test); this is
+# a second guard for code built by this Makefile
 FPFLAGS      = -ffp-contract=off
 LIBFLAG     ?= -shared
 # calls into liblua and between our own functions skip the PLT
@@ -73,6 +75,7 @@ help:
 	@echo "make rock-test  luarocks make into build/rock/tree; require and bitwire help"
 	@echo "make rockspec rewrite the rockspec's modules from the Makefile and lua/"
 	@echo "make wireshark-test  the generated dissector under tshark"
+	@echo "make fp-test  float steps alike with and without FMA contraction"
 	@echo "make install  PREFIX=... DESTDIR=... (core.so, lua/bitwire/**, bin/bitwire)"
 
 # $(call pkg_install,<Debian packages>,<commands>): on Debian installs the
@@ -169,7 +172,8 @@ TEST_STEPS = "$(MAKE) --no-print-directory lint" \
              "$(MAKE) --no-print-directory sanitize" \
              "$(MAKE) --no-print-directory fuzz-short" \
              "$(MAKE) --no-print-directory valgrind" \
-             "$(MAKE) --no-print-directory -C examples/cutscene"
+             "$(MAKE) --no-print-directory -C examples/cutscene" \
+             "$(MAKE) --no-print-directory fp-test"
 test: test-deps all $(C_TESTS)
 	@$(LUA) tools/runtests.lua "$(BUSTED)" $(C_TESTS) -- $(TEST_STEPS)
 
@@ -442,6 +446,14 @@ uninstall: uninstall-clib
 # without tshark the test says it skipped.
 wireshark-test: tshark-deps all
 	@$(BUSTED_ENV) $(LUA) tools/test_wireshark.lua
+
+# float steps that round alike with -ffp-contract=fast and an FMA target:
+# no fused multiply-add in the core, binding, generated C and C example, and
+# the same values as with -ffp-contract=off (tools/test_fpcontract.sh)
+fp-test: all
+	@$(BUSTED_ENV) LUA=$(LUA) sh tools/test_fpcontract.sh build/fp "$(CC)" \
+	  "$(LUA_CFLAGS)" $(CORE_SRC) -- $(BIND_SRC)
+.PHONY: fp-test
 
 # the rockspec against the Makefile's sources, then `luarocks make` of a
 # copy of the sources into a temporary tree: require bitwire from there and
