@@ -274,32 +274,23 @@ static inline float bw_tofloat32 (double x) {
 }
 /* 'x' as the optimizer cannot see into it: a product passed through this
 ** is rounded to its type and never fused with the add after it into a
-** fused multiply-add, whatever -ffp-contract (GCC's default outside
-** -std=c99 is fast; arm64 fuses at -O2) or pragma the including code is
-** built with; clang's -ffp-contract=fast ignores the pragmas. Free on x86
-** and arm64, a volatile store and load elsewhere. */
-static inline float bw_nofusef (float x) {
-#if defined(__GNUC__) && defined(__SSE_MATH__)
-  __asm__ ("" : "+x" (x));
-#elif defined(__GNUC__) && defined(__aarch64__)
-  __asm__ ("" : "+w" (x));
-#else
-  volatile float v = x;
-  x = v;
-#endif
-  return x;
-}
-static inline double bw_nofuse (double x) {
+** fused multiply-add, whatever -ffp-contract the including code is built
+** with (GCC's default but in -std=c* modes is fast, which fuses at -O2 on
+** arm64) or pragma (clang's -ffp-contract=fast ignores them). Free on x86
+** and arm64 (an empty asm said to change 'x'), a volatile store and load
+** elsewhere. */
 #if defined(__GNUC__) && defined(__SSE2_MATH__)
-  __asm__ ("" : "+x" (x));
+#define BW_OPAQUE(x) __asm__ ("" : "+x" (x))
 #elif defined(__GNUC__) && defined(__aarch64__)
-  __asm__ ("" : "+w" (x));
-#else
-  volatile double v = x;
-  x = v;
+#define BW_OPAQUE(x) __asm__ ("" : "+w" (x))
 #endif
-  return x;
-}
+#ifdef BW_OPAQUE
+static inline float bw_nofusef (float x) { BW_OPAQUE(x); return x; }
+static inline double bw_nofuse (double x) { BW_OPAQUE(x); return x; }
+#else
+static inline float bw_nofusef (float x) { volatile float v = x; return v; }
+static inline double bw_nofuse (double x) { volatile double v = x; return v; }
+#endif
 bw_Status bw_writedouble (bw_Writer *w, double x);
 /* Zero bits up to the next byte boundary. */
 bw_Status bw_writealign (bw_Writer *w);

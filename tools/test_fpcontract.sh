@@ -6,7 +6,8 @@
 #  1. no fused multiply-add instruction in the assembly of the core, the
 #     binding, the C that `bitwire gen c` writes and the C example;
 #  2. core/test/fpcheck.c prints the same 31000 results (quantized floats,
-#     quaternions, angles) as its -ffp-contract=off build (on a CPU with FMA).
+#     quaternions, angles) as its -ffp-contract=off build (on a CPU with FMA),
+#     with bw_nofuse's asm and with its volatile fallback.
 # usage: sh tools/test_fpcontract.sh OUTDIR "CC" "LUA_CFLAGS" core.c... -- binding.c...
 # (run from the repository root with LUA_PATH/LUA_CPATH set for ./lua, ./build)
 set -e
@@ -16,8 +17,9 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do core="$core $1"; shift; done
 [ $# -gt 0 ] && shift
 bind="$*"
 case $($CC -dumpmachine) in
-  x86_64*) fma="-mfma"; ops='vfn?m(add|sub)(add|sub)?[0-9]+[sp][sd]' ;;
-  aarch64*) fma=""; ops='fn?m(add|sub)|fml[as]' ;;
+  x86_64*) fma="-mfma"; ops='vfn?m(add|sub)(add|sub)?[0-9]+[sp][sd]'
+           noasm="-U__SSE2_MATH__" ;;  # bw.h takes its volatile fallback
+  aarch64*) fma=""; ops='fn?m(add|sub)|fml[as]'; noasm="" ;;
   *) echo "fp-test: skipped (no FMA check for $($CC -dumpmachine))"; exit 0 ;;
 esac
 mkdir -p "$out/gen"
@@ -55,22 +57,32 @@ for cc in $compilers; do
   fi
 done
 
-# 2. the same results with and without contraction
+# 2. the same results with and without contraction, also (on x86-64)
+# through the volatile fallback that targets other than x86 and arm64 get
 cflags="-std=c99 -Wall -Wextra -Wpedantic -Werror -O2 -Icore"
-$CC $cflags -ffp-contract=off -o "$out/fp_off" core/test/fpcheck.c $core -lz -lm
-$CC $cflags -ffp-contract=fast $fma -o "$out/fp_fast" core/test/fpcheck.c $core -lz -lm
+fpsrc="core/test/fpcheck.c core/bw_stream.c core/bw_game.c"  # the float code
+$CC $cflags -ffp-contract=off -o "$out/fp_off" $fpsrc -lm
+$CC $cflags -ffp-contract=fast $fma -o "$out/fp_fast" $fpsrc -lm
+variants=fast
+if [ -n "$noasm" ]; then
+  variants="fast volatile"
+  $CC $cflags -ffp-contract=fast $fma $noasm -o "$out/fp_volatile" \
+    $fpsrc -lm
+fi
 "$out/fp_off" >"$out/off.txt"
 n=$(wc -l <"$out/off.txt")
 if [ "$fma" = -mfma ] && ! grep -qw fma /proc/cpuinfo 2>/dev/null; then
   echo "fp-test: this CPU has no FMA: only the assembly was checked"
 else
-  "$out/fp_fast" >"$out/fast.txt"
-  if ! cmp -s "$out/off.txt" "$out/fast.txt"; then
-    echo "fp-test: $(diff "$out/off.txt" "$out/fast.txt" | grep -c '^<') of $n" \
-         "results differ when fused, e.g.:"
-    diff "$out/off.txt" "$out/fast.txt" | head -4
-    fail=1
-  fi
+  for v in $variants; do
+    "$out/fp_$v" >"$out/$v.txt"
+    if ! cmp -s "$out/off.txt" "$out/$v.txt"; then
+      echo "fp-test: $(diff "$out/off.txt" "$out/$v.txt" | grep -c '^<') of $n" \
+           "results differ when fused ($v build), e.g.:"
+      diff "$out/off.txt" "$out/$v.txt" | head -4
+      fail=1
+    fi
+  done
 fi
 [ $fail = 0 ] && echo "fp-test: no fused multiply-add in $nfiles files ($compilers," \
   "-O2 -ffp-contract=fast $fma); $n results as with -ffp-contract=off"
