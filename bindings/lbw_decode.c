@@ -1012,11 +1012,15 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
 
 /* Push a copy of the value at 'idx' of field 'f', which keepbaseline has
 ** checked: tables are copied along the schema (sized as decode sizes them),
-** so a decoded value never shares a table with its baseline. */
+** so a decoded value never shares a table with its baseline; unless the
+** call asked to share them and the baseline is this schema's decode
+** (c->share == 2), when the value itself is pushed. A sparse array is
+** still copied then (its slots are set in the copy), its records not. */
 static void pushkept (Ctx *c, const bw_Field *f, int idx) {
   lua_State *L = c->L;
   int t;
-  if (lua_type(L, idx) != LUA_TTABLE) {  /* scalars, absent optionals */
+  if (lua_type(L, idx) != LUA_TTABLE  /* scalars, absent optionals */
+      || (c->share == 2 && f->kind != BW_KSPARSE)) {
     lua_pushvalue(L, idx);
     return;
   }
@@ -1329,6 +1333,7 @@ int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
   int ok;
   if (b) {
     c->checked = trusted(c, t, b);
+    if (c->share && c->checked) c->share = 2;
     ok = bw_decdeltastruct(c, t, b);
     c->checked = 0;
     if (ok && into) moveinto(c->L, into);

@@ -119,6 +119,9 @@ typedef struct Ctx {
   int              names;    /* stack index of the names array */
   int              keys;     /* stack index of the first name, or 0 */
   int              checked;  /* > 0 inside a baseline keepbaseline checked */
+  int              share;    /* decode: opts.share; then, against a
+                                baseline this schema decoded, 2: what a
+                                delta keeps is the baseline's own tables */
   int              strict;   /* encode refuses keys no field has */
   unsigned         pending;  /* encode: bits of a run not written yet */
   uint32_t         version;
@@ -237,8 +240,8 @@ void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
                  int stackkeys);
 int  bw_optbaseline (lua_State *L, int arg);
 int  bw_optinto (lua_State *L, int arg);
-/* opts.max_values of the options at 'arg' into c->values. */
-void bw_optmaxvalues (lua_State *L, int arg, Ctx *c);
+/* The decode options at 'arg' (max_values, share) into 'c'. */
+void bw_optdecode (lua_State *L, int arg, Ctx *c);
 void bw_encodebody (Ctx *c, uint32_t t, int v, int b);
 int  bw_pushencoded (lua_State *L, bw_Writer *w);
 int  bw_pushdecodeerror (lua_State *L, Ctx *c);
