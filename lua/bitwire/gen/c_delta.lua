@@ -2,8 +2,9 @@
 -- T_read_delta(r, v, base), the driver's delta wire (WIRE.md, "Delta
 -- against a baseline"): per field on the wire a changed bit, then only what
 -- changed; a record whose baseline holds one is sent as a delta again, a
--- sparse array as the slots that differ. Equality is on the wire:
--- quantized fields compare their quantized integers.
+-- sparse array as the slots that differ, a relative number as a difference
+-- (the core's, bw_gen.h). Equality is on the wire: quantized fields compare
+-- their quantized integers.
 local ctypes = require "bitwire.gen.ctypes"
 
 local M = {}
