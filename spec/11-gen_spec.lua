@@ -92,7 +92,7 @@ describe("bitwire.gen.c", function()
     assert.matches("bw_genreaddiff(r, &rel_Mover_xs, base->xs[i0], &u)", c.source, 1, true)
     assert.matches(".ntiers = 2, .tierbits = { 2, 6 }", c.source, 1, true)
     assert.matches(".ntiers = 4, .tierbits = { 3, 5, 7, 9 }", c.source, 1, true)
-    assert.matches("in a delta relative, tiers {2, 6}", c.header, 1, true)
+    assert.matches("delta relative, tiers {2, 6}", c.header, 1, true)
     -- the tier layout is the core's: no tier loop in the generated code
     assert.is_nil(c.source:find("bw_writediff", 1, true))
     -- serialize.h has no deltas: the values go whole as before
