@@ -29,16 +29,20 @@ FUZZ_PKGS  = clang libclang-rt-14-dev
 
 CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_compile.c core/bw_game.c \
            core/bw_gen.c core/bw_blob.c core/bw_handle.c
+# the compiler's field and option checks, and their internal header
+CORE_SRC += core/bw_compilefield.c core/bw_compileopt.c
+CORE_INT_HDR = core/bw_compilectx.h
 BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
            bindings/lbw_encode.c bindings/lbw_decode.c bindings/lbw_compile.c \
            bindings/lbw_methods.c bindings/lbw_frame.c bindings/lbw_share.c \
            bindings/lbw_program.c bindings/lbw_blob.c \
            bindings/lbw_blobread.c bindings/lbw_sandbox.c
 CORE_HDR = core/bw.h core/bw_schema.h core/bw_gen.h core/bw_blob.h
+CORE_HDR += $(CORE_INT_HDR)
 # the C library (see "bitwire as a C library" below)
 LIB_VERSION  = 0.1.0
 LIB_SONAME   = libbitwire.so.0
-PUBLIC_HDR   = $(wildcard core/bw*.h)
+PUBLIC_HDR   = $(filter-out $(CORE_INT_HDR),$(wildcard core/bw*.h))
 INST_CLIBDIR ?= $(PREFIX)/lib
 INST_INCDIR  ?= $(PREFIX)/include/bitwire
 INST_PCDIR   ?= $(INST_CLIBDIR)/pkgconfig

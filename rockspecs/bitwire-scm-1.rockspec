@@ -40,6 +40,8 @@ build = {
         "core/bw_gen.c",
         "core/bw_blob.c",
         "core/bw_handle.c",
+        "core/bw_compilefield.c",
+        "core/bw_compileopt.c",
         "core/bw_frame.c",
         "bindings/lbw.c",
         "bindings/lbw_path.c",
