@@ -37,6 +37,8 @@ BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
            bindings/lbw_methods.c bindings/lbw_frame.c bindings/lbw_share.c \
            bindings/lbw_program.c bindings/lbw_blob.c \
            bindings/lbw_blobread.c bindings/lbw_sandbox.c
+# the decode walk's other concerns (lbw_decode.c keeps the walk)
+BIND_SRC += bindings/lbw_claims.c bindings/lbw_flat.c bindings/lbw_decdelta.c
 CORE_HDR = core/bw.h core/bw_schema.h core/bw_gen.h core/bw_blob.h
 CORE_HDR += $(CORE_INT_HDR)
 # the C library (see "bitwire as a C library" below)

@@ -37,7 +37,8 @@ local a = snapshot(1, function () return false end)
 local full_a = s:encode("Snapshot", a)
 local base = s:decode("Snapshot", full_a)
 -- the same 2 changed, the 30 unchanged entity tables shared with the
--- baseline (a server that builds snapshots copy-on-write)
+-- baseline (a server that builds snapshots copy-on-write), decoded with
+-- share = true (a client that keeps them so)
 local shared = { tick = 2, ack = 1, entities = {} }
 for i = 1, N do
   shared.entities[i] = (i == 5 or i == 20) and entity(i, 0.5) or a.entities[i]
@@ -45,7 +46,7 @@ end
 local cases = {
   { "2 of 32 changed", snapshot(2, function (i) return i == 5 or i == 20 end) },
   { "all 32 changed", snapshot(2, function () return true end) },
-  { "2 changed, shared", shared },
+  { "2 changed, shared", shared, true },
 }
 
 local function timed (f)
@@ -69,17 +70,18 @@ print(("delta vs full, %d entities, %d rounds of ~%.2f s per op, median us/op"):
 print(("%-18s %6s %6s %9s %9s %7s %9s %9s %7s"):format("case", "full B", "delta B",
   "enc full", "enc delta", "ratio", "dec full", "dec delta", "ratio"))
 for _, c in ipairs(cases) do
-  local label, b = c[1], c[2]
+  local label, b, share = c[1], c[2], c[3]
   local full = s:encode("Snapshot", b)
   local delta = s:encode("Snapshot", b, { baseline = a })
-  local got = assert(s:decode("Snapshot", delta, { baseline = base }))
+  local dopts = { baseline = base, share = share }
+  local got = assert(s:decode("Snapshot", delta, dopts))
   local want = s:decode("Snapshot", full)
   assert(s:encode("Snapshot", got) == s:encode("Snapshot", want), "delta decode differs")
   local ops = {
     ef = function () return s:encode("Snapshot", b) end,
     ed = function () return s:encode("Snapshot", b, { baseline = a }) end,
     df = function () return s:decode("Snapshot", full) end,
-    dd = function () return s:decode("Snapshot", delta, { baseline = base }) end,
+    dd = function () return s:decode("Snapshot", delta, dopts) end,
   }
   local times = { ef = {}, ed = {}, df = {}, dd = {} }
   for _ = 1, ROUNDS do

@@ -263,7 +263,7 @@ static int schema_framedecode (lua_State *L) {
   }
   else version = bw_optversion(L, 4, ls->S);
   bw_initctx(L, &c, ls, version, 1);
-  bw_optmaxvalues(L, 4, &c);
+  bw_optdecode(L, 4, &c);
   c.r = r;
   if (r.status != BW_OK) {
     if (r.status == BW_ECRC)

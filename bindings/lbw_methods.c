@@ -70,6 +70,7 @@ void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
   c->names = lua_gettop(L);
   c->keys = 0;
   c->checked = 0;
+  c->share = 0;
   c->strict = c->S->strict;
   c->pending = 0;
   /* nesting is bounded by BW_MAXDEPTH: reserve the stack once */
@@ -227,12 +228,15 @@ int bw_optinto (lua_State *L, int arg) {
   return into;
 }
 
-void bw_optmaxvalues (lua_State *L, int arg, Ctx *c) {
+void bw_optdecode (lua_State *L, int arg, Ctx *c) {
   lua_Integer v;
   if (!lua_istable(L, arg)) return;
   v = bw_optfield(L, arg, "max_values", MAXVALUES);
   luaL_argcheck(L, v >= 0, arg, "'max_values' must not be negative");
   c->values = (uint64_t)v;
+  lua_getfield(L, arg, "share");
+  c->share = lua_toboolean(L, -1);
+  lua_pop(L, 1);
 }
 
 /* opts.into and opts.baseline of the options at 'arg'. */
@@ -254,7 +258,7 @@ static int schema_decode (lua_State *L) {
   Ctx c;
   optdecode(L, 4, &into, &b);
   bw_initctx(L, &c, ls, version, 1);
-  bw_optmaxvalues(L, 4, &c);
+  bw_optdecode(L, 4, &c);
   bw_readerinit(&c.r, s, len);
   if (!bw_decodefrom(&c, t, into, b)) return bw_pushdecodeerror(L, &c);
   return 1;
@@ -271,7 +275,7 @@ static int schema_decodemessage (lua_State *L) {
   Ctx c;
   optdecode(L, 3, &into, &b);
   bw_initctx(L, &c, ls, version, 1);
-  bw_optmaxvalues(L, 3, &c);
+  bw_optdecode(L, 3, &c);
   bw_readerinit(&c.r, s, len);
   if (!bw_readmessageid(&c, &t)) return bw_pushdecodeerror(L, &c);
   if (!bw_decodefrom(&c, t, into, b)) return bw_pushdecodeerror(L, &c);

@@ -13,6 +13,10 @@
 ** state in a names array kept as a user value, so keys are pushed with
 ** lua_rawgeti instead of hashing C strings.
 **
+** Decode is four files: lbw_decode.c (the walk, fresh or into old tables),
+** lbw_flat.c (flat records along a plan), lbw_decdelta.c (against a
+** baseline) and lbw_claims.c (the tables a decode into has refilled).
+**
 ** Encode raises on a value that does not fit (a programmer error). Decode
 ** never raises on bad bytes: it stops at the first failure, records the path
 ** and bit position, and returns nil, message, code. Nesting is bounded when
@@ -21,6 +25,7 @@
 #ifndef LBW_SCHEMA_H
 #define LBW_SCHEMA_H
 
+#include <inttypes.h>
 #include <stdint.h>
 
 #include "lua.h"
@@ -54,7 +59,7 @@ static inline unsigned fixedbits (const bw_Field *f) {
 
 /* user values of a schema userdata */
 enum { UV_NAMES = 1, UV_TYPES,
-       UV_ORIGINS,  /* weak-keyed: decoded table -> type id (lbw_decode.c) */
+       UV_ORIGINS,  /* weak-keyed: decoded table -> type id (lbw_decdelta.c) */
        NUV = UV_ORIGINS };
 
 /* The tables one decode into has refilled, so a table reached twice (two
@@ -63,7 +68,7 @@ enum { UV_NAMES = 1, UV_TYPES,
 ** the last decode's claims, then an open-addressing set over table
 ** pointers whose entries are this decode's when their 'gen' is, so
 ** nothing is cleared between decodes and the steady state allocates
-** nothing (lbw_decode.c). */
+** nothing (lbw_claims.c). */
 typedef struct Claim {
   const void *p;
   uint32_t    gen;
@@ -118,7 +123,10 @@ typedef struct Ctx {
   bw_Reader        r;
   int              names;    /* stack index of the names array */
   int              keys;     /* stack index of the first name, or 0 */
-  int              checked;  /* > 0 inside a baseline keepbaseline checked */
+  int              checked;  /* > 0 in a baseline bw_keepbaseline checked */
+  int              share;    /* decode: opts.share; then, against a
+                                baseline this schema decoded, 2: what a
+                                delta keeps is the baseline's own tables */
   int              strict;   /* encode refuses keys no field has */
   unsigned         pending;  /* encode: bits of a run not written yet */
   uint32_t         version;
@@ -195,10 +203,12 @@ void bw_encstruct (Ctx *c, uint32_t t, int idx);
 int  bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
 /* Decode (lbw_decode.c): push the value and return 1, or return 0 with the
 ** failure in 'c'. */
-/* Start a decode into tables: forget the tables the last one refilled. */
+/* Start a decode into tables: forget the tables the last one refilled
+** (lbw_claims.c). */
 void bw_claimsstart (Claims *cl);
 void bw_claimsend (Claims *cl);
 void bw_claimsfree (Claims *cl);
+/* lbw_flat.c */
 void bw_flatplanmake (FlatPlan *p, const bw_Schema *S);
 void bw_flatplanfree (FlatPlan *p);
 /* Spend 'n' of the values a decode may make (max_values); 0 and a
@@ -213,8 +223,82 @@ int bw_decstruct (Ctx *c, uint32_t t, int into);
 int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx);
 /* A whole value: a delta against the baseline at 'b' (when set, and then
 ** moved 'into' a table when set), else decoded 'into'; remembers which
-** schema decoded the result (lbw_decode.c). */
+** schema decoded the result (lbw_decdelta.c). */
 int bw_decodetop (Ctx *c, uint32_t t, int into, int b);
+
+/* }========================================================== */
+
+/* {===================== between the decode files ===================== */
+/* What the decode files share; each is described where it is defined. */
+
+/* lbw_claims.c */
+int  bw_claimslow (Claims *cl, const void *p);
+/* 1 if the table at 'idx' (every 'into' of the walk is a table or 0) has
+** not been refilled by this decode yet, now taken; 0 if it has (aliased):
+** make a fresh one instead. Only for decodes into a table
+** (bw_claimsstart). */
+static INLINE int claim (Ctx *c, int idx) {
+  Claims *cl = c->claims;
+  const void *p = lua_topointer(c->L, idx);
+  if (!cl->hashed && cl->k < cl->prev && cl->seq[cl->k] == p) {
+    cl->k++;  /* as last time */
+    return 1;
+  }
+  return bw_claimslow(cl, p);
+}
+
+/* lbw_flat.c */
+int  bw_decflat (Ctx *c, uint32_t t, int tbl, int reuse);
+
+/* lbw_decode.c */
+int  bw_rangefail (Ctx *c, const bw_Field *f, const char *what, uint64_t u,
+                   uint64_t start);
+int  bw_readrange (Ctx *c, const bw_Field *f, const char *what, int64_t *v);
+int  bw_decleaf (Ctx *c, const bw_Field *f);
+int  bw_decvalue (Ctx *c, const bw_Field *f, int into);
+int  bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx);
+int  bw_quatfail (Ctx *c);
+int  bw_pushquat (Ctx *c, const bw_Field *f, const uint32_t q[4], int into);
+/* Check and push the raw bits 'u' of fixed-width field 'f' (read at bit
+** 'start'). Returns 0 on a value out of range. */
+static INLINE int pushfixed (Ctx *c, const bw_Field *f, uint64_t u,
+                             uint64_t start) {
+  lua_State *L = c->L;
+  switch (f->kind) {
+    case BW_KINT: case BW_KENUM: {
+      uint64_t val = (uint64_t)f->min + u;
+      if (u > (uint64_t)f->max - (uint64_t)f->min)
+        return bw_rangefail(c, f, "", u, start);
+      if (f->kind == BW_KENUM) pushkey(c, f->ref + (uint32_t)u);
+      else lua_pushinteger(L, (lua_Integer)(val <= (uint64_t)INT64_MAX
+                                            ? (int64_t)val
+                                            : -(int64_t)(~val) - 1));
+      return 1;
+    }
+    case BW_KUINT:
+      lua_pushinteger(L, (lua_Integer)(u <= (uint64_t)INT64_MAX ? (int64_t)u
+                                       : -(int64_t)(~u) - 1));
+      return 1;
+    case BW_KBOOL:
+      lua_pushboolean(L, (int)u);
+      return 1;
+    case BW_KANGLE:
+      lua_pushnumber(L, (lua_Number)bw_angledecode((uint32_t)u, f->dmax,
+                                                   f->nbits));
+      return 1;
+    default:  /* BW_KFLOAT */
+      if (u > f->q.miv)
+        return bw_decfail(c, BW_ERANGE, start, "quantized %" PRIu64
+                       " out of range [0, %" PRIu32 "]", u, f->q.miv);
+      lua_pushnumber(L, (lua_Number)bw_qfloatdecode(&f->q, (uint32_t)u));
+      return 1;
+  }
+}
+
+/* lbw_decdelta.c */
+int  bw_keepbaseline (Ctx *c, const bw_Field *f, int v);
+void bw_pushkept (Ctx *c, const bw_Field *f, int idx);
+int  bw_decdeltavalue (Ctx *c, const bw_Field *f, int bidx);
 
 /* }========================================================== */
 
@@ -237,8 +321,8 @@ void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
                  int stackkeys);
 int  bw_optbaseline (lua_State *L, int arg);
 int  bw_optinto (lua_State *L, int arg);
-/* opts.max_values of the options at 'arg' into c->values. */
-void bw_optmaxvalues (lua_State *L, int arg, Ctx *c);
+/* The decode options at 'arg' (max_values, share) into 'c'. */
+void bw_optdecode (lua_State *L, int arg, Ctx *c);
 void bw_encodebody (Ctx *c, uint32_t t, int v, int b);
 int  bw_pushencoded (lua_State *L, bw_Writer *w);
 int  bw_pushdecodeerror (lua_State *L, Ctx *c);

@@ -158,7 +158,9 @@ end
 
 -- A packet from the server -> the ack to send back | nil, message, code.
 function Client:receive(packet)
-  local name, v, code = self.proto:decode(packet, { baselines = self.kept })
+  -- the kept snapshots are never written to, so a delta may share the
+  -- records it leaves unchanged with its baseline
+  local name, v, code = self.proto:decode(packet, { baselines = self.kept, share = true })
   if not name then return nil, v, code end
   if name ~= "Snapshot" then return nil, "unexpected " .. name, "tag" end
   if self.state == nil or v.tick > self.state.tick then self.state = v end

@@ -128,8 +128,9 @@ describe("a registry protocol with deltas", function ()
         for _, versioned in ipairs { false, true } do
           for _, check in ipairs { true, false } do
             for _, into in ipairs { false, true } do
-              local what = string.format("%s deltas=%s versioned=%s check=%s into=%s",
-                over, deltas, versioned, check, into)
+             for _, share in ipairs { false, true } do
+              local what = string.format("%s deltas=%s versioned=%s check=%s into=%s share=%s",
+                over, deltas, versioned, check, into, share)
               local p = bitwire.protocol(over == "schema" and schema or reg,
                 { id = 11, deltas = deltas, versioned = versioned, check = check })
               local a, b = snapshot(1, {}), snapshot(2, { [1] = true })
@@ -140,11 +141,16 @@ describe("a registry protocol with deltas", function ()
               local opts = deltas and { baseline = a, baseline_id = 5 } or nil
               local pk = p:encode("Snapshot", b, opts)
               local t2 = into and {} or nil
-              local _, got = p:decode(pk, { into = t2, baselines = deltas and { [5] = base } or nil })
+              local _, got = p:decode(pk, { into = t2, share = share,
+                baselines = deltas and { [5] = base } or nil })
               if into then assert.equal(t2, got, what) end
               assert.same(select(2, p:decode(p:encode("Snapshot", b))), got, what)
+              -- entity 2 did not move: the baseline's own table when shared
+              assert.equal(deltas and share, rawequal(base.entities[2], got.entities[2]), what)
+              assert.is_false(rawequal(base.entities[1], got.entities[1]), what)
               local _, chat = p:decode(p:encode("Chat", { text = "gg" }))
               assert.same({ text = "gg" }, chat, what)
+             end
             end
           end
         end
@@ -293,6 +299,83 @@ describe("arrays in deltas", function ()
     local w = bitwire.writer()
     w:bool(true) w:int(1000, 0, 1000) w:bool(false)
     fails("truncated", "count 1000 needs", t:decode("T", w:tostring(), { baseline = b }))
+  end)
+end)
+
+describe("decode with share = true", function ()
+  local s = bitwire.schema(load(defs())())
+
+  local function decoded (v) return s:decode("Snapshot", s:encode("Snapshot", v)) end
+
+  it("returns the baseline's own tables where the delta changed nothing", function ()
+    local a = snapshot(1, {})
+    local base = decoded(a)
+    local b = snapshot(2, { [5] = true, [17] = true })
+    local d = s:encode("Snapshot", b, { baseline = a })
+    local got = assert(s:decode("Snapshot", d, { baseline = base, share = true }))
+    assert.same(decoded(b), got)
+    for i = 1, 32 do
+      assert.equal(i ~= 5 and i ~= 17, rawequal(base.entities[i], got.entities[i]), i)
+    end
+    assert.is_false(rawequal(base, got))
+    assert.is_false(rawequal(base.entities, got.entities))  -- an element changed
+    assert.is_false(rawequal(base.others, got.others))      -- its slots are set in a copy
+    assert.equal(base.others[3], got.others[3])
+    assert.is_false(rawequal(base.others[17], got.others[17]))
+    assert.equal(base.scores, got.scores)
+    assert.same(decoded(a), base)  -- the baseline is left as it was
+    -- the same delta without share copies every table
+    local copy = assert(s:decode("Snapshot", d, { baseline = base }))
+    assert.same(got, copy)
+    for i = 1, 32 do assert.is_false(rawequal(base.entities[i], copy.entities[i])) end
+    assert.is_false(rawequal(base.scores, copy.scores))
+  end)
+
+  it("chains: a shared result is the baseline of the next delta", function ()
+    local a, b, c = snapshot(1, {}), snapshot(2, { [1] = true }), snapshot(3, { [1] = true, [2] = true })
+    local base = decoded(a)
+    local got = assert(s:decode("Snapshot", s:encode("Snapshot", b, { baseline = a }),
+      { baseline = base, share = true }))
+    local got2 = assert(s:decode("Snapshot", s:encode("Snapshot", c, { baseline = b }),
+      { baseline = got, share = true }))
+    assert.same(decoded(c), got2)
+    assert.equal(base.entities[3], got2.entities[3])
+    assert.same(decoded(b), got)
+  end)
+
+  it("copies from a baseline this schema did not decode, filling defaults", function ()
+    local a = snapshot(1, {})
+    local b = snapshot(2, { [5] = true })
+    local d = s:encode("Snapshot", b, { baseline = a })
+    local got = assert(s:decode("Snapshot", d, { baseline = a, share = true }))
+    assert.same(s:decode("Snapshot", d, { baseline = a }), got)  -- a's values, unquantized
+    for i = 1, 32 do assert.is_false(rawequal(a.entities[i], got.entities[i]), i) end
+    -- a baseline decoded under definitions without 'armor'
+    local s2 = bitwire.schema(load(defs('{"armor", "int", min = 0, max = 255, since = 0, default = 0},'))())
+    local b2 = snapshot(2, { [5] = true }, { armor = 0 })
+    got = assert(s2:decode("Snapshot", s2:encode("Snapshot", b2, { baseline = a }),
+      { baseline = decoded(a), share = true }))
+    for _, e in ipairs(got.entities) do assert.equal(0, e.armor) end
+    assert.same(s2:decode("Snapshot", s2:encode("Snapshot", b2)), got)
+  end)
+
+  it("copies from a baseline decoded at another version", function ()
+    local a = snapshot(1, {})
+    local base = s:decode("Snapshot", s:encode("Snapshot", a, { version = 1 }), { version = 1 })
+    local b = snapshot(2, { [5] = true })
+    local d = s:encode("Snapshot", b, { baseline = a })
+    local got = assert(s:decode("Snapshot", d, { baseline = base, share = true }))
+    assert.same(decoded(b), got)
+    for i = 1, 32 do assert.is_false(rawequal(base.entities[i], got.entities[i]), i) end
+  end)
+
+  it("leaves a full decode and a failed delta as they are", function ()
+    local a = snapshot(1, {})
+    local base = decoded(a)
+    assert.same(base, s:decode("Snapshot", s:encode("Snapshot", a), { share = true }))
+    local d = s:encode("Snapshot", snapshot(2, { [5] = true }), { baseline = a })
+    fails("truncated", nil, s:decode("Snapshot", d:sub(1, 3), { baseline = base, share = true }))
+    assert.same(decoded(a), base)
   end)
 end)
 

@@ -427,7 +427,16 @@ local function run (data)
       return m, code
     else
       local b = dec(S, name, first, nil, what .. " (first)") or fallback[name]
-      local v, _, code = dec(S, name, body, { baseline = b }, what)
+      local before = copy(b)
+      local v, msg, code = dec(S, name, body, { baseline = b }, what)
+      -- share = true: the same result or failure, the baseline untouched
+      local sv, smsg, scode = dec(S, name, body, { baseline = b, share = true }, what)
+      if (sv == nil) ~= (v == nil) or smsg ~= msg or scode ~= code then
+        error(what .. ": share and copy disagree: " .. tostring(smsg) .. " / "
+          .. tostring(msg), 0)
+      end
+      if v ~= nil then expect_same(SD, name, v, sv, what .. " share") end
+      expect_same(SD, name, before, b, what .. " baseline after share")
       if v ~= nil then
         roundtrip(S, SD, name, v, { baseline = b }, what .. " delta")
         roundtrip(S, SD, name, v, nil, what)

@@ -22,7 +22,8 @@ local OPTIONS = {
   deltas = "boolean", versioned = "boolean", version_bits = "integer",
 }
 local ENCODE = { baseline = true, baseline_id = true, version = true }
-local DECODE = { into = true, baselines = true, version = true, max_values = true }
+local DECODE = { into = true, baselines = true, version = true, max_values = true,
+                 share = true }
 
 local function isregistry(x)
   return getmetatable(x) == require("bitwire.loader").Registry

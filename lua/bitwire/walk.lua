@@ -322,7 +322,7 @@ function Walk:diff(f)
 end
 
 -- A relative field against its baseline value 'b' (WIRE.md "Relative
--- differences"), as decrelative in bindings/lbw_decode.c: the value, or
+-- differences"), as decrelative in bindings/lbw_decdelta.c: the value, or
 -- false when 'b' is no value to start from and the value comes whole.
 function Walk:relative(path, f, b)
   if b == M.UNKNOWN then

@@ -1,0 +1,414 @@
+/*
+** lbw_decdelta.c - decode against a baseline; which schema decoded a table
+** See LICENSE for copyright and terms.
+*/
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "lbw_schema.h"
+
+
+/* {===================== decode against a baseline ===================== */
+
+/* Protected call (schema, field index, value, version): encode the value
+** as that field into the schema's writer, raising where it does not fit. */
+static int encodefield (lua_State *L) {
+  LSchema *ls = bw_checkschema(L, 1);
+  Ctx c;
+  bw_initctx(L, &c, ls, (uint32_t)lua_tointeger(L, 4), 0);  /* one field */
+  bw_writerreset(c.w);
+  bw_encvalue(&c, &ls->S->fields[lua_tointeger(L, 2)], 3, lua_type(L, 3));
+  return 0;
+}
+
+/* A delta keeps from its baseline what it does not send, and the packet
+** picks the message type and the version: what it keeps (the value at 'v',
+** for field 'f') must be a value of that field, or the result would not be
+** a value of its type. Checked by encoding it; the schema is at index 1. */
+int bw_keepbaseline (Ctx *c, const bw_Field *f, int v) {
+  lua_State *L = c->L;
+  const char *msg, *p;
+  size_t len;
+  int st;
+  if (c->checked > 0) return 1;  /* part of a baseline checked whole */
+  if (lua_isnil(L, v)) {
+    if (f->optional) return 1;
+    return bw_decfail(c, BW_EBASELINE, c->r.pos, "unchanged, but the baseline "
+                   "has no value");
+  }
+  lua_pushcfunction(L, encodefield);
+  lua_pushvalue(L, 1);
+  lua_pushinteger(L, (lua_Integer)(f - c->S->fields));
+  lua_pushvalue(L, v);
+  lua_pushinteger(L, (lua_Integer)c->version);
+  st = lua_pcall(L, 4, 0, 0);
+  if (st == LUA_OK) return 1;
+  if (st == LUA_ERRMEM) lua_error(L);
+  msg = lua_tostring(L, -1);
+  if (msg == NULL) msg = "?";
+  len = strlen(msg);
+  for (p = msg; (p = strstr(p, " (bit ")) != NULL; p++)
+    len = (size_t)(p - msg);  /* cut the encoder's bit position */
+  bw_decfail(c, BW_EBASELINE, c->r.pos, "baseline value does not fit: %.*s",
+          (int)len, msg);
+  lua_pop(L, 1);
+  return 0;
+}
+
+/* Push what a delta keeps of the baseline value at 'v' for field 'f': a
+** missing value takes the field's default (a baseline decoded under
+** definitions that lacked the field), a value of a baseline not known to be
+** this schema's own is checked first. Returns 0 with the failure. */
+static int keep (Ctx *c, const bw_Field *f, int v) {
+  if (lua_isnil(c->L, v) && !f->optional) {
+    if (f->hasdefault) {
+      bw_pushdefault(c, f);
+      return 1;
+    }
+    return bw_decfail(c, BW_EBASELINE, c->r.pos, "unchanged, but the "
+                      "baseline has no value");
+  }
+  if (!bw_keepbaseline(c, f, v)) return 0;
+  bw_pushkept(c, f, v);
+  return 1;
+}
+
+/* Push a copy of the value at 'idx' of field 'f', which bw_keepbaseline has
+** checked: tables are copied along the schema (sized as decode sizes them),
+** so a decoded value never shares a table with its baseline; unless the
+** call asked to share them and the baseline is this schema's decode
+** (c->share == 2), when the value itself is pushed. A sparse array is
+** still copied then (its slots are set in the copy), its records not. */
+void bw_pushkept (Ctx *c, const bw_Field *f, int idx) {
+  lua_State *L = c->L;
+  int t;
+  if (lua_type(L, idx) != LUA_TTABLE  /* scalars, absent optionals */
+      || (c->share == 2 && f->kind != BW_KSPARSE)) {
+    lua_pushvalue(L, idx);
+    return;
+  }
+  switch (f->kind) {
+    case BW_KSTRUCT: {
+      const bw_Type *ty = &c->S->types[f->ref];
+      const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
+      lua_createtable(L, 0, (int)ty->count);
+      t = lua_gettop(L);
+      for (; g < end; g++) {
+        int tt;
+        if (g->name == BW_NONE) continue;
+        if (ty->versioned && !bw_fieldpresent(g, c->version)) {
+          if (g->hasdefault) {  /* as decode leaves it */
+            pushkey(c, g->name);
+            bw_pushdefault(c, g);
+            lua_rawset(L, t);
+          }
+          continue;
+        }
+        pushkey(c, g->name);
+        pushkey(c, g->name);
+        tt = lua_rawget(L, idx);  /* stack: key, value */
+        if (tt == LUA_TTABLE) {
+          bw_pushkept(c, g, lua_gettop(L));
+          lua_replace(L, -2);
+        }
+        else if (tt == LUA_TNIL) {
+          lua_pop(L, 1);
+          if (g->optional || !g->hasdefault) {  /* checked: optional */
+            lua_pop(L, 1);
+            continue;
+          }
+          bw_pushdefault(c, g);  /* a field the baseline's schema lacked */
+        }
+        lua_rawset(L, t);
+      }
+      return;
+    }
+    case BW_KARRAY: case BW_KQUAT: {  /* a quat is {x, y, z, w} */
+      const bw_Field *e = f->kind == BW_KARRAY ? &c->S->fields[f->ref] : f;
+      lua_Integer i, n = (lua_Integer)lua_rawlen(L, idx);
+      lua_createtable(L, (int)n, 0);
+      t = lua_gettop(L);
+      for (i = 1; i <= n; i++) {
+        int et = lua_rawgeti(L, idx, i);
+        if (et == LUA_TTABLE && e != f) {
+          bw_pushkept(c, e, lua_gettop(L));
+          lua_remove(L, -2);
+        }
+        lua_rawseti(L, t, i);
+      }
+      return;
+    }
+    case BW_KSPARSE: {  /* keys are integers in [1, max]: checked */
+      const bw_Field *e = &c->S->fields[f->ref];
+      lua_createtable(L, (int)lua_rawlen(L, idx), 0);
+      t = lua_gettop(L);
+      lua_pushnil(L);
+      while (lua_next(L, idx)) {
+        lua_pushvalue(L, -2);
+        if (lua_type(L, -2) == LUA_TTABLE) bw_pushkept(c, e, lua_gettop(L) - 1);
+        else lua_pushvalue(L, -2);
+        lua_rawset(L, t);
+        lua_pop(L, 1);
+      }
+      return;
+    }
+    default:
+      lua_pushvalue(L, idx);
+  }
+}
+
+/* An array against the baseline array at 'bidx': its count, then for each
+** element the baseline also has, bool(changed) and what changed; the
+** elements past the baseline's length in full. */
+static int decdeltaarray (Ctx *c, const bw_Field *f, int bidx) {
+  lua_State *L = c->L;
+  const bw_Field *e = &c->S->fields[f->ref];
+  int64_t i, n, bn = (int64_t)lua_rawlen(L, bidx);
+  uint64_t start = c->r.pos, need;
+  int t;
+  if (!bw_readrange(c, f, "count", &n)) return 0;
+  if (!bw_decspend(c, 1 + (uint64_t)n)) return 0;
+  /* a kept element costs a bit, a new one minbits: refuse before
+  ** allocating */
+  need = (uint64_t)(n < bn ? n : bn) + (n > bn ? (uint64_t)(n - bn)
+                                                  * e->minbits : 0);
+  if (need > bw_bitsremaining(&c->r))
+    return bw_decfail(c, BW_ETRUNC, start, "count %" PRId64 " needs %"
+                      PRIu64 " bits or more, %" PRIu64 " left", n, need,
+                      bw_bitsremaining(&c->r));
+  lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
+  t = lua_gettop(L);
+  for (i = 1; i <= n; i++) {
+    pushframe(c, BW_NONE, (lua_Integer)i);
+    if (i <= bn) {
+      uint64_t changed = bw_readbits(&c->r, 1);
+      if (c->r.status != BW_OK) return bw_readfail(c);
+      if (lua_rawgeti(L, bidx, (lua_Integer)i) == LUA_TTABLE && !changed
+          && c->checked > 0)
+        bw_pushkept(c, e, t + 1);  /* the common case: a trusted element */
+      else if (!(changed ? bw_decdeltavalue(c, e, t + 1) : keep(c, e, t + 1)))
+        return 0;
+      lua_remove(L, t + 1);
+    }
+    else if (!bw_decvalue(c, e, 0)) return 0;
+    lua_rawseti(L, t, (lua_Integer)i);
+    popframe(c);
+  }
+  return 1;
+}
+
+/* delta = "relative" (see encrelative): push the value sent as a difference
+** from the baseline value at 'b'. Returns 1, 0 on failure, or -1 when 'b'
+** is no value to start from and the value comes whole. */
+static int decrelative (Ctx *c, const bw_Field *f, int b) {
+  lua_State *L = c->L;
+  uint64_t start = c->r.pos;
+  if (f->kind == BW_KQUAT) {
+    uint32_t base[4], code[4];
+    if (!bw_quatof(f, L, b, base)) return -1;
+    if (!bw_readquatdiff(&c->r, f, base, code)) return bw_quatfail(c);
+    return bw_pushquat(c, f, code, 0);
+  }
+  else {
+    bw_Diff d;
+    double bx = (double)lua_tonumber(L, b);
+    uint64_t u;
+    if (lua_type(L, b) != LUA_TNUMBER
+        || (f->kind == BW_KANGLE && !isfinite(bx)))
+      return -1;
+    bw_fielddiff(f, &d);
+    u = bw_readdiff(&c->r, &d, f->kind == BW_KANGLE
+                    ? bw_angleencode(bx, f->dmax, f->nbits)
+                    : bw_qfloatencode(&f->q, bx));
+    if (c->r.status == BW_ERANGE)
+      return bw_decfail(c, BW_ERANGE, start, "difference from the baseline "
+                        "leaves the range");
+    if (c->r.status != BW_OK) return bw_readfail(c);
+    return pushfixed(c, f, u, start);
+  }
+}
+
+/* A changed value of field 'f' against its baseline value at 'bidx':
+** records, arrays and sparse arrays as deltas when the baseline has one,
+** anything else in full. */
+int bw_decdeltavalue (Ctx *c, const bw_Field *f, int bidx) {
+  if (f->relative) {  /* a difference from the baseline value, if usable */
+    int rel = decrelative(c, f, bidx);
+    if (rel >= 0) return rel;
+  }
+  if (lua_istable(c->L, bidx)) {
+    switch (f->kind) {
+      case BW_KSTRUCT: return bw_decdeltastruct(c, f->ref, bidx);
+      case BW_KSPARSE: return bw_decsparse(c, f, 0, bidx);
+      case BW_KARRAY: return decdeltaarray(c, f, bidx);
+      default: break;
+    }
+  }
+  return bw_decvalue(c, f, 0);
+}
+
+/* A record against its baseline at 'bidx' (see bw_encdeltastruct). The
+** changed bit comes first, so the baseline's value is fetched only where it
+** is needed: to keep it, or to decode a delta of it. */
+int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  const bw_Field *f = &c->S->fields[ty->first];
+  const bw_Field *end = f + ty->count;
+  int tbl, hasb = lua_istable(L, bidx);
+  Frame *fr;
+  if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
+  fr = enterframe(c);
+  lua_createtable(L, 0, (int)ty->count);
+  tbl = lua_gettop(L);
+  for (; f < end; f++) {
+    uint64_t changed;
+    if (ty->versioned && !bw_fieldpresent(f, c->version)) {
+      if (f->name != BW_NONE && f->hasdefault) {
+        pushkey(c, f->name);
+        bw_pushdefault(c, f);
+        lua_rawset(L, tbl);
+      }
+      continue;
+    }
+    setframe(fr, f);
+    if (f->name == BW_NONE) {  /* align or check */
+      if (!bw_decleaf(c, f)) return 0;
+      continue;
+    }
+    changed = bw_readbits(&c->r, 1);
+    if (c->r.status != BW_OK) return bw_readfail(c);
+    pushkey(c, f->name);
+    if (!changed) {
+      int tt = LUA_TNIL;
+      if (hasb) {
+        pushkey(c, f->name);
+        tt = lua_rawget(L, bidx);
+      }
+      else lua_pushnil(L);
+      /* a scalar of a baseline this schema decoded is kept as it is */
+      if (tt == LUA_TTABLE || tt == LUA_TNIL || c->checked == 0) {
+        if (!keep(c, f, tbl + 2)) return 0;
+        lua_replace(L, tbl + 2);
+      }
+    }
+    else {
+      uint64_t present = 1;
+      if (f->optional) {
+        present = bw_readbits(&c->r, 1);
+        if (c->r.status != BW_OK) return bw_readfail(c);
+      }
+      if (!present) lua_pushnil(L);
+      else if (f->kind < BW_KARRAY && !f->relative) {  /* no baseline needed */
+        if (!bw_decleaf(c, f)) return 0;
+      }
+      else {
+        if (hasb) {
+          pushkey(c, f->name);
+          lua_rawget(L, bidx);
+        }
+        else lua_pushnil(L);
+        if (!bw_decdeltavalue(c, f, tbl + 2)) return 0;
+        lua_remove(L, tbl + 2);
+      }
+    }
+    lua_rawset(L, tbl);
+  }
+  c->nframes--;
+  return 1;
+}
+
+/* }========================================================== */
+
+
+/* {===================== decoded values and their schema ===================== */
+/* Each schema keeps a weak-keyed table (a user value) from the tables its
+** decode returned to their type id, when it decoded at the schema's own
+** version. A delta against such a baseline, for the same type, keeps its
+** values unchecked (they are values of the type already); any other
+** baseline (built by hand, of another type, decoded under other definitions
+** or at another version) has each kept value checked, the fields it lacks
+** take their default and the fields the type lacks are dropped. A baseline
+** is taken as it was decoded: a table changed by hand afterwards is the
+** caller's to keep valid. */
+
+/* Push the origins table of the schema at index 1. */
+static void pushorigins (lua_State *L) {
+  if (lua_getiuservalue(L, 1, UV_ORIGINS) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 0);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_setiuservalue(L, 1, UV_ORIGINS);
+}
+
+/* 1 if the table at 'b' was decoded as type 't' by the schema at index 1
+** at the version of 'c'. */
+static int trusted (Ctx *c, uint32_t t, int b) {
+  lua_State *L = c->L;
+  int ok;
+  if (c->version != c->S->version) return 0;
+  pushorigins(L);
+  lua_pushvalue(L, b);
+  ok = lua_rawget(L, -2) == LUA_TNUMBER && lua_tointeger(L, -1) == (lua_Integer)t;
+  lua_pop(L, 2);
+  return ok;
+}
+
+/* Record (or, 'ok' == 0, forget) that the table at 'tbl' is a 't'. */
+static void setorigin (Ctx *c, uint32_t t, int tbl, int ok) {
+  lua_State *L = c->L;
+  pushorigins(L);
+  lua_pushvalue(L, tbl);
+  if (ok && c->version == c->S->version) lua_pushinteger(L, (lua_Integer)t);
+  else lua_pushnil(L);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+/* Make the table at 'into' hold the keys of the table on top, and put it
+** on top instead: a delta decoded 'into' a table. */
+static void moveinto (lua_State *L, int into) {
+  int top = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, into)) {  /* clearing fields while traversing is
+                                  allowed */
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_pushnil(L);
+    lua_rawset(L, into);
+  }
+  lua_pushnil(L);
+  while (lua_next(L, top)) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, into);
+  }
+  lua_pushvalue(L, into);
+  lua_replace(L, top);
+}
+
+/* Pushes the value (1) or returns 0 with the failure in 'c'. */
+int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
+  int ok;
+  if (b) {
+    c->checked = trusted(c, t, b);
+    if (c->share && c->checked) c->share = 2;
+    ok = bw_decdeltastruct(c, t, b);
+    c->checked = 0;
+    if (ok && into) moveinto(c->L, into);
+  }
+  else ok = bw_decstruct(c, t, into);
+  if (ok == 2) lua_pushvalue(c->L, into);  /* refilled in place */
+  if (ok) setorigin(c, t, lua_gettop(c->L), 1);
+  else if (into) setorigin(c, t, into, 0);
+  return ok != 0;
+}
+
+/* }========================================================== */

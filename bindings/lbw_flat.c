@@ -1,0 +1,165 @@
+/*
+** lbw_flat.c - flat records' decode plans, and the pass along one
+** See LICENSE for copyright and terms.
+*/
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "lbw_schema.h"
+
+
+/* {===================== flat plans ===================== */
+
+void bw_flatplanfree (FlatPlan *p) {
+  free(p->first);
+  free(p->spend);
+  free(p->ops);
+  p->first = p->spend = NULL;
+  p->ops = NULL;
+}
+
+/* The op of fixed-width scalar 'f' (named, by markflat). */
+static FlatOp flatop (const bw_Field *f) {
+  FlatOp o;
+  o.kind = f->kind;
+  o.w = (uint8_t)fixedbits(f);
+  o.n = 0;
+  o.key = f->name;
+  o.lim = f->kind == BW_KFLOAT ? (uint64_t)f->q.miv
+        : f->kind == BW_KINT || f->kind == BW_KENUM
+          ? (uint64_t)f->max - (uint64_t)f->min : ~UINT64_C(0);
+  o.f = f;
+  return o;
+}
+
+/* Plan every flat type of 'S'; left empty without memory. */
+void bw_flatplanmake (FlatPlan *p, const bw_Schema *S) {
+  size_t nops = 0;
+  uint32_t t, k = 0;
+  p->first = p->spend = NULL;
+  p->ops = NULL;
+  for (t = 0; t < S->ntypes; t++)  /* at most a record op per scalar */
+    if (S->types[t].flat > 0) nops += 2 * (size_t)S->types[t].flat;
+  if (nops == 0 || nops > UINT32_MAX) return;
+  p->first = (uint32_t *)malloc(((size_t)S->ntypes + 1) * sizeof(uint32_t));
+  p->spend = (uint32_t *)calloc(S->ntypes, sizeof(uint32_t));
+  p->ops = (FlatOp *)malloc(nops * sizeof(FlatOp));
+  if (p->first == NULL || p->spend == NULL || p->ops == NULL) {
+    bw_flatplanfree(p);
+    return;
+  }
+  for (t = 0; t < S->ntypes; t++) {
+    const bw_Type *ty = &S->types[t];
+    const bw_Field *f = &S->fields[ty->first], *end = f + ty->count;
+    p->first[t] = k;
+    if (ty->flat == 0) continue;
+    for (; f < end; f++) {
+      if (f->kind == BW_KSTRUCT) {
+        const bw_Type *st = &S->types[f->ref];
+        const bw_Field *g = &S->fields[st->first], *gend = g + st->count;
+        FlatOp *o = &p->ops[k++];
+        o->kind = BW_KSTRUCT;
+        o->w = g->fusebits;
+        o->n = (uint16_t)st->count;  /* <= MAXFLAT */
+        o->key = f->name;
+        o->lim = 0;
+        o->f = f;
+        p->spend[t] += 1 + st->count;
+        for (; g < gend; g++) p->ops[k++] = flatop(g);
+      }
+      else p->ops[k++] = flatop(f);
+    }
+  }
+  p->first[t] = k;
+}
+
+/* Push the value of a flat op's raw bits 'u', checked against o->lim. */
+static INLINE void pushflat (Ctx *c, const FlatOp *o, uint64_t u) {
+  lua_State *L = c->L;
+  switch (o->kind) {
+    case BW_KFLOAT:
+      lua_pushnumber(L, (lua_Number)bw_qfloatdecode(&o->f->q, (uint32_t)u));
+      break;
+    case BW_KINT: {
+      uint64_t val = (uint64_t)o->f->min + u;
+      lua_pushinteger(L, (lua_Integer)(val <= (uint64_t)INT64_MAX
+                                       ? (int64_t)val : -(int64_t)(~val) - 1));
+      break;
+    }
+    case BW_KBOOL:
+      lua_pushboolean(L, (int)u);
+      break;
+    case BW_KENUM:
+      pushkey(c, o->f->ref + (uint32_t)u);
+      break;
+    default:  /* BW_KUINT */
+      lua_pushinteger(L, (lua_Integer)(u <= (uint64_t)INT64_MAX ? (int64_t)u
+                                       : -(int64_t)(~u) - 1));
+  }
+}
+
+/* A flat record (bw_Type.flat) of type 't' whose bits are all there, into
+** the table at 'tbl' (0: on top; 'reuse': refill it and the tables of its
+** records), along its plan, in one pass. 0 when its records would pass
+** max_values (checked before anything is claimed) or a value is out of
+** range, with the reader, max_values and the stack as they were: the
+** general walk then reports it, with its path (the records refilled
+** before it are claimed, so it makes fresh ones: a failed decode into
+** leaves its table partly refilled). */
+int bw_decflat (Ctx *c, uint32_t t, int tbl, int reuse) {
+  lua_State *L = c->L;
+  const FlatOp *o = &c->plan->ops[c->plan->first[t]];
+  const FlatOp *oend = &c->plan->ops[c->plan->first[t + 1]];
+  uint64_t pos = c->r.pos;
+  /* away from the end of the input, reads need no checks */
+  int top = lua_gettop(L), fast = c->r.status == BW_OK
+        && bw_bitsremaining(&c->r) >= c->S->types[t].minbits + 72;
+#define FLATREAD(w) (fast ? bw_readbitsfast(&c->r, (w)) \
+                          : bw_readbits(&c->r, (w)))
+  if (c->plan->spend[t] > c->values) return 0;  /* before any claim */
+  c->values -= c->plan->spend[t];
+  if (tbl == 0) tbl = top;
+  for (; o < oend; o++) {
+    pushkey(c, o->key);
+    if (o->kind == BW_KSTRUCT) {  /* one read for its scalars */
+      const FlatOp *gend = o + 1 + o->n;
+      uint64_t u = FLATREAD(o->w);
+      int inplace = reuse && lua_rawget(L, tbl) == LUA_TTABLE
+                    && claim(c, top + 1);
+      if (!inplace) {
+        if (reuse) {
+          lua_pop(L, 1);
+          pushkey(c, o->key);
+        }
+        lua_createtable(L, 0, (int)o->n);
+      }
+      for (o++; o < gend; o++) {
+        uint64_t v = u & ((UINT64_C(1) << o->w) - 1);  /* w < BW_FUSEBITS */
+        if (v > o->lim) goto refused;
+        pushkey(c, o->key);
+        pushflat(c, o, v);
+        lua_rawset(L, -3);
+        u >>= o->w;
+      }
+      o--;
+      if (inplace) lua_settop(L, top);
+      else lua_rawset(L, tbl);
+    }
+    else {
+      uint64_t v = FLATREAD(o->w);
+      if (v > o->lim) goto refused;
+      pushflat(c, o, v);
+      lua_rawset(L, tbl);
+    }
+  }
+#undef FLATREAD
+  return 1;
+refused:
+  lua_settop(L, top);
+  c->r.pos = pos;
+  c->values += c->plan->spend[t];
+  return 0;
+}
+
+/* }========================================================== */
