@@ -320,8 +320,8 @@ build/fuzz/fuzz_schema_seed: $(FUZZ_DEC_DEPS) bindings/test/fuzz_schema.lua
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ibindings -Icore/test $(LUA_CFLAGS) $(FUZZ_SCH_DEF) -DFUZZ_SEEDGEN \
 	  -fsanitize=address,undefined $(FUZZ_SAN) -o $@ $(FUZZ_DEC_SRC) $(LUA_LIBS) $(LIBS)
 
-# the generated code of three spec fixtures (kinds, sparse, game)
-GEN_FUZZ_DEFS = kinds sparse game
+# the generated code of four spec fixtures (kinds, sparse, game, relative)
+GEN_FUZZ_DEFS = kinds sparse game relative
 GEN_FUZZ_SRC  = $(GEN_FUZZ_DEFS:%=build/gen/fuzz/%.c)
 $(GEN_FUZZ_SRC): build/gen/fuzz/%.c: spec/fixtures/gen/%.lua $(wildcard lua/bitwire/gen/*.lua) build/bitwire/core.so
 	@mkdir -p build/gen/fuzz

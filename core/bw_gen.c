@@ -102,23 +102,34 @@ int bw_genwriteangle (bw_Writer *w, double x, double period, unsigned bits) {
   return w->status == BW_OK;
 }
 
-int bw_genwritequat (bw_Writer *w, const bw_QFloat *q, const float v[4]) {
+/* The code of quaternion 'v' (float32 components, as structs hold them);
+** 0 when it has no length or is not finite. */
+static int quatcode (const bw_QFloat *q, const float v[4], uint32_t code[4]) {
   double in[4];
-  uint32_t out[4];
   int i;
   for (i = 0; i < 4; i++) in[i] = (double)v[i];
-  if (!bw_quatencode(q, in, out)) return bw_genrefuse(w, BW_ERANGE);
+  return bw_quatencode(q, in, code);
+}
+
+static void quatvalue (const bw_QFloat *q, const uint32_t code[4],
+                       float v[4]) {
+  double out[4];
+  int i;
+  bw_quatdecode(q, code, out);
+  for (i = 0; i < 4; i++) v[i] = (float)out[i];
+}
+
+int bw_genwritequat (bw_Writer *w, const bw_QFloat *q, const float v[4]) {
+  uint32_t out[4];
+  if (!quatcode(q, v, out)) return bw_genrefuse(w, BW_ERANGE);
   return bw_writequat(w, q, out) == BW_OK;
 }
 
 /* bw_readquat: non-canonical codes fail as the driver's decode fails */
 int bw_genreadquat (bw_Reader *r, const bw_QFloat *q, float v[4]) {
   uint32_t in[4];
-  double out[4];
-  int i;
   if (!bw_readquat(r, q, in)) return 0;
-  bw_quatdecode(q, in, out);
-  for (i = 0; i < 4; i++) v[i] = (float)out[i];
+  quatvalue(q, in, v);
   return 1;
 }
 
@@ -128,16 +139,58 @@ int bw_genstreq (const char *a, const char *b, size_t maxlen) {
 }
 
 int bw_genquateq (const bw_QFloat *q, const float a[4], const float b[4]) {
-  double x[4], y[4];
   uint32_t qa[4], qb[4];
-  int i;
-  for (i = 0; i < 4; i++) {
-    x[i] = (double)a[i];
-    y[i] = (double)b[i];
-  }
-  return bw_quatencode(q, x, qa) && bw_quatencode(q, y, qb)
+  return quatcode(q, a, qa) && quatcode(q, b, qb)
          && memcmp(qa, qb, sizeof(qa)) == 0;
 }
+
+/* {===================== relative differences ===================== */
+
+/* The code of 'x' (an angle's finite) as a FLOAT or ANGLE of 'f'. */
+static uint64_t numcode (const bw_Field *f, double x) {
+  return f->kind == BW_KANGLE ? bw_angleencode(x, f->dmax, f->nbits)
+                              : bw_qfloatencode(&f->q, x);
+}
+
+/* The driver's test of a baseline number to start from (encrelative). */
+static int usable (const bw_Field *f, double base) {
+  return f->kind != BW_KANGLE || isfinite(base);
+}
+
+int bw_genwritediff (bw_Writer *w, const bw_Field *f, double base, double x) {
+  bw_Diff d;
+  if (f->kind == BW_KANGLE && !isfinite(x)) return bw_genrefuse(w, BW_ERANGE);
+  bw_fielddiff(f, &d);
+  if (!usable(f, base)) return bw_writebits(w, numcode(f, x), d.nbits) == BW_OK;
+  return bw_writediff(w, &d, numcode(f, base), numcode(f, x)) == BW_OK;
+}
+
+int bw_genreaddiff (bw_Reader *r, const bw_Field *f, double base, uint64_t *u) {
+  bw_Diff d;
+  bw_fielddiff(f, &d);
+  *u = usable(f, base) ? bw_readdiff(r, &d, numcode(f, base))
+                       : bw_readbits(r, d.nbits);
+  return r->status == BW_OK;
+}
+
+int bw_genwritequatdiff (bw_Writer *w, const bw_Field *f, const float base[4],
+                         const float v[4]) {
+  uint32_t b[4], code[4];
+  if (!quatcode(&f->q, base, b)) return bw_genwritequat(w, &f->q, v);
+  if (!quatcode(&f->q, v, code)) return bw_genrefuse(w, BW_ERANGE);
+  return bw_writequatdiff(w, f, b, code) == BW_OK;
+}
+
+int bw_genreadquatdiff (bw_Reader *r, const bw_Field *f, const float base[4],
+                        float v[4]) {
+  uint32_t b[4], code[4];
+  if (!quatcode(&f->q, base, b)) return bw_genreadquat(r, &f->q, v);
+  if (!bw_readquatdiff(r, f, b, code)) return 0;
+  quatvalue(&f->q, code, v);
+  return 1;
+}
+
+/* }========================================================== */
 
 
 /* {===================== sparse arrays ===================== */

@@ -88,6 +88,21 @@ int bw_genwriteangle (bw_Writer *w, double x, double period, unsigned bits);
 int bw_genwritequat (bw_Writer *w, const bw_QFloat *q, const float v[4]);
 int bw_genreadquat (bw_Reader *r, const bw_QFloat *q, float v[4]);
 
+/* delta = "relative" (WIRE.md, "Relative differences"): field 'f' holds
+** what the compiled program has for a relative FLOAT, ANGLE or QUAT (kind,
+** nbits, dmax, q, tiers); the tiers and the wire are the core's
+** (bw_fielddiff, bw_writediff, bw_writequatdiff). A baseline the driver
+** would not start from (a non-finite angle, a quaternion with no length)
+** sends the value whole, as the driver does. A float's range is checked
+** by the caller, as for a whole float. Readers give the code in '*u' (a
+** float's or angle's) or the quaternion in 'v'; 0 on failure. */
+int bw_genwritediff (bw_Writer *w, const bw_Field *f, double base, double x);
+int bw_genreaddiff (bw_Reader *r, const bw_Field *f, double base, uint64_t *u);
+int bw_genwritequatdiff (bw_Writer *w, const bw_Field *f, const float base[4],
+                         const float v[4]);
+int bw_genreadquatdiff (bw_Reader *r, const bw_Field *f, const float base[4],
+                        float v[4]);
+
 /* Equality on the wire, for delta encoding: strings by their bytes,
 ** quaternions by the integers they send. */
 int bw_genstreq (const char *a, const char *b, size_t maxlen);

@@ -76,6 +76,30 @@ describe("bitwire.gen.c", function()
       bitwire.gen.serialize_h(a), 1, true)
   end)
 
+  it("sends relative fields in a delta by the core's differences, with their tiers",
+    function()
+    local m = bitwire.schema { Mover = {
+      {"x", "float", min = -8, max = 8, res = 1 / 64, delta = "relative", tiers = {2, 6}},
+      {"yaw", "angle", bits = 10, delta = "relative"},
+      {"rot", "quat", bits = 9, delta = "relative", optional = true},
+      {"xs", "sparse", of = {"float", min = 0, max = 1, res = 1 / 32, delta = "relative"},
+       max = 4},
+    } }
+    local c = bitwire.gen.c(m, { name = "mover" })
+    assert.matches("bw_genwritediff(w, &rel_Mover_x, base->x, v->x)", c.source, 1, true)
+    assert.matches("bw_genreaddiff(r, &rel_Mover_yaw, base->yaw, &u)", c.source, 1, true)
+    assert.matches("bw_genwritequatdiff(w, &rel_Mover_rot, base->rot, v->rot)", c.source, 1, true)
+    assert.matches("bw_genreaddiff(r, &rel_Mover_xs, base->xs[i0], &u)", c.source, 1, true)
+    assert.matches(".ntiers = 2, .tierbits = { 2, 6 }", c.source, 1, true)
+    assert.matches(".ntiers = 4, .tierbits = { 3, 5, 7, 9 }", c.source, 1, true)
+    assert.matches("delta relative, tiers {2, 6}", c.header, 1, true)
+    -- the tier layout is the core's: no tier loop in the generated code
+    assert.is_nil(c.source:find("bw_writediff", 1, true))
+    -- serialize.h has no deltas: the values go whole as before
+    assert.matches("serialize_compressed_float(stream, value.x", bitwire.gen.serialize_h(m),
+      1, true)
+  end)
+
   it("writes code for the version asked for", function()
     local v3 = bitwire.schema(dofile("spec/fixtures/defs/game_v3.lua"))
     local now = bitwire.gen.c(v3).header

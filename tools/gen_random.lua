@@ -103,12 +103,43 @@ local function copy(x)
   return t
 end
 
-local near
+local near, nearfield
+
+-- A relative number 'b' moved by a few steps, sometimes by many: the
+-- differences fill each tier, and past the last the value goes whole.
+local function nudge(f, b)
+  local k = ({ 1, 4, 40, 700 })[random(4)]
+  if f.kind == "angle" then   -- across 0 and the period too
+    return b + random(-k, k) * f.period / (1 << f.bits)
+  elseif f.kind == "float" then
+    local x = b + random(-k, k) * f.qdelta / f.qmax
+    if f.clamp and random(6) == 1 then return x end
+    return math.max(f.fmin, math.min(f.fmax, x))
+  end
+  local q = {}   -- quat: each component moved, the largest one mostly kept
+  for i = 1, 4 do q[i] = b[i] + random(-k, k) * f.qdelta / f.qmax / 2 end
+  if math.abs(q[1]) + math.abs(q[2]) + math.abs(q[3]) + math.abs(q[4]) < 0.1 then
+    return copy(b)
+  end
+  return q
+end
+
+-- An array near 'b': elements near b's (then maybe more or fewer).
+local function neararray(program, f, b)
+  local t, n = {}, #b
+  if not f.fixed and random(3) == 1 then n = random(f.min, f.max) end
+  for i = 1, n do
+    t[i] = b[i] ~= nil and nearfield(program, f.of, b[i]) or field(program, f.of)
+  end
+  return t
+end
 
 -- A value of field 'f' near 'b' (a baseline's): mostly kept, some changed.
-local function nearfield(program, f, b)
+function nearfield(program, f, b)
   if b == nil or random(4) == 1 then return field(program, f) end
   if f.kind == "struct" then return near(program, program.byname[f.type], b) end
+  if f.relative and random(3) > 1 then return nudge(f, b) end
+  if f.kind == "array" and random(2) == 1 then return neararray(program, f, b) end
   if f.kind == "sparse" then
     local t = {}
     for i = 1, f.max do

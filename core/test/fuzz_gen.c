@@ -1,6 +1,6 @@
 /*
 ** fuzz_gen.c - libFuzzer target: the code `bitwire gen c` writes, for the
-** descriptions of spec/fixtures/gen/ (kinds, sparse, game)
+** descriptions of spec/fixtures/gen/ (kinds, sparse, game, relative)
 ** See LICENSE for copyright and terms.
 */
 
@@ -18,18 +18,21 @@
 #include "kinds.h"
 #include "sparse.h"
 #include "game.h"
+#include "relative.h"
 
 typedef struct Table {
-  const kinds_Type *types;  /* the three tables share one layout */
+  const kinds_Type *types;  /* the tables share one layout */
   size_t n;
   int exact;  /* no quaternions: reading renormalizes those, so their bits
               ** may move by a step when written again */
 } Table;
 
-static const Table tables[3] = {
+#define NTABLES 4
+static const Table tables[NTABLES] = {
   { kinds_types, KINDS_NTYPES, 1 },
   { (const kinds_Type *)sparse_types, SPARSE_NTYPES, 0 },
   { (const kinds_Type *)game_types, GAME_NTYPES, 0 },
+  { (const kinds_Type *)relative_types, RELATIVE_NTYPES, 0 },
 };
 
 #define MAXVALUE (1 << 20)
@@ -55,7 +58,7 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   bw_Reader r;
   bw_Error err;
   if (size < 4) return 0;
-  tab = &tables[data[0] % 3];
+  tab = &tables[data[0] % NTABLES];
   t = &tab->types[data[1] % tab->n];
   FCHECK(t->size <= MAXVALUE);
   split = (size_t)(data[2] | data[3] << 8);
@@ -97,7 +100,7 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
 int main (int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : ".";
   unsigned s, t, k = 0;
-  for (s = 0; s < 3; s++)
+  for (s = 0; s < NTABLES; s++)
     for (t = 0; t < tables[s].n; t++) {
       const kinds_Type *ty = &tables[s].types[t];
       unsigned found = 0, tries;

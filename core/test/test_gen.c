@@ -3,6 +3,7 @@
 ** See LICENSE for copyright and terms.
 */
 
+#include <math.h>
 #include <string.h>
 
 #include "bw_gen.h"
@@ -135,6 +136,75 @@ static void test_sparse_hostile (void) {
   CHECK(bw_genreadslot(&r, &sp, &st, &slot) == -1 && r.status == BW_ERANGE);
 }
 
+/* Relative fields as generated code describes them (WIRE.md examples). */
+static const bw_Field yaw10 = { .kind = BW_KANGLE, .nbits = 10,
+  .dmax = 360.0, .ntiers = 4, .tierbits = { 3, 5, 7, 9 } };
+
+/* from step 1023 to step 1 is +2 the short way: z = 4, bits(1, 1) bits(4, 3) */
+static void test_diff_angle (void) {
+  uint8_t buf[8];
+  const uint8_t *out;
+  size_t len;
+  uint64_t u;
+  bw_Writer w;
+  bw_Reader r;
+  bw_writerinit(&w, buf, sizeof(buf));
+  CHECK(bw_genwritediff(&w, &yaw10, 1023 * 360.0 / 1024, 1 * 360.0 / 1024));
+  CHECK(bw_bitswritten(&w) == 4);
+  out = bw_writerdata(&w, &len);
+  CHECK(len == 1 && out[0] == (1 | 4 << 1));
+  bw_readerinit(&r, out, len);
+  CHECK(bw_genreaddiff(&r, &yaw10, 1023 * 360.0 / 1024, &u) && u == 1);
+  /* a non-finite value is refused, as the driver raises */
+  bw_writerinit(&w, buf, sizeof(buf));
+  CHECK(!bw_genwritediff(&w, &yaw10, 0.0, NAN) && w.status == BW_ERANGE);
+}
+
+/* a baseline the driver would not start from: the value goes whole, read
+** whole, bit for bit what the plain writers send */
+static void test_diff_whole (void) {
+  static const bw_Field rot9 = { .kind = BW_KQUAT,
+    .q = { -0.707106769f, 1.41421354f, 511u, 9 }, .ntiers = 4,
+    .tierbits = { 3, 5, 7, 9 } };
+  const float zero[4] = { 0, 0, 0, 0 }, q[4] = { 0.1f, -0.5f, 0.2f, 0.8f };
+  uint8_t a[16], b[16];
+  const uint8_t *pa, *pb;
+  size_t la, lb;
+  uint64_t u;
+  float back[4];
+  bw_Writer wa, wb;
+  bw_Reader r;
+  bw_writerinit(&wa, a, sizeof(a));
+  bw_writerinit(&wb, b, sizeof(b));
+  CHECK(bw_genwritediff(&wa, &yaw10, INFINITY, 90.0));
+  CHECK(bw_genwriteangle(&wb, 90.0, 360.0, 10));
+  CHECK(bw_genwritequatdiff(&wa, &rot9, zero, q));
+  CHECK(bw_genwritequat(&wb, &rot9.q, q));
+  pa = bw_writerdata(&wa, &la);
+  pb = bw_writerdata(&wb, &lb);
+  CHECK(la == lb && memcmp(pa, pb, la) == 0 && bw_bitswritten(&wa) == 10 + 29);
+  bw_readerinit(&r, pa, la);
+  CHECK(bw_genreaddiff(&r, &yaw10, NAN, &u) && u == 256);
+  CHECK(bw_genreadquatdiff(&r, &rot9, zero, back) && r.pos == 39);
+  /* a quaternion with no length is refused against a usable baseline */
+  bw_writerinit(&wa, a, sizeof(a));
+  CHECK(!bw_genwritequatdiff(&wa, &rot9, q, zero) && wa.status == BW_ERANGE);
+}
+
+/* a difference that leaves [0, top] fails with range at its first bit */
+static void test_diff_range (void) {
+  static const bw_Field x = { .kind = BW_KFLOAT,
+    .q = { 0.0f, 1.0f, 16u, 5 }, .ntiers = 1, .tierbits = { 3 } };
+  uint8_t buf[2] = { 0x01 | 0x07 << 1, 0 };  /* tier 0, z = 7: d = -4 */
+  uint64_t u;
+  bw_Reader r;
+  bw_readerinit(&r, buf, 2);
+  CHECK(!bw_genreaddiff(&r, &x, 2.0 / 16, &u));
+  CHECK(r.status == BW_ERANGE && r.errpos == 0);
+  bw_readerinit(&r, buf, 2);
+  CHECK(bw_genreaddiff(&r, &x, 5.0 / 16, &u) && u == 1);
+}
+
 int main (void) {
   test_paths();
   test_path_truncated();
@@ -143,5 +213,8 @@ int main (void) {
   test_strings();
   test_sparse_roundtrip();
   test_sparse_hostile();
+  test_diff_angle();
+  test_diff_whole();
+  test_diff_range();
   return check_summary("test_gen");
 }

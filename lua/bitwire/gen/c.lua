@@ -146,10 +146,45 @@ function M.sparseconst(G, f, owner, slotmin, suffix)
   return name
 end
 
+-- The bw_Field of a relative float, angle or quat (delta = "relative"):
+-- what the core's bw_fielddiff and quaternion differences read of it.
+function M.relconst(G, f, owner)
+  local name = "rel_" .. owner
+  if not G.consts[name] then
+    G.consts[name] = true
+    local what = fmt(".nbits = %d, .dmax = %s", f.bits, ctypes.double(f.period or 0))
+    if f.kind ~= "angle" then
+      what = fmt(".q = { %s, %s, %s, %d }", ctypes.float(f.qmin),
+        ctypes.float(f.qdelta), cuint(f.qmax), bitlen(f.qmax))
+    end
+    G.constlines[#G.constlines + 1] = fmt(
+      "static const bw_Field %s = { .kind = BW_K%s,\n  %s,\n"
+      .. "  .ntiers = %d, .tierbits = { %s } };", name, f.kind:upper(), what,
+      #f.tiers, concat(f.tiers, ", "))
+  end
+  return name
+end
+
 -- The float range encode accepts: the declared one widened to the values
 -- decode gives at both ends (as the driver does), unless 'clamp'.
 local function floatrange(f)
   return math.min(f.fmin, f.qmin), math.max(f.fmax, f32(f.qmin + f.qdelta))
+end
+
+-- Refuse float 'x' outside that range.
+function M.floatcheck(E, f, x)
+  if f.clamp then return end
+  local lo, hi = floatrange(f)
+  E:line("if (!(%s >= %s && %s <= %s)) return bw_genrefuse(w, BW_ERANGE);",
+    x, ctypes.double(lo), x, ctypes.double(hi))
+end
+
+-- The value of float or angle 'f' from its code in local 'u'.
+function M.numvalue(G, f, owner)
+  if f.kind == "angle" then
+    return fmt("bw_angledecode((uint32_t)u, %s, %d)", ctypes.double(f.period), f.bits)
+  end
+  return fmt("bw_qfloatdecode(&%s, (uint32_t)u)", M.qconst(G, f, owner))
 end
 
 -- }=====
@@ -211,11 +246,7 @@ function writevalue(E, mode, f, loc, owner)
   elseif k == "float" then
     local q, nb = M.qconst(G, f, owner), bitlen(f.qmax)
     if W then
-      if not f.clamp then
-        local lo, hi = floatrange(f)
-        E:line("if (!(%s >= %s && %s <= %s)) return bw_genrefuse(w, BW_ERANGE);",
-          x, ctypes.double(lo), x, ctypes.double(hi))
-      end
+      M.floatcheck(E, f, x)
       E:line("bw_writebits(w, bw_qfloatencode(&%s, %s), %d);", q, x, nb)
     else E:line("pos += %d;", nb) end
   elseif k == "angle" then
@@ -363,7 +394,7 @@ function readvalue(E, f, loc, owner, segs)
     E:line("if (r->status != BW_OK) %s", FAIL)
   elseif k == "float" then
     E:line("if (!bw_genspan(r, %d, %s, &%s)) %s", bitlen(f.qmax), cuint(f.qmax), u(), FAIL)
-    E:line("%s = bw_qfloatdecode(&%s, (uint32_t)u);", x, M.qconst(G, f, owner))
+    E:line("%s = %s;", x, M.numvalue(G, f, owner))
   elseif k == "angle" then
     E:line("%s = bw_angledecode((uint32_t)bw_readbits(r, %d), %s, %d);", x, f.bits,
       ctypes.double(f.period), f.bits)

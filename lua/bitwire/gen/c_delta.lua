@@ -2,8 +2,9 @@
 -- T_read_delta(r, v, base), the driver's delta wire (WIRE.md, "Delta
 -- against a baseline"): per field on the wire a changed bit, then only what
 -- changed; a record whose baseline holds one is sent as a delta again, a
--- sparse array as the slots that differ. Equality is on the wire:
--- quantized fields compare their quantized integers.
+-- sparse array as the slots that differ, a relative number as a difference
+-- (the core's, bw_gen.h). Equality is on the wire: quantized fields compare
+-- their quantized integers.
 local ctypes = require "bitwire.gen.ctypes"
 
 local M = {}
@@ -176,11 +177,38 @@ local function arrayread(G, E, f, v, base, owner, C, segs, depth)
   E:close()
 end
 
+-- delta = "relative": the value at 'v' as a difference from the baseline's
+-- at 'base', by the core (bw_gen.h); it sends the value whole from a
+-- baseline the driver would not start from.
+local function relwrite(G, E, f, v, base, owner)
+  local rel = G.c.relconst(G, f, owner)
+  if f.kind == "quat" then
+    E:line("if (!bw_genwritequatdiff(w, &%s, %s, %s)) return false;", rel, base.expr, v.expr)
+    return
+  end
+  if f.kind == "float" then G.c.floatcheck(E, f, v.expr) end
+  E:line("if (!bw_genwritediff(w, &%s, %s, %s)) return false;", rel, base.expr, v.expr)
+end
+
+local function relread(G, E, f, v, base, owner, segs)
+  local rel, FAIL = G.c.relconst(G, f, owner), G.failstmt(segs)
+  if f.kind == "quat" then
+    E:line("if (!bw_genreadquatdiff(r, &%s, %s, %s)) %s", rel, base.expr, v.expr, FAIL)
+    return
+  end
+  E:line("if (!bw_genreaddiff(r, &%s, %s, &%s)) %s", rel, base.expr,
+    E:var("u", "uint64_t"), FAIL)
+  E:line("%s = %s;", v.expr, G.c.numvalue(G, f, owner))
+end
+
 -- Write the changed value at 'v' against its baseline's at 'base' (both
 -- there): records, and with element deltas arrays and sparse arrays, as
--- deltas again; anything else in full. 'C' is the struct type holding them.
+-- deltas again; relative numbers as differences; anything else in full.
+-- 'C' is the struct type holding them.
 function writedelta(G, E, f, v, base, owner, C, depth)
-  if f.kind == "struct" then
+  if f.relative then
+    relwrite(G, E, f, v, base, owner)
+  elseif f.kind == "struct" then
     E:line("if (!write_delta_%s(w, &%s, &%s)) return false;", G.N:typename(f.type),
       v.expr, base.expr)
   elseif f.kind == "sparse" then
@@ -195,7 +223,9 @@ end
 
 -- Read a changed value into 'v' (which holds the baseline's, copied).
 function readdelta(G, E, f, v, base, owner, C, segs, depth)
-  if f.kind == "struct" then
+  if f.relative then
+    relread(G, E, f, v, base, owner, segs)
+  elseif f.kind == "struct" then
     E:line("if (!read_delta_%s(r, &%s, &%s, err)) %s", G.N:typename(f.type),
       v.expr, base.expr, G.failstmt(segs))
   elseif f.kind == "sparse" then
@@ -217,10 +247,6 @@ local function typebodies(G, t)
   for _, f in ipairs(fields) do
     local name = ident(f.name or "")
     local owner = T .. "_" .. name
-    if f.relative or (f.of and f.of.relative) then   -- never a wrong delta
-      error(fmt("bitwire.gen.c: %s.%s: relative deltas are not supported yet",
-        t.name, f.name or "?"), 0)
-    end
     local a = G.fieldloc("a->", name)
     local b = G.fieldloc("b->", name)
     local v = G.fieldloc("v->", name)
@@ -315,7 +341,7 @@ function M.sparsewrite(G, E, f, v, base, owner, C, depth)
   E:line("if (!bw_genhas(%s, %s)) continue;", pv, i)
   local ev, eb = G.elem(v, e, i), G.elem(base, e, i)
   local eo = elemowner(e, owner)
-  if e.kind == "struct" or G.elemwise then
+  if e.kind == "struct" or e.relative or G.elemwise then
     E:open("if (bw_genhas(%s, %s))", pb, i)
     writedelta(G, E, e, ev, eb, eo, eo, depth + 1)
     E:close()
@@ -351,7 +377,7 @@ function M.sparseread(G, E, f, v, base, owner, C, segs, depth)
   E:line("if (!bw_genhas(%s, %s)) continue;", pv, i)
   local ev, eb = G.elem(v, e, i), G.elem(base, e, i)
   local eo = elemowner(e, owner)
-  if e.kind == "struct" or G.elemwise then
+  if e.kind == "struct" or e.relative or G.elemwise then
     E:open("if (bw_genhas(%s, %s))", pb, i)
     readdelta(G, E, e, ev, eb, eo, eo, inner, depth + 1)
     E:close()

@@ -253,6 +253,9 @@ function M.wire(f)
   elseif k == "align" then s = "align"
   elseif k == "check" then s = fmt("check 0x%08x", f.magic)
   else s = k end
+  if f.relative then   -- WIRE.md, "Relative differences"
+    s = fmt("%s; delta relative, tiers {%s}", s, table.concat(f.tiers, ", "))
+  end
   if f.optional then s = "optional " .. s end
   return s
 end
