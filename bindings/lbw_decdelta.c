@@ -214,15 +214,12 @@ static int decrelative (Ctx *c, const bw_Field *f, int b) {
   }
   else {
     bw_Diff d;
-    double bx = (double)lua_tonumber(L, b);
-    uint64_t u;
+    uint64_t base, u;
     if (lua_type(L, b) != LUA_TNUMBER
-        || (f->kind == BW_KANGLE && !isfinite(bx)))
+        || !bw_diffbase(f, (double)lua_tonumber(L, b), &base))
       return -1;
     bw_fielddiff(f, &d);
-    u = bw_readdiff(&c->r, &d, f->kind == BW_KANGLE
-                    ? bw_angleencode(bx, f->dmax, f->nbits)
-                    : bw_qfloatencode(&f->q, bx));
+    u = bw_readdiff(&c->r, &d, base);
     if (c->r.status == BW_ERANGE)
       return bw_decfail(c, BW_ERANGE, start, "difference from the baseline "
                         "leaves the range");

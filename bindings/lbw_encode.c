@@ -246,13 +246,10 @@ static int encrelative (Ctx *c, const bw_Field *f, int v, int b) {
   }
   else {
     bw_Diff d;
-    double bx = (double)lua_tonumber(L, b);
-    uint32_t base;
+    uint64_t base;
     if (lua_type(L, b) != LUA_TNUMBER
-        || (f->kind == BW_KANGLE && !isfinite(bx)))
+        || !bw_diffbase(f, (double)lua_tonumber(L, b), &base))
       return 0;
-    base = f->kind == BW_KANGLE ? bw_angleencode(bx, f->dmax, f->nbits)
-                                : bw_qfloatencode(&f->q, bx);
     bw_fielddiff(f, &d);
     bw_writediff(c->w, &d, base, numcode(c, f, v, lua_type(L, v)));
   }

@@ -238,6 +238,15 @@ void bw_fielddiff (const bw_Field *f, bw_Diff *d) {
   d->ntiers = f->ntiers > 0 ? f->ntiers : BW_NRELTIERS;
 }
 
+int bw_diffbase (const bw_Field *f, double x, uint64_t *code) {
+  if (f->kind == BW_KANGLE) {
+    if (!isfinite(x)) return 0;
+    *code = bw_angleencode(x, f->dmax, f->nbits);
+  }
+  else *code = bw_qfloatencode(&f->q, x);
+  return 1;
+}
+
 /* z of 'v' from 'base'. */
 static uint64_t zigzag (const bw_Diff *d, uint64_t base, uint64_t v) {
   uint64_t u = v - base;  /* modulo 2^64 */

@@ -146,30 +146,21 @@ int bw_genquateq (const bw_QFloat *q, const float a[4], const float b[4]) {
 
 /* {===================== relative differences ===================== */
 
-/* The code of 'x' (an angle's finite) as a FLOAT or ANGLE of 'f'. */
-static uint64_t numcode (const bw_Field *f, double x) {
-  return f->kind == BW_KANGLE ? bw_angleencode(x, f->dmax, f->nbits)
-                              : bw_qfloatencode(&f->q, x);
-}
-
-/* The driver's test of a baseline number to start from (encrelative). */
-static int usable (const bw_Field *f, double base) {
-  return f->kind != BW_KANGLE || isfinite(base);
-}
-
 int bw_genwritediff (bw_Writer *w, const bw_Field *f, double base, double x) {
   bw_Diff d;
-  if (f->kind == BW_KANGLE && !isfinite(x)) return bw_genrefuse(w, BW_ERANGE);
+  uint64_t b, v;
+  if (!bw_diffbase(f, x, &v)) return bw_genrefuse(w, BW_ERANGE);
   bw_fielddiff(f, &d);
-  if (!usable(f, base)) return bw_writebits(w, numcode(f, x), d.nbits) == BW_OK;
-  return bw_writediff(w, &d, numcode(f, base), numcode(f, x)) == BW_OK;
+  if (!bw_diffbase(f, base, &b)) return bw_writebits(w, v, d.nbits) == BW_OK;
+  return bw_writediff(w, &d, b, v) == BW_OK;
 }
 
 int bw_genreaddiff (bw_Reader *r, const bw_Field *f, double base, uint64_t *u) {
   bw_Diff d;
+  uint64_t b;
   bw_fielddiff(f, &d);
-  *u = usable(f, base) ? bw_readdiff(r, &d, numcode(f, base))
-                       : bw_readbits(r, d.nbits);
+  *u = bw_diffbase(f, base, &b) ? bw_readdiff(r, &d, b)
+                                : bw_readbits(r, d.nbits);
   return r->status == BW_OK;
 }
 

@@ -305,6 +305,10 @@ typedef struct bw_Diff {
 } bw_Diff;
 /* The difference parameters of a relative FLOAT, QUAT or ANGLE field. */
 void      bw_fielddiff (const bw_Field *f, bw_Diff *d);
+/* The code of the number 'x' as relative FLOAT or ANGLE field 'f', the one
+** a difference from a baseline of 'x' starts at; 0 when 'x' cannot be one
+** (a non-finite angle: the value is then sent whole). */
+int       bw_diffbase (const bw_Field *f, double x, uint64_t *code);
 bw_Status bw_writediff (bw_Writer *w, const bw_Diff *d, uint64_t base,
                         uint64_t v);
 /* The value; BW_ERANGE (at the field's first bit) when it leaves [0, top]. */
