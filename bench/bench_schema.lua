@@ -264,23 +264,9 @@ for _, op in ipairs(ops) do
     (op.rates[#op.rates] - op.rates[1]) / op.peer.stats[op.kind]
 end
 
--- bytes allocated per iteration of 'run' in steady state: the collector
--- stopped, and counted over a second batch, since the first calls after a
--- collection may regrow shared structures (the string table) once
-local function alloc (run)
-  local N = 200
-  collectgarbage("collect")
-  collectgarbage("stop")
-  run(N)
-  local before = collectgarbage("count")
-  run(N)
-  local after = collectgarbage("count")
-  collectgarbage("restart")
-  return (after - before) * 1024 / N
-end
 
 for _, op in ipairs(ops) do
-  if op.kind ~= "enc" then op.peer.stats["alloc_" .. op.kind] = alloc(op.run) end
+  if op.kind ~= "enc" then op.peer.stats["alloc_" .. op.kind] = timing.alloc(op.run, 200) end
 end
 
 -- }=====

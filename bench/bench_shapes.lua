@@ -154,23 +154,10 @@ end
 timing.run(ops, SECONDS, ROUNDS)
 local median = timing.median
 
--- bytes allocated per call in the steady state (collector stopped,
--- counted over a second batch)
-local function alloc (run)
-  local N = 100
-  collectgarbage("collect")
-  collectgarbage("stop")
-  run(N)
-  local before = collectgarbage("count")
-  run(N)
-  local after = collectgarbage("count")
-  collectgarbage("restart")
-  return (after - before) * 1024 / N
-end
 
 for _, op in ipairs(ops) do
   op.peer.stats[op.kind] = median(op.rates)
-  if op.kind == "into" then op.peer.stats.alloc_into = alloc(op.run) end
+  if op.kind == "into" then op.peer.stats.alloc_into = timing.alloc(op.run, 100) end
 end
 
 -- }=====

@@ -38,4 +38,18 @@ function M.run(ops, seconds, rounds)
   end
 end
 
+-- Bytes allocated per iteration of 'run' in the steady state: the collector
+-- stopped, and counted over a second batch of 'n' (the first calls after a
+-- collection may regrow shared structures, the string table, once).
+function M.alloc(run, n)
+  collectgarbage("collect")
+  collectgarbage("stop")
+  run(n)
+  local before = collectgarbage("count")
+  run(n)
+  local after = collectgarbage("count")
+  collectgarbage("restart")
+  return (after - before) * 1024 / n
+end
+
 return M
