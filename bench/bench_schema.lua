@@ -26,14 +26,7 @@ collectgarbage("incremental")  -- the 5.4 default, stated
 local SECONDS = tonumber(arg and arg[2]) or 0.2
 local NAME = "Snapshot"
 
-local failures = 0
-local function check (ok, what, detail)
-  if not ok then
-    failures = failures + 1
-    print(("FAIL  %s%s"):format(what, detail and (": " .. tostring(detail)) or ""))
-  end
-  return ok
-end
+local check, checked = timing.checker()
 
 -- {===== peers =====
 
@@ -218,10 +211,7 @@ if bw and handc and bytes[bw] and bytes[handc] then
         dok and err or r)
 end
 
-if failures > 0 then
-  print(("%d correctness check(s) failed; no timing"):format(failures))
-  os.exit(1)
-end
+checked()
 
 -- }=====
 

@@ -31,14 +31,7 @@ collectgarbage("incremental")
 
 local SHAPES = {"snapshot", "nested", "fixed", "optional", "cubes"}
 
-local failures = 0
-local function check (ok, what, detail)
-  if not ok then
-    failures = failures + 1
-    print(("FAIL  %s%s"):format(what, detail and (": " .. tostring(detail)) or ""))
-  end
-  return ok
-end
+local check, checked = timing.checker()
 
 -- {===== the shapes and their peers =====
 
@@ -121,10 +114,7 @@ for _, sh in ipairs(shapes) do
   sh.bytes = bytes
 end
 
-if failures > 0 then
-  print(("%d correctness check(s) failed; no timing"):format(failures))
-  os.exit(1)
-end
+checked()
 
 -- }=====
 

@@ -52,4 +52,25 @@ function M.alloc(run, n)
   return (after - before) * 1024 / n
 end
 
+-- The correctness checks a bench runs before timing: check(ok, what
+-- [, detail]) prints a failed one and counts it; checked() then stops the
+-- bench when any failed, so nothing wrong is timed.
+function M.checker()
+  local failures = 0
+  local function check(ok, what, detail)
+    if not ok then
+      failures = failures + 1
+      print(("FAIL  %s%s"):format(what, detail and (": " .. tostring(detail)) or ""))
+    end
+    return ok
+  end
+  local function checked()
+    if failures > 0 then
+      print(("%d correctness check(s) failed; no timing"):format(failures))
+      os.exit(1)
+    end
+  end
+  return check, checked
+end
+
 return M

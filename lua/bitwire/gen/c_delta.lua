@@ -158,8 +158,7 @@ local function arrayread(G, E, f, v, base, owner, C, segs, depth)
   end
   E:line("if (!bw_gendeltacount(r, start, %s, %s, %s)) %s", n, bn,
     ctypes.uint(e.minbits), FAIL)
-  local same = samefn(G, f, owner, C, v.name)
-  local _ = same
+  samefn(G, f, owner, C, v.name)  -- the helper arraywrite calls
   E:open("for (%s = 0; %s < %s; %s++)", i, i, n, i)
   local ev, eb = G.elem(v, e, i), G.elem(base, e, i)
   local eo = elemowner(e, owner)
@@ -229,7 +228,7 @@ function readdelta(G, E, f, v, base, owner, C, segs, depth)
     E:line("if (!read_delta_%s(r, &%s, &%s, err)) %s", G.N:typename(f.type),
       v.expr, base.expr, G.failstmt(segs))
   elseif f.kind == "sparse" then
-    M.sparseread(G, E, f, v, base, owner, C, segs, depth)
+    M.sparseread(G, E, f, v, base, owner, segs, depth)
   elseif f.kind == "array" and G.elemwise then
     arrayread(G, E, f, v, base, owner, C, segs, depth)
   else
@@ -356,7 +355,7 @@ function M.sparsewrite(G, E, f, v, base, owner, C, depth)
   E:line("bw_genslotsend(w, &%s, &%s);", sp, st)
 end
 
-function M.sparseread(G, E, f, v, base, owner, C, segs, depth)
+function M.sparseread(G, E, f, v, base, owner, segs, depth)
   local sp = G.c.sparseconst(G, f, owner, 1, "_delta")
   local st = E:var("slots" .. depth, "bw_GenSlots")
   local i = E:var("i" .. depth, "size_t")
@@ -367,7 +366,6 @@ function M.sparseread(G, E, f, v, base, owner, C, segs, depth)
   inner[#inner + 1] = { index = i }
   local IFAIL = G.failstmt(inner)
   local e = f.of
-  local _ = C
   E:line("if (!bw_genreadslotsbegin(r, &%s, &%s)) %s", sp, st, FAIL)
   E:open("while ((%s = bw_genreadslot(r, &%s, &%s, &%s)) > 0)", more, sp, st, slot)
   E:line("%s = (size_t)%s - 1;", i, slot)
