@@ -275,14 +275,31 @@ int bw_decleaf (Ctx *c, const bw_Field *f) {
   }
 }
 
+/* Store elements i.. of the k fixed-width scalars 'e' of kind 'kind'
+** (e->kind) packed in 'u', read at bit 'start', in the table at 't'. */
+static INLINE int scalarrun (Ctx *c, const bw_Field *e, int kind, int t,
+                             Frame *fr, int64_t i, unsigned k, uint64_t u,
+                             uint64_t start) {
+  lua_State *L = c->L;
+  unsigned w = fixedbits(e);
+  uint64_t mask = w < 64 ? (UINT64_C(1) << w) - 1 : ~UINT64_C(0);
+  for (; k > 0; k--, i++) {
+    fr->index = (lua_Integer)i;
+    if (!pushfixedk(c, e, kind, u & mask, start)) return 0;
+    lua_rawseti(L, t, (lua_Integer)i);
+    if (w < 64) u >>= w;
+    start += w;
+  }
+  return 1;
+}
+
 /* Elements 1..n of an array of fixed-width scalars 'e' into the table at
 ** 't': as many as fit in BW_FUSEBITS read at once, one by one near the end
-** of the input, so a truncation still names the element that ran out. */
+** of the input, so a truncation still names the element that ran out. A
+** loop per common kind, without the switch per element. */
 static int decscalars (Ctx *c, const bw_Field *e, int t, int64_t n) {
-  lua_State *L = c->L;
   bw_Reader *r = &c->r;
   unsigned w = fixedbits(e), per = w > 0 && w <= BW_FUSEBITS ? BW_FUSEBITS / w : 1;
-  uint64_t mask = w < 64 ? (UINT64_C(1) << w) - 1 : ~UINT64_C(0);
   Frame *fr;
   int64_t i = 1;
   pushframe(c, BW_NONE, 1);
@@ -290,6 +307,7 @@ static int decscalars (Ctx *c, const bw_Field *e, int t, int64_t n) {
   while (i <= n) {
     unsigned k = n - i + 1 < (int64_t)per ? (unsigned)(n - i + 1) : per;
     uint64_t start = r->pos, u = bw_readbits(r, k * w);
+    int ok;
     if (r->status != BW_OK) {
       if (k == 1) {
         fr->index = (lua_Integer)i;
@@ -300,13 +318,14 @@ static int decscalars (Ctx *c, const bw_Field *e, int t, int64_t n) {
       per = 1;
       continue;
     }
-    for (; k > 0; k--, i++) {
-      fr->index = (lua_Integer)i;
-      if (!pushfixed(c, e, u & mask, start)) return 0;
-      lua_rawseti(L, t, (lua_Integer)i);
-      if (w < 64) u >>= w;
-      start += w;
+    switch (e->kind) {
+      case BW_KBOOL: ok = scalarrun(c, e, BW_KBOOL, t, fr, i, k, u, start); break;
+      case BW_KINT: ok = scalarrun(c, e, BW_KINT, t, fr, i, k, u, start); break;
+      case BW_KUINT: ok = scalarrun(c, e, BW_KUINT, t, fr, i, k, u, start); break;
+      default: ok = scalarrun(c, e, e->kind, t, fr, i, k, u, start); break;
     }
+    if (!ok) return 0;
+    i += k;
   }
   popframe(c);
   return 1;

@@ -39,8 +39,9 @@ void bw_flatplanmake (FlatPlan *p, const bw_Schema *S) {
   uint32_t t, k = 0;
   p->first = p->spend = NULL;
   p->ops = NULL;
-  for (t = 0; t < S->ntypes; t++)  /* at most a record op per scalar */
-    if (S->types[t].flat > 0) nops += 2 * (size_t)S->types[t].flat;
+  for (t = 0; t < S->ntypes; t++)  /* a scalar's op, two per other field */
+    if (S->types[t].flat > 0)
+      nops += (size_t)S->types[t].flat + 2 * (size_t)S->types[t].count;
   if (nops == 0 || nops > UINT32_MAX) return;
   p->first = (uint32_t *)malloc(((size_t)S->ntypes + 1) * sizeof(uint32_t));
   p->spend = (uint32_t *)calloc(S->ntypes, sizeof(uint32_t));
@@ -68,16 +69,29 @@ void bw_flatplanmake (FlatPlan *p, const bw_Schema *S) {
         p->spend[t] += 1 + st->count;
         for (; g < gend; g++) p->ops[k++] = flatop(g);
       }
+      else if (f->kind == BW_KARRAY) {  /* then its element's op */
+        FlatOp *o = &p->ops[k++];
+        o->kind = BW_KARRAY;
+        o->w = (uint8_t)fixedbits(&S->fields[f->ref]);
+        o->n = (uint16_t)f->min;  /* the count, <= MAXFLAT */
+        o->key = f->name;
+        o->lim = 0;
+        o->f = f;
+        p->spend[t] += 1 + (uint32_t)f->min;
+        p->ops[k++] = flatop(&S->fields[f->ref]);
+      }
       else p->ops[k++] = flatop(f);
     }
   }
   p->first[t] = k;
 }
 
-/* Push the value of a flat op's raw bits 'u', checked against o->lim. */
-static INLINE void pushflat (Ctx *c, const FlatOp *o, uint64_t u) {
+/* Push the value of a flat op's raw bits 'u', checked against o->lim;
+** 'kind' is o->kind, a constant where a loop per kind inlines it. */
+static INLINE void pushflatk (Ctx *c, const FlatOp *o, int kind,
+                              uint64_t u) {
   lua_State *L = c->L;
-  switch (o->kind) {
+  switch (kind) {
     case BW_KFLOAT:
       lua_pushnumber(L, (lua_Number)bw_qfloatdecode(&o->f->q, (uint32_t)u));
       break;
@@ -97,6 +111,24 @@ static INLINE void pushflat (Ctx *c, const FlatOp *o, uint64_t u) {
       lua_pushinteger(L, (lua_Integer)(u <= (uint64_t)INT64_MAX ? (int64_t)u
                                        : -(int64_t)(~u) - 1));
   }
+}
+
+#define pushflat(c, o, u)  pushflatk((c), (o), (o)->kind, (u))
+
+/* Elements i, i + 1, ... of an array on top: the 'k' in 'u', 'w' bits
+** each, of element op 'e' of kind 'kind' (e->kind). 0 when one is out of
+** range. */
+static INLINE int flatrun (Ctx *c, const FlatOp *e, int kind, unsigned w,
+                           lua_Integer i, unsigned k, uint64_t u) {
+  uint64_t mask = w < 64 ? (UINT64_C(1) << w) - 1 : ~UINT64_C(0);
+  for (; k > 0; k--, i++) {
+    uint64_t v = u & mask;
+    if (v > e->lim) return 0;
+    pushflatk(c, e, kind, v);
+    lua_rawseti(c->L, -2, i);
+    if (w < 64) u >>= w;
+  }
+  return 1;
 }
 
 /* A flat record (bw_Type.flat) of type 't' whose bits are all there, into
@@ -143,6 +175,43 @@ int bw_decflat (Ctx *c, uint32_t t, int tbl, int reuse) {
         u >>= o->w;
       }
       o--;
+      if (inplace) lua_settop(L, top);
+      else lua_rawset(L, tbl);
+    }
+    else if (o->kind == BW_KARRAY) {  /* as many elements a read as fit */
+      const FlatOp *e = o + 1;
+      unsigned w = o->w, per = w == 0 ? o->n : w <= BW_FUSEBITS
+                                               ? BW_FUSEBITS / w : 1;
+      lua_Integer i = 1, n = (lua_Integer)o->n, oldn = 0;
+      int inplace = reuse && lua_rawget(L, tbl) == LUA_TTABLE
+                    && claim(c, top + 1);
+      if (inplace) oldn = (lua_Integer)lua_rawlen(L, top + 1);
+      else {
+        if (reuse) {
+          lua_pop(L, 1);
+          pushkey(c, o->key);
+        }
+        lua_createtable(L, (int)n, 0);
+      }
+      while (i <= n) {
+        unsigned k = n - i + 1 < (lua_Integer)per ? (unsigned)(n - i + 1)
+                                                   : per;
+        uint64_t u = FLATREAD(k * w);
+        int ok;
+        switch (e->kind) {
+          case BW_KBOOL: ok = flatrun(c, e, BW_KBOOL, w, i, k, u); break;
+          case BW_KINT: ok = flatrun(c, e, BW_KINT, w, i, k, u); break;
+          case BW_KUINT: ok = flatrun(c, e, BW_KUINT, w, i, k, u); break;
+          default: ok = flatrun(c, e, e->kind, w, i, k, u); break;
+        }
+        if (!ok) goto refused;
+        i += k;
+      }
+      for (; oldn > n; oldn--) {  /* trim an array that was longer */
+        lua_pushnil(L);
+        lua_rawseti(L, -2, oldn);
+      }
+      o++;
       if (inplace) lua_settop(L, top);
       else lua_rawset(L, tbl);
     }

@@ -85,11 +85,14 @@ typedef struct Claims {
 
 /* A flat record's decode plan (bw_Type.flat), made once per schema: its
 ** scalars in wire order, each nested record an op followed by its
-** scalars, with what the walk would look up per field precomputed. */
+** scalars, each fixed-count array an op followed by its element's, with
+** what the walk would look up per field precomputed. */
 typedef struct FlatOp {
-  uint8_t         kind;  /* the scalar's bw_Kind, or BW_KSTRUCT */
-  uint8_t         w;     /* bits: the scalar's, or the record's run */
-  uint16_t        n;     /* BW_KSTRUCT: its scalars, the ops that follow */
+  uint8_t         kind;  /* the scalar's bw_Kind, BW_KSTRUCT or BW_KARRAY */
+  uint8_t         w;     /* bits: the scalar's, the record's run, or an
+                            array element's */
+  uint16_t        n;     /* BW_KSTRUCT: its scalars, the ops that follow;
+                            BW_KARRAY: its count */
   uint32_t        key;   /* the field's name */
   uint64_t        lim;   /* the largest raw value the field accepts */
   const bw_Field *f;
@@ -259,17 +262,18 @@ int  bw_decvalue (Ctx *c, const bw_Field *f, int into);
 int  bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx);
 int  bw_quatfail (Ctx *c);
 int  bw_pushquat (Ctx *c, const bw_Field *f, const uint32_t q[4], int into);
-/* Check and push the raw bits 'u' of fixed-width field 'f' (read at bit
-** 'start'). Returns 0 on a value out of range. */
-static INLINE int pushfixed (Ctx *c, const bw_Field *f, uint64_t u,
-                             uint64_t start) {
+/* Check and push the raw bits 'u' of fixed-width field 'f' of kind
+** 'kind' (f->kind; a constant where a loop per kind inlines it), read at
+** bit 'start'. Returns 0 on a value out of range. */
+static INLINE int pushfixedk (Ctx *c, const bw_Field *f, int kind,
+                              uint64_t u, uint64_t start) {
   lua_State *L = c->L;
-  switch (f->kind) {
+  switch (kind) {
     case BW_KINT: case BW_KENUM: {
       uint64_t val = (uint64_t)f->min + u;
       if (u > (uint64_t)f->max - (uint64_t)f->min)
         return bw_rangefail(c, f, "", u, start);
-      if (f->kind == BW_KENUM) pushkey(c, f->ref + (uint32_t)u);
+      if (kind == BW_KENUM) pushkey(c, f->ref + (uint32_t)u);
       else lua_pushinteger(L, (lua_Integer)(val <= (uint64_t)INT64_MAX
                                             ? (int64_t)val
                                             : -(int64_t)(~val) - 1));
@@ -293,6 +297,11 @@ static INLINE int pushfixed (Ctx *c, const bw_Field *f, uint64_t u,
       lua_pushnumber(L, (lua_Number)bw_qfloatdecode(&f->q, (uint32_t)u));
       return 1;
   }
+}
+
+static INLINE int pushfixed (Ctx *c, const bw_Field *f, uint64_t u,
+                             uint64_t start) {
+  return pushfixedk(c, f, f->kind, u, start);
 }
 
 /* lbw_decdelta.c */

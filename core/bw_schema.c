@@ -441,9 +441,10 @@ static void countoptional (bw_Schema *S, bw_Type *ty) {
 
 #define MAXFLAT 64  /* scalars of a flat record */
 
-/* A type is flat when each field is a fixed-width scalar or a record whose
-** type is one fused run, all named, required and unversioned: a decoder
-** can read the whole record before it touches a table. Needs fuseruns. */
+/* A type is flat when each field is a fixed-width scalar, a record whose
+** type is one fused run or an array of a fixed count of fixed-width
+** scalars, all named, required and unversioned: a decoder can read the
+** whole record before it touches a table. Needs fuseruns. */
 static void markflat (bw_Schema *S, bw_Type *ty) {
   uint32_t i, n = 0;
   ty->flat = 0;
@@ -458,6 +459,12 @@ static void markflat (bw_Schema *S, bw_Type *ty) {
       n += st->count;
     }
     else if (f->kind <= BW_KFLOAT || f->kind == BW_KENUM) n++;
+    else if (f->kind == BW_KARRAY && f->nbits == 0 && f->min >= 0
+             && f->min <= MAXFLAT) {
+      const bw_Field *e = &S->fields[f->ref];
+      if (!(e->kind <= BW_KFLOAT || e->kind == BW_KENUM)) return;
+      n += (uint32_t)f->min;  /* its count: nothing sent */
+    }
     else return;
   }
   if (n <= MAXFLAT) ty->flat = n;

@@ -79,9 +79,11 @@ typedef struct bw_Type {
                              before it sizes the record's table */
   int      scalars;       /* every field a named, unversioned fixed-width
                              scalar (optional or not) */
-  uint32_t flat;          /* > 0: fixed-width scalars and records of one
-                             fused run only, none optional: this many
-                             scalars in all (a decoder reads them first) */
+  uint32_t flat;          /* > 0: fixed-width scalars, records of one
+                             fused run and fixed-count arrays of
+                             fixed-width scalars only, none optional: this
+                             many scalars in all (a decoder reads them
+                             first) */
 } bw_Type;
 
 typedef struct bw_Schema {

@@ -208,6 +208,107 @@ describe("schema:decode of flat records", function ()
   end)
 end)
 
+describe("schema:decode of flat records with fixed-count arrays", function ()
+  local fields = {
+    { "id", "int", min = 0, max = 5 }, { "b", "array", of = "bool", count = 3 },
+    { "s", "array", of = { "int", min = 1, max = 10 }, count = 4 },
+    { "e", "array", of = { "enum", values = { "a", "b", "c" } }, count = 2 },
+    { "f", "array", of = { "float", min = 0, max = 1, res = 0.1 }, count = 2 },
+  }
+  -- the same fields, one of them versioned: not flat, so the general walk,
+  -- on the same bits
+  local general = { table.unpack(fields) }
+  general[1] = { "id", "int", min = 0, max = 5, since = 1 }
+  local s = bitwire.schema {
+    P = fields, G = general,
+    L = { { "list", "array", of = "P", max = 3 } },
+    LG = { { "list", "array", of = "G", max = 3 } },
+    W = { { "u", "array", of = { "uint", bits = 64 }, count = 2 },
+          { "z", "array", of = { "int", min = 3, max = 3 }, count = 5 },
+          { "k", "array", of = { "int", min = -100, max = 27 }, count = 10 } },
+  }
+  local function player (id)
+    return { id = id, b = { true, false, id % 2 == 0 }, s = { 1, 10, id + 1, 7 },
+             e = { "c", "a" }, f = { 0, 1 } }
+  end
+  local v = { list = { player(1), player(2) } }
+
+  it("decodes fresh and into, refilling the arrays in place", function ()
+    local b = s:encode("L", v)
+    assert.same(v, s:decode("L", b))
+    local t = { list = { { b = { true, true, true, true, true }, s = 5, e = { "b" } } } }
+    assert.equal(t, s:decode("L", b, { into = t }))
+    assert.same(v, t)  -- the longer array trimmed, the number replaced
+    local bb, ss = t.list[2].b, t.list[2].s
+    s:decode("L", b, { into = t })
+    assert.same(v, t)
+    assert.equal(bb, t.list[2].b)
+    assert.equal(ss, t.list[2].s)
+    t.list[1].s = t.list[1].b  -- aliased arrays
+    t.list[2].f = t.list[1].b
+    s:decode("L", b, { into = t })
+    assert.same(v, t)
+    assert.are_not.equal(t.list[1].b, t.list[1].s)
+    assert.are_not.equal(t.list[1].b, t.list[2].f)
+  end)
+
+  it("reads elements of 64 and 0 bits, and more than one read holds", function ()
+    local w = { u = { -1, math.mininteger }, z = { 3, 3, 3, 3, 3 },
+                k = { -100, 27, 0, 1, 2, 3, 4, 5, 6, 7 } }
+    local b = s:encode("W", w)
+    assert.equal(25, #b)  -- 128 + 0 + 70 bits
+    assert.same(w, s:decode("W", b))
+    local t = { u = { 1, 2, 3 }, z = {}, k = { 1 } }
+    s:decode("W", b, { into = t })
+    assert.same(w, t)
+  end)
+
+  it("reports a bad element with its path and bit, as the general walk", function ()
+    local function bad (fill)
+      local w = bitwire.writer()
+      w:bits(1, 2)
+      fill(w)
+      w:bits(0, 32); w:bits(0, 32)  -- enough bits for the rest
+      return w:tostring()
+    end
+    local cases = {
+      { bad(function (w) w:bits(1, 3); w:bits(5, 3); w:bits(1, 4); w:bits(2, 4); w:bits(15, 4) end),
+        "^list%[1%]%.s%[3%]: 16 out of range %[1, 10%] %(bit 16%)$" },
+      { bad(function (w) w:bits(1, 3); w:bits(5, 3); w:bits(0, 16); w:bits(3, 2) end),
+        "^list%[1%]%.e%[1%]: 3 out of range %[0, 2%] %(bit 24%)$" },
+      { bad(function (w) w:bits(1, 3); w:bits(5, 3); w:bits(0, 16); w:bits(0, 4); w:bits(0, 4);
+                         w:bits(11, 4) end),
+        "^list%[1%]%.f%[2%]: quantized 11 out of range %[0, 10%] %(bit 32%)$" },
+    }
+    for _, case in ipairs(cases) do
+      local r, msg, code = s:decode("L", case[1])
+      assert.is_nil(r)
+      assert.equal("range", code)
+      assert.matches(case[2], msg)
+      assert.equal(msg, select(2, s:decode("LG", case[1])))
+      local into = { list = { { b = {}, s = {}, e = {}, f = {} } } }
+      assert.equal(msg, select(2, s:decode("L", case[1], { into = into })))
+    end
+  end)
+
+  it("refuses past max_values as the general walk", function ()
+    local b = s:encode("L", v)
+    local bg = s:encode("LG", v)
+    local want = 0
+    for m = 1, 60 do
+      local r, msg = s:decode("L", b, { max_values = m })
+      local rg, msgg = s:decode("LG", bg, { max_values = m })
+      assert.equal(msgg, msg)
+      assert.equal(rg == nil, r == nil)
+      local ri, msgi = s:decode("L", b, { max_values = m, into = {} })
+      assert.equal(r == nil, ri == nil)
+      assert.equal(msg, msgi)
+      if r and want == 0 then want = m end
+    end
+    assert.equal(2 + 3 + 2 * (6 + 4 + 5 + 3 + 3), want)  -- root, list, 2 x (P, arrays)
+  end)
+end)
+
 describe("schema:decode of records of optional scalars", function ()
   local s = bitwire.schema {
     O = { { "a", "int", min = 0, max = 5, optional = true },
