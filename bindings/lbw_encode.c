@@ -124,6 +124,72 @@ static void encslot (Ctx *c, const bw_Field *e, int idx, int bidx,
   popframe(c);
 }
 
+#define MAPSLOTS 4096  /* sparse arrays this long map their slots */
+
+/* The lowest set bit of 'm' (not 0). */
+static INLINE unsigned lowbit (uint64_t m) {
+#if defined(__GNUC__) || defined(__clang__)
+  return (unsigned)__builtin_ctzll(m);
+#else
+  unsigned k = 0;
+  for (; !(m & 1); m >>= 1) k++;
+  return k;
+#endif
+}
+
+/* Write 'z' bits of 0 and then, if 'one', a 1: the mask bits up to a
+** present slot. Joined where the writer has room, so bits and failures
+** are those of one write per bit. */
+static void writegap (bw_Writer *w, uint64_t z, int one) {
+  while (z + (unsigned)one > 0) {
+    if (bw_writerhasroom(w)) {
+      unsigned k = z >= 63 ? 63 : (unsigned)z;
+      int last = k == z && one;
+      bw_writebits(w, (uint64_t)last << k, k + (unsigned)last);
+      z -= k;
+      if (last) return;
+    }
+    else if (z > 0) {
+      bw_writebits(w, 0, 1);
+      z--;
+    }
+    else {
+      bw_writebits(w, 1, 1);
+      return;
+    }
+  }
+}
+
+/* encsparse's slots without a baseline, from the map of the present ones
+** (slot i is bit i - 1): only those are fetched again. */
+static void encmapped (Ctx *c, const bw_Field *f, int idx, int enc,
+                       const uint64_t *map) {
+  lua_State *L = c->L;
+  const bw_Field *e = &c->S->fields[f->ref];
+  lua_Integer i, n = (lua_Integer)f->max, prev = 0, wd;
+  unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
+  for (wd = 0; wd * 64 < n; wd++) {
+    uint64_t m = map[wd];
+    for (; m != 0; m &= m - 1) {
+      int tt;
+      i = wd * 64 + (lua_Integer)lowbit(m) + 1;
+      if (enc == BW_SPMASK) writegap(c->w, (uint64_t)(i - prev - 1), 1);
+      else if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)i - 1, ibits);
+      else writerel(c, f, (uint64_t)prev, (uint64_t)i);
+      tt = lua_rawgeti(L, idx, i);
+      pushframe(c, BW_NONE, i);
+      if (e->kind == BW_KSTRUCT) bw_encstruct(c, e->ref, lua_gettop(L));
+      else bw_encvalue(c, e, lua_gettop(L), tt);
+      popframe(c);
+      lua_pop(L, 1);
+      prev = i;
+    }
+  }
+  if (enc == BW_SPMASK) writegap(c->w, (uint64_t)(n - prev), 0);
+  else if (enc == BW_SPRELATIVE)
+    writerel(c, f, (uint64_t)prev, (uint64_t)n + 1);
+}
+
 /* A sparse array: the sent slots of 1..max, in the cheapest encoding when
 ** 'auto'. Keys other than 1..max are refused. */
 static void encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
@@ -132,10 +198,12 @@ static void encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
   lua_Integer i, n = (lua_Integer)f->max, prev = 0, count = 0, keys = 0;
   lua_Integer present = 0;
   unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
-  uint64_t cost[3];
-  int enc = f->encoding;
+  uint64_t cost[3], map[MAPSLOTS / 64];
+  int enc = f->encoding, mapped;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
   if (bidx != 0 && !lua_istable(L, bidx)) bidx = 0;
+  mapped = bidx == 0 && n <= MAPSLOTS;
+  if (mapped) memset(map, 0, (size_t)(n + 63) / 64 * sizeof(map[0]));
   cost[BW_SPRELATIVE] = 0;
   for (i = 1; i <= n; i++) {
     if (bidx != 0) {
@@ -146,6 +214,7 @@ static void encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
       count++;
       cost[BW_SPRELATIVE] += relcost(f, (uint64_t)prev, (uint64_t)i);
       prev = i;
+      if (mapped) map[(i - 1) / 64] |= UINT64_C(1) << ((i - 1) % 64);
     }
   }
   cost[BW_SPRELATIVE] += relcost(f, (uint64_t)prev, (uint64_t)n + 1);
@@ -164,6 +233,10 @@ static void encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
     bw_writebits(c->w, (uint64_t)enc, 2);
   }
   if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)count, f->nbits);
+  if (mapped) {
+    encmapped(c, f, idx, enc, map);
+    return;
+  }
   prev = 0;
   for (i = 1; i <= n; i++) {
     int sent;

@@ -157,6 +157,12 @@ static inline bw_Status bw_writebits (bw_Writer *w, uint64_t v, unsigned n) {
   return BW_OK;
 }
 
+/* 1 if any write of up to 64 bits to 'w' succeeds (bw_writebits' fast
+** path): writes joined into one there write and fail as they would apart. */
+static inline int bw_writerhasroom (const bw_Writer *w) {
+  return w->status == BW_OK && w->cap - w->wordpos >= 16;
+}
+
 /* Forget the bits written from bit 'pos' on (pos <= bw_bitswritten(w)), as
 ** if they had never been written; a failed writer stays as it is. A delta
 ** encoder writes a record optimistically and takes it back when nothing in

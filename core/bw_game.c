@@ -184,6 +184,13 @@ void bw_quatdecode (const bw_QFloat *q, const uint32_t in[4], double out[4]) {
 bw_Status bw_writequat (bw_Writer *w, const bw_QFloat *q,
                         const uint32_t code[4]) {
   int i;
+  /* one write where it writes and fails as the four would */
+  if (q->nbits <= 20 && bw_writerhasroom(w) && code[0] <= 3
+      && code[1] <= q->miv && code[2] <= q->miv && code[3] <= q->miv)
+    return bw_writebits(w, code[0] | (uint64_t)code[1] << 2
+                           | (uint64_t)code[2] << (2 + q->nbits)
+                           | (uint64_t)code[3] << (2 + 2 * q->nbits),
+                        2 + 3 * q->nbits);
   bw_writebits(w, code[0], 2);
   for (i = 1; i < 4; i++) bw_writebits(w, code[i], q->nbits);
   return w->status;

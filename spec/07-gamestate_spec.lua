@@ -299,6 +299,70 @@ describe("sparse relative indices", function ()
   end)
 end)
 
+describe("sparse encoding of long gaps and runs", function ()
+  -- the bytes of each encoding written by hand, at sizes that keep a map of
+  -- the present slots while encoding (up to 4096) and one that does not
+  local function expect (enc, n, slots)
+    local w, prev = bitwire.writer(), 0
+    if enc == "index" then w:bits(#slots, bitwire.bits_required(0, n)) end
+    for _, sl in ipairs(slots) do
+      local i, val = sl[1], sl[2]
+      if enc == "mask" then
+        for _ = prev + 1, i - 1 do w:bits(0, 1) end
+        w:bits(1, 1)
+      elseif enc == "index" then w:bits(i - 1, bitwire.bits_required(0, n - 1))
+      else w:int_relative(prev, i) end
+      w:bool(val)
+      prev = i
+    end
+    if enc == "mask" then for _ = prev + 1, n do w:bits(0, 1) end end
+    if enc == "relative" then w:int_relative(prev, n + 1) end
+    return w
+  end
+
+  for _, n in ipairs { 64, 65, 200, 4096, 4097 } do
+    it("writes mask, index and relative bytes as by hand, " .. n .. " slots", function ()
+      local cases = {
+        {}, { { 1, true } }, { { n, false } }, { { 1, true }, { n, true } },
+        { { 63, true }, { 64, false } }, { { 64, true }, { 65 % n + 1, true } },
+      }
+      local all, some = {}, {}
+      for i = 1, n do all[#all + 1] = { i, i % 2 == 0 } end
+      for i = 1, n, 61 do some[#some + 1] = { i, i % 3 == 0 } end  -- gaps of 60
+      cases[#cases + 1] = all
+      cases[#cases + 1] = some
+      if n > 130 then cases[#cases + 1] = { { 2, true }, { 130, false } } end  -- gap 127
+      for _, slots in ipairs(cases) do
+        table.sort(slots, function (a, b) return a[1] < b[1] end)
+        local v = { s = {} }
+        for _, sl in ipairs(slots) do v.s[sl[1]] = sl[2] end
+        for _, enc in ipairs { "mask", "index", "relative" } do
+          local s = bitwire.schema { T = { { "s", "sparse", of = "bool", max = n,
+                                             encoding = enc } } }
+          assert.equal(tohex(expect(enc, n, slots):tostring()), tohex(s:encode("T", v)))
+          assert.same(v, s:decode("T", s:encode("T", v)))
+        end
+      end
+    end)
+  end
+
+  it("names the slot and the bit of a value that does not fit", function ()
+    for _, enc in ipairs { "mask", "index", "relative" } do
+      local s = bitwire.schema { T = { { "s", "sparse", of = "bool", max = 300,
+                                         encoding = enc } } }
+      local slots = { { 3, true }, { 100, false } }
+      local bit = expect(enc, 300, slots):bits_written()
+      if enc == "mask" then bit = bit - (300 - 100) + (170 - 100) end
+      if enc == "index" then bit = bit + 9 end  -- a count of 3, not 2
+      if enc == "relative" then
+        bit = bit - bitwire.bits_required(0, 0) - irbits(201) + irbits(70)
+      end
+      local err = errorof(s.encode, s, "T", { s = { [3] = true, [100] = false, [170] = "x" } })
+      assert.matches("^s%[170%]: expected a boolean, got string %(bit " .. bit .. "%)", err)
+    end
+  end)
+end)
+
 describe("sparse relative indices with the article's tiers", function ()
   -- the seed's 4000-object scene: +1 in 1 bit, [2,5] in 2 + 2, [6,13] in
   -- 3 + 3, [14,29] 4 + 4, [30,61] 5 + 5, [62,125] 6 + 6, then six zero flags

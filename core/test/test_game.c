@@ -282,6 +282,54 @@ static void test_quat_diff (void) {
   CHECK(bw_readquatdiff(&r, &f, ca, out) && memcmp(out, cc, 16) == 0);
 }
 
+/* bw_writequat joins its four writes where the writer has room: the bits,
+** and where the buffer runs out the failure and its position, are those
+** of the four writes apart. */
+static void test_quat_writes (void) {
+  static const unsigned widths[] = { 2, 9, 20, 21 };
+  size_t cap, pre;
+  unsigned wi;
+  int ok = 1, fails = 0;
+  for (wi = 0; wi < 4; wi++) {
+    bw_QFloat q;
+    bw_quatinit(&q, widths[wi]);
+    for (cap = 1; cap <= 40; cap++)
+      for (pre = 0; pre < 8; pre++) {
+        uint8_t a[40], b[40];
+        bw_Writer w, ref;
+        int k;
+        memset(a, 0, sizeof(a));
+        memset(b, 0, sizeof(b));
+        bw_writerinit(&w, a, cap);
+        bw_writerinit(&ref, b, cap);
+        bw_writebits(&w, 0, (unsigned)pre);
+        bw_writebits(&ref, 0, (unsigned)pre);
+        for (k = 0; k < 12; k++) {
+          uint32_t code[4];
+          int j;
+          code[0] = (uint32_t)(rnd() * 4);
+          for (j = 1; j < 4; j++) code[j] = (uint32_t)(rnd() * (q.miv + 1.0));
+          if (k == 5) code[2] = q.miv + 1;  /* not codes: refused alike */
+          if (k == 7) code[0] = 4;
+          bw_writequat(&w, &q, code);
+          bw_writebits(&ref, code[0], 2);
+          for (j = 1; j < 4; j++) bw_writebits(&ref, code[j], q.nbits);
+          ok &= w.status == ref.status && bw_bitswritten(&w) == bw_bitswritten(&ref);
+          if (w.status != BW_OK) {
+            ok &= w.errpos == ref.errpos;
+            fails++;
+            break;
+          }
+        }
+        flush(&w);
+        flush(&ref);
+        ok &= memcmp(a, b, sizeof(a)) == 0;
+      }
+  }
+  CHECK(ok);
+  CHECK(fails > 100);  /* out of room, and the bad code */
+}
+
 static void test_qfloatexact (void) {
   bw_QFloat q;
   int k, ok = 1, accepted = 0;
@@ -315,6 +363,7 @@ int main (void) {
   test_quat_canonical();
   test_quat_reader();
   test_quat_diff();
+  test_quat_writes();
   test_qfloatexact();
   return check_summary("test_game");
 }
