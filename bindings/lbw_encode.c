@@ -140,7 +140,11 @@ static INLINE unsigned lowbit (uint64_t m) {
 /* Write 'z' bits of 0 and then, if 'one', a 1: the mask bits up to a
 ** present slot. Joined where the writer has room, so bits and failures
 ** are those of one write per bit. */
-static void writegap (bw_Writer *w, uint64_t z, int one) {
+static INLINE void writegap (bw_Writer *w, uint64_t z, int one) {
+  if (z < 63 && bw_writerhasroom(w)) {  /* the common case */
+    bw_writebits(w, (uint64_t)one << z, (unsigned)z + (unsigned)one);
+    return;
+  }
   while (z + (unsigned)one > 0) {
     if (bw_writerhasroom(w)) {
       unsigned k = z >= 63 ? 63 : (unsigned)z;
