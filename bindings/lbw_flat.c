@@ -80,6 +80,16 @@ void bw_flatplanmake (FlatPlan *p, const bw_Schema *S) {
         p->spend[t] += 1 + (uint32_t)f->min;
         p->ops[k++] = flatop(&S->fields[f->ref]);
       }
+      else if (f->kind == BW_KQUAT) {
+        FlatOp *o = &p->ops[k++];
+        o->kind = BW_KQUAT;
+        o->w = (uint8_t)(2 + 3 * f->q.nbits);
+        o->n = 4;
+        o->key = f->name;
+        o->lim = 0;
+        o->f = f;
+        p->spend[t] += 5;  /* as bw_pushquat */
+      }
       else p->ops[k++] = flatop(f);
     }
   }
@@ -149,7 +159,8 @@ int bw_decflat (Ctx *c, uint32_t t, int tbl, int reuse) {
         && bw_bitsremaining(&c->r) >= c->S->types[t].minbits + 72;
 #define FLATREAD(w) (fast ? bw_readbitsfast(&c->r, (w)) \
                           : bw_readbits(&c->r, (w)))
-  if (c->plan->spend[t] > c->values) return 0;  /* before any claim */
+  if (c->r.status != BW_OK || c->plan->spend[t] > c->values)
+    return 0;  /* before any claim */
   c->values -= c->plan->spend[t];
   if (tbl == 0) tbl = top;
   for (; o < oend; o++) {
@@ -212,6 +223,31 @@ int bw_decflat (Ctx *c, uint32_t t, int tbl, int reuse) {
         lua_rawseti(L, -2, oldn);
       }
       o++;
+      if (inplace) lua_settop(L, top);
+      else lua_rawset(L, tbl);
+    }
+    else if (o->kind == BW_KQUAT) {  /* bw_readquat's code, checked */
+      uint32_t code[4];
+      double q[4];
+      int j, inplace;
+      if (!bw_readquat(&c->r, &o->f->q, code)) {
+        c->r.status = BW_OK;  /* the general walk reports it */
+        goto refused;
+      }
+      bw_quatdecode(&o->f->q, code, q);
+      inplace = reuse && lua_rawget(L, tbl) == LUA_TTABLE
+                && claim(c, top + 1);
+      if (!inplace) {
+        if (reuse) {
+          lua_pop(L, 1);
+          pushkey(c, o->key);
+        }
+        lua_createtable(L, 4, 0);
+      }
+      for (j = 0; j < 4; j++) {
+        lua_pushnumber(L, (lua_Number)q[j]);
+        lua_rawseti(L, -2, j + 1);
+      }
       if (inplace) lua_settop(L, top);
       else lua_rawset(L, tbl);
     }

@@ -84,15 +84,16 @@ typedef struct Claims {
 } Claims;
 
 /* A flat record's decode plan (bw_Type.flat), made once per schema: its
-** scalars in wire order, each nested record an op followed by its
-** scalars, each fixed-count array an op followed by its element's, with
-** what the walk would look up per field precomputed. */
+** scalars and quaternions in wire order, each nested record an op
+** followed by its scalars, each fixed-count array an op followed by its
+** element's, with what the walk would look up per field precomputed. */
 typedef struct FlatOp {
-  uint8_t         kind;  /* the scalar's bw_Kind, BW_KSTRUCT or BW_KARRAY */
-  uint8_t         w;     /* bits: the scalar's, the record's run, or an
-                            array element's */
+  uint8_t         kind;  /* the scalar's bw_Kind, BW_KSTRUCT, BW_KARRAY or
+                            BW_KQUAT */
+  uint8_t         w;     /* bits: the scalar's, the record's run, an array
+                            element's, or a quaternion's */
   uint16_t        n;     /* BW_KSTRUCT: its scalars, the ops that follow;
-                            BW_KARRAY: its count */
+                            BW_KARRAY: its count; BW_KQUAT: 4 */
   uint32_t        key;   /* the field's name */
   uint64_t        lim;   /* the largest raw value the field accepts */
   const bw_Field *f;

@@ -199,8 +199,17 @@ bw_Status bw_writequat (bw_Writer *w, const bw_QFloat *q,
 int bw_readquat (bw_Reader *r, const bw_QFloat *q, uint32_t code[4]) {
   uint64_t start = r->pos;
   int i;
-  code[0] = (uint32_t)bw_readbits(r, 2);
-  for (i = 1; i < 4; i++) code[i] = (uint32_t)bw_readbits(r, q->nbits);
+  if (q->nbits <= 20 && r->status == BW_OK
+      && bw_bitsremaining(r) >= 2 + 3 * q->nbits) {  /* all there: one read */
+    uint64_t u = bw_readbits(r, 2 + 3 * q->nbits);
+    code[0] = (uint32_t)(u & 3);
+    for (i = 1, u >>= 2; i < 4; i++, u >>= q->nbits)
+      code[i] = (uint32_t)(u & q->miv);
+  }
+  else {
+    code[0] = (uint32_t)bw_readbits(r, 2);
+    for (i = 1; i < 4; i++) code[i] = (uint32_t)bw_readbits(r, q->nbits);
+  }
   if (r->status != BW_OK) return 0;
   if (q->nbits <= BW_QUATEXACT && !bw_quatcanonical(q, code)) {
     r->pos = start;

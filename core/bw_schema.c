@@ -442,9 +442,9 @@ static void countoptional (bw_Schema *S, bw_Type *ty) {
 #define MAXFLAT 64  /* scalars of a flat record */
 
 /* A type is flat when each field is a fixed-width scalar, a record whose
-** type is one fused run or an array of a fixed count of fixed-width
-** scalars, all named, required and unversioned: a decoder can read the
-** whole record before it touches a table. Needs fuseruns. */
+** type is one fused run, an array of a fixed count of fixed-width scalars
+** or a quaternion, all named, required and unversioned: a decoder can read
+** the whole record before it touches a table. Needs fuseruns. */
 static void markflat (bw_Schema *S, bw_Type *ty) {
   uint32_t i, n = 0;
   ty->flat = 0;
@@ -465,6 +465,7 @@ static void markflat (bw_Schema *S, bw_Type *ty) {
       if (!(e->kind <= BW_KFLOAT || e->kind == BW_KENUM)) return;
       n += (uint32_t)f->min;  /* its count: nothing sent */
     }
+    else if (f->kind == BW_KQUAT) n += 4;
     else return;
   }
   if (n <= MAXFLAT) ty->flat = n;

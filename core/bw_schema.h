@@ -80,10 +80,10 @@ typedef struct bw_Type {
   int      scalars;       /* every field a named, unversioned fixed-width
                              scalar (optional or not) */
   uint32_t flat;          /* > 0: fixed-width scalars, records of one
-                             fused run and fixed-count arrays of
-                             fixed-width scalars only, none optional: this
-                             many scalars in all (a decoder reads them
-                             first) */
+                             fused run, fixed-count arrays of fixed-width
+                             scalars and quaternions only, none optional:
+                             this many scalars in all (a decoder reads
+                             them first) */
 } bw_Type;
 
 typedef struct bw_Schema {

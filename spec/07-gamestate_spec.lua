@@ -301,11 +301,11 @@ end)
 
 describe("sparse encoding of long gaps and runs", function ()
   -- the bytes of each encoding written by hand, at sizes that keep a map of
-  -- the present slots while encoding (up to 4096) and one that does not
-  local function expect (enc, n, slots)
+  -- the present present while encoding (up to 4096) and one that does not
+  local function expect (enc, n, present)
     local w, prev = bitwire.writer(), 0
-    if enc == "index" then w:bits(#slots, bitwire.bits_required(0, n)) end
-    for _, sl in ipairs(slots) do
+    if enc == "index" then w:bits(#present, bitwire.bits_required(0, n)) end
+    for _, sl in ipairs(present) do
       local i, val = sl[1], sl[2]
       if enc == "mask" then
         for _ = prev + 1, i - 1 do w:bits(0, 1) end
@@ -321,7 +321,7 @@ describe("sparse encoding of long gaps and runs", function ()
   end
 
   for _, n in ipairs { 64, 65, 200, 4096, 4097 } do
-    it("writes mask, index and relative bytes as by hand, " .. n .. " slots", function ()
+    it("writes mask, index and relative bytes as by hand, " .. n .. " present", function ()
       local cases = {
         {}, { { 1, true } }, { { n, false } }, { { 1, true }, { n, true } },
         { { 63, true }, { 64, false } }, { { 64, true }, { 65 % n + 1, true } },
@@ -332,14 +332,14 @@ describe("sparse encoding of long gaps and runs", function ()
       cases[#cases + 1] = all
       cases[#cases + 1] = some
       if n > 130 then cases[#cases + 1] = { { 2, true }, { 130, false } } end  -- gap 127
-      for _, slots in ipairs(cases) do
-        table.sort(slots, function (a, b) return a[1] < b[1] end)
+      for _, present in ipairs(cases) do
+        table.sort(present, function (a, b) return a[1] < b[1] end)
         local v = { s = {} }
-        for _, sl in ipairs(slots) do v.s[sl[1]] = sl[2] end
+        for _, sl in ipairs(present) do v.s[sl[1]] = sl[2] end
         for _, enc in ipairs { "mask", "index", "relative" } do
           local s = bitwire.schema { T = { { "s", "sparse", of = "bool", max = n,
                                              encoding = enc } } }
-          assert.equal(tohex(expect(enc, n, slots):tostring()), tohex(s:encode("T", v)))
+          assert.equal(tohex(expect(enc, n, present):tostring()), tohex(s:encode("T", v)))
           assert.same(v, s:decode("T", s:encode("T", v)))
         end
       end
@@ -350,8 +350,8 @@ describe("sparse encoding of long gaps and runs", function ()
     for _, enc in ipairs { "mask", "index", "relative" } do
       local s = bitwire.schema { T = { { "s", "sparse", of = "bool", max = 300,
                                          encoding = enc } } }
-      local slots = { { 3, true }, { 100, false } }
-      local bit = expect(enc, 300, slots):bits_written()
+      local present = { { 3, true }, { 100, false } }
+      local bit = expect(enc, 300, present):bits_written()
       if enc == "mask" then bit = bit - (300 - 100) + (170 - 100) end
       if enc == "index" then bit = bit + 9 end  -- a count of 3, not 2
       if enc == "relative" then

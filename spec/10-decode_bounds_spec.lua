@@ -309,6 +309,72 @@ describe("schema:decode of flat records with fixed-count arrays", function ()
   end)
 end)
 
+describe("schema:decode of flat records with quaternions", function ()
+  -- C is flat; G has the same bits but a versioned field, so the general walk
+  local s = bitwire.schema {
+    V = { { "x", "int", min = 0, max = 200 }, { "y", "int", min = 0, max = 3 } },
+    C = { { "id", "int", min = 0, max = 7 }, { "pos", "V" }, { "rot", "quat", bits = 9 },
+          { "big", "quat", bits = 22 }, { "ok", "bool" } },
+    G = { { "id", "int", min = 0, max = 7, since = 1 }, { "pos", "V" },
+          { "rot", "quat", bits = 9 }, { "big", "quat", bits = 22 }, { "ok", "bool" } },
+    L = { { "list", "sparse", of = "C", max = 10 } },
+    LG = { { "list", "sparse", of = "G", max = 10 } },
+  }
+  local function cube (i)
+    local q = { 0.1 * i, -0.2, 0.3, 0.9 }
+    return { id = i, pos = { x = 10 * i, y = 3 }, rot = q, big = { 0.5, 0.5, -0.5, 0.5 },
+             ok = i % 2 == 0 }
+  end
+  local v = { list = { [2] = cube(2), [7] = cube(7) } }
+
+  it("decodes fresh and into as the general walk, refilling the tables", function ()
+    local b = s:encode("L", v)
+    assert.equal(b, s:encode("LG", v))
+    local want = s:decode("LG", b)
+    assert.same(want, s:decode("L", b))
+    local t = { list = { [7] = { rot = { 9, 9, 9, 9 }, big = 1 } } }
+    assert.equal(t, s:decode("L", b, { into = t }))
+    assert.same(want, t)
+    local rot, pos = t.list[7].rot, t.list[7].pos
+    t.list[2].big = t.list[2].rot  -- aliased quaternions
+    s:decode("L", b, { into = t })
+    assert.same(want, t)
+    assert.equal(rot, t.list[7].rot)
+    assert.equal(pos, t.list[7].pos)
+    assert.are_not.equal(t.list[2].rot, t.list[2].big)
+  end)
+
+  it("refuses a code not in canonical form and max_values as the general walk", function ()
+    local w = bitwire.writer()
+    w:bits(1, 2)  -- the index encoding: one slot, 4
+    w:bits(1, 4); w:bits(3, 4)
+    w:bits(5, 3); w:bits(7, 8); w:bits(1, 2)
+    w:bits(0, 2); w:bits(511, 9); w:bits(511, 9); w:bits(511, 9)
+    w:bits(0, 64); w:bits(0, 32)
+    local bad = w:tostring()
+    local r, msg, code = s:decode("L", bad)
+    assert.is_nil(r)
+    assert.equal("range", code)
+    assert.equal("list[4].rot: quaternion code not in canonical form (bit 23)", msg)
+    assert.equal(msg, select(2, s:decode("LG", bad)))
+    assert.equal(msg, select(2, s:decode("L", bad, { into = { list = { [4] = { rot = {} } } } })))
+    local b = s:encode("L", v)
+    local ok = 0
+    for m = 1, 60 do
+      local rf, mf = s:decode("L", b, { max_values = m })
+      local rg, mg = s:decode("LG", b, { max_values = m })
+      local ri, mi = s:decode("L", b, { max_values = m, into = {} })
+      assert.equal(mg, mf)
+      assert.equal(mg, mi)
+      assert.equal(rg == nil, rf == nil)
+      assert.equal(rg == nil, ri == nil)
+      if rf and ok == 0 then ok = m end
+    end
+    -- root, sparse, 2 x (slot, C, pos, rot, big)
+    assert.equal(2 + 1 + 2 * (1 + 6 + 3 + 5 + 5), ok)
+  end)
+end)
+
 describe("schema:decode of records of optional scalars", function ()
   local s = bitwire.schema {
     O = { { "a", "int", min = 0, max = 5, optional = true },
