@@ -76,7 +76,8 @@ static int decslot (Ctx *c, const bw_Field *e, int t, int reuse, int bidx,
     if (reuse && REFILLS(e->kind)
         && lua_rawgeti(c->L, t, i) == LUA_TTABLE)
       old = lua_gettop(c->L);
-    ok = bw_decvalue(c, e, old);
+    ok = e->kind == BW_KSTRUCT ? bw_decstruct(c, e->ref, old)
+                               : bw_decvalue(c, e, old);
     if (!ok) return 0;
     if (ok == 2) {  /* refilled in place */
       lua_settop(c->L, old - 1);
