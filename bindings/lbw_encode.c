@@ -505,6 +505,68 @@ void bw_encvalue (Ctx *c, const bw_Field *f, int idx, int tt) {
              (lua_Integer)w->maxbytes);
 }
 
+/* The fused run of fixed-width fields [f, gend), their values at 'v',
+** v + 1, ... of Lua types tt[0], tt[1], ...: one write. */
+static INLINE void encrun (Ctx *c, Frame *fr, const bw_Field *f,
+                           const bw_Field *gend, int v, const int *tt) {
+  lua_State *L = c->L;
+  uint64_t acc = 0;
+  unsigned bits;
+  c->pending = 0;
+  for (; f < gend; f++, v++, tt++) {
+    int vt = *tt;
+    setframe(fr, f);
+    if (vt == LUA_TNIL) {
+      if (!f->hasdefault) bw_encerror(c, "missing");
+      bw_pushdefault(c, f);
+      lua_replace(L, v);
+      vt = lua_type(L, v);
+    }
+    acc |= fixedvalue(c, f, v, vt) << c->pending;  /* < BW_FUSEBITS */
+    c->pending += fixedbits(f);
+  }
+  bits = c->pending;
+  c->pending = 0;
+  bw_writebits(c->w, acc, bits);
+}
+
+#define RUNFIELDS 4  /* bw_encstruct's stack has room for these above it */
+
+/* 1 if record field 'f' has a type of one fused run of at most RUNFIELDS
+** fields (Vec3s and the like), which encrunrecord writes. */
+static INLINE int runrecord (const bw_Schema *S, const bw_Field *f) {
+  const bw_Type *st = &S->types[f->ref];
+  return st->count > 1 && st->count <= RUNFIELDS
+         && S->fields[st->first].fuse == st->count;
+}
+
+/* The record at 'idx' of a type 't' that runrecord accepts, as bw_encstruct
+** writes it (the same checks, paths and bits), without its batches. */
+static void encrunrecord (Ctx *c, uint32_t t, int idx) {
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  const bw_Field *f = &c->S->fields[ty->first];
+  int top = lua_gettop(L), tt[RUNFIELDS], k;
+  Frame *fr;
+  if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
+  fr = enterframe(c);
+  for (k = 0; k < (int)ty->count; k++) {
+    pushkey(c, f[k].name);
+    tt[k] = lua_rawget(L, idx);
+  }
+  encrun(c, fr, f, f + ty->count, top + 1, tt);
+  lua_settop(L, top);
+  if (c->strict) {
+    fr->name = BW_NONE;  /* the path of the record itself */
+    fr->index = -1;
+    bw_strictcheck(c, t, idx);
+  }
+  if (c->w->status != BW_OK)
+    bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
+             (lua_Integer)c->w->maxbytes);
+  c->nframes--;
+}
+
 void bw_encstruct (Ctx *c, uint32_t t, int idx) {
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
@@ -527,27 +589,10 @@ void bw_encstruct (Ctx *c, uint32_t t, int idx) {
     for (f = chunk, k = 0; f < stop; f++, k++) {
       int v, vt;
       if (f->fuse > 1 && f + f->fuse <= stop) {  /* fixed fields: one write */
-        const bw_Field *gend = f + f->fuse;
-        uint64_t acc = 0;
-        unsigned bits;
-        c->pending = 0;
-        for (; f < gend; f++, k++) {
-          setframe(fr, f);
-          v = ++slot;
-          vt = tt[k];
-          if (vt == LUA_TNIL) {
-            if (!f->hasdefault) bw_encerror(c, "missing");
-            bw_pushdefault(c, f);
-            lua_replace(L, v);
-            vt = lua_type(L, v);
-          }
-          acc |= fixedvalue(c, f, v, vt) << c->pending;  /* < BW_FUSEBITS */
-          c->pending += fixedbits(f);
-        }
-        bits = c->pending;
-        c->pending = 0;
-        bw_writebits(c->w, acc, bits);
-        f--, k--;
+        encrun(c, fr, f, f + f->fuse, slot + 1, &tt[k]);
+        slot += f->fuse;
+        k += f->fuse - 1;
+        f += f->fuse - 1;
         continue;
       }
       if (ty->versioned && !bw_fieldpresent(f, c->version)) continue;
@@ -570,8 +615,10 @@ void bw_encstruct (Ctx *c, uint32_t t, int idx) {
       }
       else if (f->optional)
         bw_writebits(c->w, 1, 1);
-      if (f->kind == BW_KARRAY || f->kind == BW_KSTRUCT
-          || f->kind == BW_KSPARSE)
+      if (f->kind == BW_KSTRUCT && runrecord(c->S, f))
+        encrunrecord(c, f->ref, v);
+      else if (f->kind == BW_KARRAY || f->kind == BW_KSTRUCT
+               || f->kind == BW_KSPARSE)
         bw_encvalue(c, f, v, vt);
       else
         encleaf(c, f, v, vt);

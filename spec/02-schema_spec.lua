@@ -318,6 +318,33 @@ describe("schema:encode", function ()
     local s = snapshot_schema()
     contains("unknown type 'Nope'", errorof(s.encode, s, "Nope", {}))
   end)
+
+  it("writes a nested record of one fused run as any record: bits, defaults, errors", function ()
+    -- V is one run of fixed-width fields, which encode writes inline: the
+    -- bits, the default, and each error's path and bit as bw_encstruct's
+    local s = bitwire.schema {
+      V = { { "x", "int", min = 0, max = 9 }, { "y", "int", min = 0, max = 9, default = 4 },
+            { "z", "bool" } },
+      R = { { "id", "int", min = 0, max = 3 }, { "p", "V" }, { "ok", "bool" } },
+    }
+    local w = bitwire.writer()
+    w:bits(1, 2); w:bits(1, 4); w:bits(4, 4); w:bool(true); w:bool(false)
+    assert.equal(tohex(w:tostring()), tohex(s:encode("R", { id = 1, p = { x = 1, z = true }, ok = false })))
+    local cases = {
+      { { id = 1, p = { x = 10, z = true }, ok = true }, "^p%.x: 10 out of range %[0, 9%] %(bit 2%)" },
+      { { id = 1, p = { x = 1 }, ok = true }, "^p%.z: missing %(bit 10%)" },
+      { { id = 1, p = 5, ok = true }, "^p: expected a table, got number %(bit 2%)" },
+      { { id = 1, p = { x = 1, y = 2, z = "no" }, ok = true }, "^p%.z: expected a boolean, got string %(bit 10%)" },
+    }
+    for _, c in ipairs(cases) do
+      assert.matches(c[2], errorof(s.encode, s, "R", c[1]))
+      assert.matches(c[2], errorof(s.encode, s, "R", c[1], { strict = true }))
+    end
+    local v = { id = 1, p = { x = 1, z = true, w = 1 }, ok = true }
+    assert.is_string(s:encode("R", v))
+    assert.matches("^p: unknown key 'w' %(strict: V declares no such field%) %(bit 11%)",
+                   errorof(s.encode, s, "R", v, { strict = true }))
+  end)
 end)
 
 ------------------------------------------------------------------------------
