@@ -612,7 +612,7 @@ static int encdeltafield (Ctx *c, const bw_Field *f, int v, int vt, int b,
     }
     bw_writebits(w, 1, 1);
     if (f->optional) bw_writebits(w, 1, 1);
-    if (f->kind == BW_KSTRUCT ? deltastruct(c, f->ref, v, b, 1)
+    if (f->kind == BW_KSTRUCT ? deltastruct(c, f->ref, v, b, 2)
                               : encdeltaarray(c, f, v, b))
       return 1;
     bw_writerrewind(w, start);  /* nothing in it changed */
@@ -766,7 +766,8 @@ int bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
   return deltastruct(c, t, idx, bidx, lua_istable(c->L, bidx));
 }
 
-/* bw_encdeltastruct's work; 'hasb': the baseline is a table. */
+/* bw_encdeltastruct's work; 'hasb': the baseline is a table (2: and so is
+** the value). */
 static int deltastruct (Ctx *c, uint32_t t, int idx, int bidx, int hasb) {
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
@@ -776,16 +777,19 @@ static int deltastruct (Ctx *c, uint32_t t, int idx, int bidx, int hasb) {
   int versioned = ty->versioned, v = top + 1;
   uint64_t run = 0;
   Frame *fr;
-  if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
+  if (hasb < 2 && !lua_istable(L, idx)) bw_enctype(c, idx, "a table");
   if (!lua_checkstack(L, 2 * BATCH + 8)) bw_encerror(c, "stack overflow");
   fr = enterframe(c);
+  fr->index = 0;
   for (; f < end; f++) {
     int vt, bt;
     if (versioned && !bw_fieldpresent(f, c->version)) continue;
-    setframe(fr, f);
+    fr->name = f->name;  /* fr->index stays 0: a named field */
     if (f->name == BW_NONE) {  /* align or check */
       runflush(c, &run);
+      setframe(fr, f);
       encleaf(c, f, 0, LUA_TNONE);
+      fr->index = 0;
       continue;
     }
     if (v > top + 2 * BATCH) {  /* the stack holds BATCH pairs at most */
