@@ -236,10 +236,10 @@ static void encquat (Ctx *c, const bw_Field *f, int idx) {
   bw_writequat(c->w, &f->q, q);
 }
 
-/* The code of a FLOAT or ANGLE value at 'idx' (of Lua type 'tt'). */
 static INLINE int fixedcode (Ctx *c, const bw_Field *f, int idx, int tt,
                              int raise, uint64_t *out);
 
+/* The code of a FLOAT or ANGLE value at 'idx' (of Lua type 'tt'). */
 static uint32_t numcode (Ctx *c, const bw_Field *f, int idx, int tt) {
   double x;
   uint64_t u = 0;
@@ -574,10 +574,11 @@ void bw_encstruct (Ctx *c, uint32_t t, int idx) {
 
 /* Delta encoding walks the value and its baseline together, once: a record
 ** or an array is written optimistically after a changed bit of 1 and, when
-** nothing in it changed, taken back (bw_writerrewind) for a 0. Scalars equal
-** as Lua values are equal on the wire; only the kinds whose distinct Lua
-** values may still encode alike (quantized floats, quaternions, NaNs) take
-** bw_equalopt. */
+** nothing in it changed, taken back (bw_writerrewind) for a 0. Int, uint,
+** bool and float fields compare their numbers, then their codes
+** (encdeltafixed); other scalars equal as Lua values are equal on the wire,
+** and only the kinds whose distinct Lua values may still encode alike
+** (quaternions, float32/64 NaNs) take bw_equalopt. */
 
 static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx);
 static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx);
