@@ -32,25 +32,42 @@ void bw_pushdefault (Ctx *c, const bw_Field *f) {
   }
 }
 
-static lua_Integer checkint (Ctx *c, int idx, int tt) {
+/* 1 if 'tt' is 'want'; else raises "expected <what>" when 'raise', or
+** returns 0. */
+static INLINE int wanttype (Ctx *c, int idx, int tt, int want,
+                            const char *what, int raise) {
+  if (tt == want) return 1;
+  if (raise) bw_enctype(c, idx, what);
+  return 0;
+}
+
+/* The integer at 'idx' (of Lua type 'tt') in '*v'; as wanttype when it is
+** none. */
+static INLINE int toint (Ctx *c, int idx, int tt, int raise, lua_Integer *v) {
   int ok = 0;
-  lua_Integer v = 0;
-  if (tt == LUA_TNUMBER) v = lua_tointegerx(c->L, idx, &ok);
+  if (tt == LUA_TNUMBER) *v = lua_tointegerx(c->L, idx, &ok);
   if (!ok) {  /* numeric strings are refused */
+    if (!raise) return 0;
     if (tt == LUA_TNUMBER)
       bw_encerror(c, "expected an integer, got %s", lua_tostring(c->L, idx));
     bw_enctype(c, idx, "an integer");
   }
+  return 1;
+}
+
+static INLINE lua_Integer checkint (Ctx *c, int idx, int tt) {
+  lua_Integer v = 0;
+  toint(c, idx, tt, 1, &v);
   return v;
 }
 
-static double checknum (Ctx *c, int idx, int tt) {
-  if (tt != LUA_TNUMBER) bw_enctype(c, idx, "a number");
+static INLINE double checknum (Ctx *c, int idx, int tt) {
+  wanttype(c, idx, tt, LUA_TNUMBER, "a number", 1);
   return (double)lua_tonumber(c->L, idx);
 }
 
 static const char *checkstr (Ctx *c, int idx, int tt, size_t *len) {
-  if (tt != LUA_TSTRING) bw_enctype(c, idx, "a string");
+  wanttype(c, idx, tt, LUA_TSTRING, "a string", 1);
   return lua_tolstring(c->L, idx, len);
 }
 
@@ -296,17 +313,20 @@ static void encquat (Ctx *c, const bw_Field *f, int idx) {
   bw_writequat(c->w, &f->q, q);
 }
 
+static INLINE int fixedcode (Ctx *c, const bw_Field *f, int idx, int tt,
+                             int raise, uint64_t *out);
+
 /* The code of a FLOAT or ANGLE value at 'idx' (of Lua type 'tt'). */
 static uint32_t numcode (Ctx *c, const bw_Field *f, int idx, int tt) {
-  double x = checknum(c, idx, tt);
-  if (f->kind == BW_KANGLE) {
-    if (!isfinite(x)) bw_encerror(c, "angle %f is not finite", (lua_Number)x);
-    return bw_angleencode(x, f->dmax, f->nbits);
+  double x;
+  uint64_t u = 0;
+  if (f->kind != BW_KANGLE) {
+    fixedcode(c, f, idx, tt, 1, &u);
+    return (uint32_t)u;
   }
-  if (!(x >= f->dmin && x <= f->dmax) && !f->clamp)
-    bw_encerror(c, "%f out of range [%f, %f]", (lua_Number)x,
-             (lua_Number)f->dmin, (lua_Number)f->dmax);
-  return bw_qfloatencode(&f->q, x);
+  x = checknum(c, idx, tt);
+  if (!isfinite(x)) bw_encerror(c, "angle %f is not finite", (lua_Number)x);
+  return bw_angleencode(x, f->dmax, f->nbits);
 }
 
 /* delta = "relative": the value at 'v' as a difference from the baseline
@@ -336,44 +356,84 @@ static int encrelative (Ctx *c, const bw_Field *f, int v, int b) {
   return 1;
 }
 
+/* Refuse the value: raise with the message when 'raise', else return 0. */
+#define REFUSE(c, raise, ...)  \
+  do { if (!(raise)) return 0; bw_encerror(c, __VA_ARGS__); } while (0)
+
+/* The bits of integer 'v' as int or uint field 'f', in '*out'; as REFUSE
+** when it cannot take it. */
+static INLINE int intcode (Ctx *c, const bw_Field *f, lua_Integer v,
+                           int raise, uint64_t *out) {
+  if (f->kind == BW_KUINT) {
+    if (f->nbits < 64 && (v < 0 || (uint64_t)v >> f->nbits != 0))
+      REFUSE(c, raise, "%I does not fit in %d bits", v, (int)f->nbits);
+    *out = (uint64_t)v;
+    return 1;
+  }
+  if (v < f->min || v > f->max) {
+    if (!f->clamp)
+      REFUSE(c, raise, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
+             (lua_Integer)f->max);
+    v = v < f->min ? f->min : f->max;
+  }
+  *out = (uint64_t)v - (uint64_t)f->min;
+  return 1;
+}
+
+/* 1 if float field 'f' takes 'x' (its range, or clamp); else as REFUSE. */
+static INLINE int floatok (Ctx *c, const bw_Field *f, double x, int raise) {
+  if (!(x >= f->dmin && x <= f->dmax) && !f->clamp)
+    REFUSE(c, raise, "%f out of range [%f, %f]", (lua_Number)x,
+           (lua_Number)f->dmin, (lua_Number)f->dmax);
+  return 1;
+}
+
 /* The bits of fixed-width scalar 'f' (fixedscalar) for the value at 'idx'
-** of Lua type 'tt'; raises when it does not fit. */
-static INLINE uint64_t fixedvalue (Ctx *c, const bw_Field *f, int idx,
-                                   int tt) {
+** of Lua type 'tt', in '*out'. A value it cannot take raises when 'raise',
+** else returns 0 (a delta's baseline: it then differs from any value). */
+static INLINE int fixedcode (Ctx *c, const bw_Field *f, int idx, int tt,
+                             int raise, uint64_t *out) {
   switch (f->kind) {
-    case BW_KINT: {
-      lua_Integer v = checkint(c, idx, tt);
-      if (v < f->min || v > f->max) {
-        if (!f->clamp)
-          bw_encerror(c, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
-                   (lua_Integer)f->max);
-        v = v < f->min ? f->min : f->max;
-      }
-      return (uint64_t)v - (uint64_t)f->min;
-    }
-    case BW_KUINT: {
-      lua_Integer v = checkint(c, idx, tt);
-      if (f->nbits < 64 && (v < 0 || (uint64_t)v >> f->nbits != 0))
-        bw_encerror(c, "%I does not fit in %d bits", v, (int)f->nbits);
-      return (uint64_t)v;
+    case BW_KINT: case BW_KUINT: {
+      lua_Integer v = 0;
+      return toint(c, idx, tt, raise, &v) && intcode(c, f, v, raise, out);
     }
     case BW_KBOOL:
-      if (tt != LUA_TBOOLEAN) bw_enctype(c, idx, "a boolean");
-      return (uint64_t)lua_toboolean(c->L, idx);
-    case BW_KFLOAT:
-      return numcode(c, f, idx, tt);
+      if (!wanttype(c, idx, tt, LUA_TBOOLEAN, "a boolean", raise)) return 0;
+      *out = (uint64_t)lua_toboolean(c->L, idx);
+      return 1;
+    case BW_KFLOAT: {
+      double x;
+      if (!wanttype(c, idx, tt, LUA_TNUMBER, "a number", raise)) return 0;
+      x = (double)lua_tonumber(c->L, idx);
+      if (!floatok(c, f, x, raise)) return 0;
+      *out = bw_qfloatencode(&f->q, x);
+      return 1;
+    }
     default: {  /* BW_KENUM */
-      size_t len, i, n = (size_t)f->max + 1;
-      const char *s = checkstr(c, idx, tt, &len);
+      size_t len = 0, i, n = (size_t)f->max + 1;
+      const char *s;
+      if (!wanttype(c, idx, tt, LUA_TSTRING, "a string", raise)) return 0;
+      s = lua_tolstring(c->L, idx, &len);
       for (i = 0; i < n; i++) {
         uint32_t nm = f->ref + (uint32_t)i;
         if (c->S->namelens[nm] == len && memcmp(c->S->names[nm], s, len) == 0)
           break;
       }
-      if (i == n) bw_encerror(c, "'%s' is not one of its enum values", s);
-      return (uint64_t)i;
+      if (i == n) REFUSE(c, raise, "'%s' is not one of its enum values", s);
+      *out = (uint64_t)i;
+      return 1;
     }
   }
+}
+
+/* The bits of fixed-width scalar 'f' for the value at 'idx' of Lua type
+** 'tt'; raises when it does not fit. */
+static INLINE uint64_t fixedvalue (Ctx *c, const bw_Field *f, int idx,
+                                   int tt) {
+  uint64_t u = 0;
+  fixedcode(c, f, idx, tt, 1, &u);
+  return u;
 }
 
 /* Write a scalar (a kind other than array, struct or sparse). Not
@@ -638,12 +698,15 @@ void bw_encstruct (Ctx *c, uint32_t t, int idx) {
 
 /* Delta encoding walks the value and its baseline together, once: a record
 ** or an array is written optimistically after a changed bit of 1 and, when
-** nothing in it changed, taken back (bw_writerrewind) for a 0. Scalars equal
-** as Lua values are equal on the wire; only the kinds whose distinct Lua
-** values may still encode alike (quantized floats, quaternions, NaNs) take
-** bw_equalopt. */
+** nothing in it changed, taken back (bw_writerrewind) for a 0. Int, uint,
+** bool and float fields compare their numbers, then their codes
+** (encdeltafixed); other scalars equal as Lua values are equal on the wire,
+** and only the kinds whose distinct Lua values may still encode alike
+** (quaternions, float32/64 NaNs) take bw_equalopt. */
 
 static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx);
+static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx);
+static int deltastruct (Ctx *c, uint32_t t, int idx, int bidx, int hasb);
 
 /* 1 if the values at 'v' and 'b' of field 'f' differ on the wire (neither
 ** is a table the delta walk handles). */
@@ -668,13 +731,15 @@ static int encdeltafield (Ctx *c, const bw_Field *f, int v, int vt, int b,
   if (vt == LUA_TTABLE && bt == LUA_TTABLE
       && (f->kind == BW_KSTRUCT || f->kind == BW_KARRAY)) {
     uint64_t start = bw_bitswritten(w);
-    if (lua_rawequal(c->L, v, b)) {  /* shared with the baseline */
+    if (lua_topointer(c->L, v) == lua_topointer(c->L, b)) {  /* shared */
       bw_writebits(w, 0, 1);
       return 0;
     }
     bw_writebits(w, 1, 1);
     if (f->optional) bw_writebits(w, 1, 1);
-    if (encdelta(c, f, v, b)) return 1;
+    if (f->kind == BW_KSTRUCT ? deltastruct(c, f->ref, v, b, 2)
+                              : encdeltaarray(c, f, v, b))
+      return 1;
     bw_writerrewind(w, start);  /* nothing in it changed */
     bw_writebits(w, 0, 1);
     return 0;
@@ -700,25 +765,23 @@ static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx) {
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer i, n, bn = (lua_Integer)lua_rawlen(L, bidx);
-  int changed;
+  int changed, top = lua_gettop(L);
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
   n = (lua_Integer)lua_rawlen(L, idx);
   checklen(c, f, (size_t)n, "count");
   bw_writebits(c->w, (uint64_t)n - (uint64_t)f->min, f->nbits);
   changed = n != bn;
   for (i = 1; i <= n; i++) {
-    int v, et;
+    int v = top + 1, et;
     pushframe(c, BW_NONE, i);
     et = lua_rawgeti(L, idx, i);
-    v = lua_gettop(L);
     if (et == LUA_TNIL) bw_encerror(c, "missing");
     if (i <= bn) {
       int bt = lua_rawgeti(L, bidx, i);
       changed |= encdeltafield(c, e, v, et, v + 1, bt);
-      lua_pop(L, 1);
     }
     else bw_encvalue(c, e, v, et);
-    lua_pop(L, 1);
+    lua_settop(L, top);
     popframe(c);
   }
   return changed;
@@ -737,7 +800,7 @@ static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx) {
   if (f->relative && encrelative(c, f, idx, bidx)) return 1;
   if (lua_istable(c->L, bidx)) {
     switch (f->kind) {
-      case BW_KSTRUCT: return bw_encdeltastruct(c, f->ref, idx, bidx);
+      case BW_KSTRUCT: return deltastruct(c, f->ref, idx, bidx, 1);
       case BW_KSPARSE: encsparse(c, f, idx, bidx); return 1;
       case BW_KARRAY: return encdeltaarray(c, f, idx, bidx);
       default: break;
@@ -747,68 +810,154 @@ static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx) {
   return 1;
 }
 
+/* A fixed scalar sent whole when it changed: the delta walk compares its
+** bits, not its Lua values. */
+static INLINE int deltafixed (const bw_Field *f) {
+  return f->kind <= BW_KFLOAT && !f->optional && !f->relative;
+}
+
+/* Bits a delta record gathers before writing them: its changed bits and
+** changed fixed scalars, one bw_writebits per run instead of per field;
+** c->pending counts them, for the bit offsets of errors. */
+static INLINE void runadd (Ctx *c, uint64_t *acc, uint64_t v, unsigned n) {
+  if (c->pending + n > 64) {
+    bw_writebits(c->w, *acc, c->pending);
+    *acc = 0;
+    c->pending = 0;
+    if (n == 64) {  /* only a changed 64-bit uint's code: write it */
+      bw_writebits(c->w, v, n);
+      return;
+    }
+  }
+  *acc |= v << c->pending;  /* pending + n <= 64 and n < 64: no overflow */
+  c->pending += n;
+}
+
+static INLINE void runflush (Ctx *c, uint64_t *acc) {
+  if (c->pending > 0) bw_writebits(c->w, *acc, c->pending);
+  *acc = 0;
+  c->pending = 0;
+}
+
+/* The changed bit and bits of deltafixed 'f' (value at 'v' of Lua type
+** 'vt', not nil; baseline value at 'b' of type 'bt'), added to 'r'. The
+** value is checked as a full encode checks it; equal numbers are not
+** quantized; a baseline value the field cannot take differs from any.
+** Returns 1 if it changed. */
+static INLINE int encdeltafixed (Ctx *c, uint64_t *r, const bw_Field *f, int v,
+                                 int vt, int b, int bt) {
+  lua_State *L = c->L;
+  uint64_t code, base;
+  switch (f->kind) {
+    case BW_KFLOAT: {
+      double x = checknum(c, v, vt), y = 0;
+      floatok(c, f, x, 1);
+      if (bt == LUA_TNUMBER && (y = (double)lua_tonumber(L, b)) == x)
+        goto same;
+      code = bw_qfloatencode(&f->q, x);
+      if (bt == LUA_TNUMBER && floatok(c, f, y, 0)
+          && bw_qfloatencode(&f->q, y) == code)
+        goto same;
+      break;
+    }
+    case BW_KBOOL:
+      wanttype(c, v, vt, LUA_TBOOLEAN, "a boolean", 1);
+      code = (uint64_t)lua_toboolean(L, v);
+      if (bt == LUA_TBOOLEAN && (uint64_t)lua_toboolean(L, b) == code)
+        goto same;
+      break;
+    default: {  /* BW_KINT, BW_KUINT */
+      lua_Integer x = checkint(c, v, vt), y;
+      intcode(c, f, x, 1, &code);
+      if (toint(c, b, bt, 0, &y)
+          && (y == x || (intcode(c, f, y, 0, &base) && base == code)))
+        goto same;
+      break;
+    }
+  }
+  runadd(c, r, 1, 1);
+  runadd(c, r, code, fixedbits(f));
+  return 1;
+same:
+  runadd(c, r, 0, 1);
+  return 0;
+}
+
 /* A record against its baseline at 'bidx': per field a changed bit, then
 ** only what changed (nested records, arrays and sparse slots as deltas
-** again). The fields of a batch are fetched from both tables first, as
-** bw_encstruct does. Returns 1 if any field changed. */
+** again), each field fetched from both tables. Returns 1 if any field
+** changed. */
 int bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
+  return deltastruct(c, t, idx, bidx, lua_istable(c->L, bidx));
+}
+
+/* bw_encdeltastruct's work; 'hasb': the baseline is a table (2: and so is
+** the value). */
+static int deltastruct (Ctx *c, uint32_t t, int idx, int bidx, int hasb) {
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
-  int top = lua_gettop(L), hasb = lua_istable(L, bidx), changed = 0;
+  int top = lua_gettop(L), changed = 0;
+  int versioned = ty->versioned, v = top + 1;
+  uint64_t run = 0;
   Frame *fr;
-  if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
+  if (hasb < 2 && !lua_istable(L, idx)) bw_enctype(c, idx, "a table");
   if (!lua_checkstack(L, 2 * BATCH + 8)) bw_encerror(c, "stack overflow");
   fr = enterframe(c);
-  while (f < end) {
-    const bw_Field *chunk = f, *stop = end - f > BATCH ? f + BATCH : end;
-    int tv[BATCH], tb[BATCH], k, n = 0, slot = top;
-    for (; f < stop; f++)  /* the values, then the baseline's */
-      if (f->name != BW_NONE && bw_fieldpresent(f, c->version)) {
-        pushkey(c, f->name);
-        tv[n++] = lua_rawget(L, idx);
-      }
-    for (f = chunk, k = 0; f < stop; f++)
-      if (f->name != BW_NONE && bw_fieldpresent(f, c->version)) {
-        if (hasb) {
-          pushkey(c, f->name);
-          tb[k++] = lua_rawget(L, bidx);
-        }
-        else {
-          lua_pushnil(L);
-          tb[k++] = LUA_TNIL;
-        }
-      }
-    for (f = chunk, k = 0; f < stop; f++) {
-      int v, b;
-      if (!bw_fieldpresent(f, c->version)) continue;
+  fr->index = 0;
+  for (; f < end; f++) {
+    int vt, bt;
+    if (versioned && !bw_fieldpresent(f, c->version)) continue;
+    fr->name = f->name;  /* fr->index stays 0: a named field */
+    if (f->name == BW_NONE) {  /* align or check */
+      runflush(c, &run);
       setframe(fr, f);
-      if (f->name == BW_NONE) {  /* align or check */
-        encleaf(c, f, 0, LUA_TNONE);
-        continue;
-      }
-      v = ++slot;
-      b = v + n;
-      if (tv[k] == LUA_TNIL && !f->optional) {
-        if (!f->hasdefault) bw_encerror(c, "missing");
-        bw_pushdefault(c, f);
-        lua_replace(L, v);
-        tv[k] = lua_type(L, v);
-      }
-      if (tb[k] == LUA_TNIL && !f->optional && f->hasdefault) {
-        bw_pushdefault(c, f);  /* a baseline of definitions that lacked */
-        lua_replace(L, b);     /* the field: its default, as decode gives */
-        tb[k] = lua_type(L, b);
-      }
-      if (tv[k] == tb[k] && tv[k] != LUA_TNIL && lua_rawequal(L, v, b))
-        bw_writebits(c->w, 0, 1);  /* the common case, inline; a table */
-                                   /* shared with the baseline is unchanged */
-      else changed |= encdeltafield(c, f, v, tv[k], b, tb[k]);
-      k++;
+      encleaf(c, f, 0, LUA_TNONE);
+      fr->index = 0;
+      continue;
     }
-    lua_settop(L, top);
+    if (v > top + 2 * BATCH) {  /* the stack holds BATCH pairs at most */
+      lua_settop(L, top);
+      v = top + 1;
+    }
+    pushkey(c, f->name);
+    vt = lua_rawget(L, idx);
+    if (hasb) {
+      pushkey(c, f->name);
+      bt = lua_rawget(L, bidx);
+    }
+    else {
+      lua_pushnil(L);
+      bt = LUA_TNIL;
+    }
+    if (vt == LUA_TNIL && !f->optional) {
+      if (!f->hasdefault) bw_encerror(c, "missing");
+      bw_pushdefault(c, f);
+      lua_replace(L, v);
+      vt = lua_type(L, v);
+    }
+    if (bt == LUA_TNIL && !f->optional && f->hasdefault) {
+      bw_pushdefault(c, f);   /* a baseline of definitions that lacked */
+      lua_replace(L, v + 1);  /* the field: its default, as decode gives */
+      bt = lua_type(L, v + 1);
+    }
+    if (deltafixed(f))
+      changed |= encdeltafixed(c, &run, f, v, vt, v + 1, bt);
+    else if (vt == bt && vt != LUA_TNIL && lua_rawequal(L, v, v + 1))
+      runadd(c, &run, 0, 1);  /* the common case, inline; a table */
+                              /* shared with the baseline is unchanged */
+    else {
+      runflush(c, &run);
+      changed |= encdeltafield(c, f, v, vt, v + 1, bt);
+    }
+    v += 2;
   }
+  lua_settop(L, top);
+  runflush(c, &run);
+  if (c->w->status != BW_OK)
+    bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
+             (lua_Integer)c->w->maxbytes);
   if (c->strict) {
     fr->name = BW_NONE;  /* the path of the record itself */
     fr->index = -1;

@@ -32,7 +32,7 @@ while socket.gettime() - start < SECONDS do
   if not reloaded and now >= SECONDS / 2 then
     G.write(DEFS, G.definitions(true))
     reloaded = true
-    server.world[7].armor = 9
+    server:edit("world", 7, { armor = 9 })
   end
   local changed, err = reg:poll()
   if changed then

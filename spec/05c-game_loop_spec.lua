@@ -37,10 +37,17 @@ describe("the game loop", function ()
         assert.is_true(sreg:poll())
         assert.is_true(creg:poll())
         reloaded = true
-        server.world[7].armor = 9
+        server:edit("world", 7, { armor = 9 })
       end
-      if tick % 10 == 0 then server.props[80].health = tick % 100 end
+      if tick % 10 == 0 then server:edit("props", 80, { health = tick % 100 }) end
       server:step()
+      if tick > 1 then
+        -- copy-on-write: unmoved entities are the last snapshot's tables,
+        -- which a delta encode skips without looking inside
+        local prev, cur = server.sent[tick - 1].entities, server.sent[tick].entities
+        assert.is_true(rawequal(prev[1], cur[1]))
+        assert.is_false(rawequal(prev[3], cur[3]))    -- entity 3 moves
+      end
       if ack then server:receive(c, ack) end          -- acks arrive a tick late
       local packet, snap = server:packet_for(c)
       local full = server.proto:encode("Snapshot", snap)

@@ -939,6 +939,42 @@ describe("schema:encode with a baseline", function ()
     end
   end)
 
+  describe("of fixed-width fields", function ()
+    local r = bitwire.schema { R = {
+      { "a", "int", min = 0, max = 15 }, { "b", "int", min = 0, max = 15 },
+      { "c", "float", min = 0, max = 1, res = 0.01 },
+      { "d", "int", min = 0, max = 15, clamp = true },
+    } }
+
+    it("checks a value equal to its baseline as a full encode does", function ()
+      local v = { a = 1, b = 99, c = 0.5, d = 3 }
+      -- a's changed bit is gathered, not yet written: b fails at bit 1
+      assert.has_error(function () r:encode("R", v, { baseline = v }) end,
+        "b: 99 out of range [0, 15] (bit 1)")
+      v = { a = 1, b = 2, c = 2, d = 3 }
+      assert.has_error(function () r:encode("R", v, { baseline = v }) end,
+        "c: 2.0 out of range [0.0, 1.0] (bit 2)")
+    end)
+
+    it("compares codes: a clamped value equal to its baseline is unchanged", function ()
+      local base = { a = 1, b = 2, c = 0.5, d = 15 }
+      assert.equal(4, r:bits("R", { a = 1, b = 2, c = 0.5, d = 40 }, { baseline = base }))
+      assert.equal(4, r:bits("R", base, { baseline = { a = 1, b = 2, c = 0.5, d = 99 } }))
+      assert.equal(4, r:bits("R", { a = 1, b = 2, c = 0.501, d = 15 }, { baseline = base }))
+    end)
+
+    it("sends a value whose baseline the field cannot take", function ()
+      local v = { a = 1, b = 2, c = 0.5, d = 15 }
+      for _, bad in ipairs { { c = 5 }, { a = 2.5 }, { b = -1 }, { a = "1" } } do
+        local bl = { a = 1, b = 2, c = 0.5, d = 15 }
+        for k, x in pairs(bad) do bl[k] = x end
+        local d = r:encode("R", v, { baseline = bl })
+        assert.is_true(r:bits("R", v, { baseline = bl }) > 4, "a changed field is sent")
+        assert.same(r:decode("R", r:encode("R", v)), r:decode("R", d, { baseline = bl }))
+      end
+    end)
+  end)
+
   it("sends optional fields appearing and disappearing", function ()
     local b = s:decode("Snap", s:encode("Snap", snap(1, {})))
     local n = snap(1, {})
