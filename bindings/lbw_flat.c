@@ -230,11 +230,10 @@ int bw_decflat (Ctx *c, uint32_t t, int tbl, int reuse) {
       uint32_t code[4];
       double q[4];
       int j, inplace;
-      if (!bw_readquat(&c->r, &o->f->q, code)) {
+      if (!bw_readquatdecode(&c->r, &o->f->q, code, q)) {
         c->r.status = BW_OK;  /* the general walk reports it */
         goto refused;
       }
-      bw_quatdecode(&o->f->q, code, q);
       inplace = reuse && lua_rawget(L, tbl) == LUA_TTABLE
                 && claim(c, top + 1);
       if (!inplace) {

@@ -115,23 +115,27 @@ static int quatraw (const bw_QFloat *q, const double in[4], uint32_t out[4]) {
   return 1;
 }
 
+/* The common case of a canonical code, cheaply: the rebuilt largest
+** component clearly wins (renormalising keeps that order), and on an exact
+** grid the others decode to float32 values that renormalising moves by far
+** less than a float32 ulp, so they encode back to their codes. */
+static int clearlycanonical (const bw_QFloat *q, double sum, double big) {
+  return q->nbits <= BW_QUATEXACT && sum < 1
+         && sqrt(1 - sum) > big * (1 + 1e-9);
+}
+
 int bw_quatcanonical (const bw_QFloat *q, const uint32_t code[4]) {
   double v[4], sum = 0, big = 0;
   uint32_t again[4];
   int i;
   if (code[0] > 3 || code[1] > q->miv || code[2] > q->miv || code[3] > q->miv)
     return 0;
-  /* The common case, cheaply: the rebuilt largest component clearly wins
-  ** (renormalising keeps that order), and on an exact grid the others
-  ** decode to float32 values that renormalising moves by far less than a
-  ** float32 ulp, so they encode back to their codes. */
   for (i = 1; i < 4; i++) {
     double g = (double)bw_qfloatdecode(q, code[i]);
     sum += bw_nofuse(g * g);
     if (fabs(g) > big) big = fabs(g);
   }
-  if (q->nbits <= BW_QUATEXACT && sum < 1 && sqrt(1 - sum) > big * (1 + 1e-9))
-    return 1;
+  if (clearlycanonical(q, sum, big)) return 1;
   bw_quatdecode(q, code, v);
   return quatraw(q, v, again) && memcmp(code, again, sizeof(again)) == 0;
 }
@@ -165,18 +169,33 @@ int bw_quatencode (const bw_QFloat *q, const double in[4], uint32_t out[4]) {
   return 1;
 }
 
-void bw_quatdecode (const bw_QFloat *q, const uint32_t in[4], double out[4]) {
-  double sum = 0, len = 0;
+/* bw_quatdecode in two steps: the three small components of 'in' into
+** 'out' (returns the sum of their squares), then the largest from them and
+** the whole normalised. */
+static inline double decodesmall (const bw_QFloat *q, const uint32_t in[4],
+                                  double out[4]) {
+  double sum = 0;
   unsigned i, k = 0, largest = in[0] & 3;
   for (i = 0; i < 4; i++) {
     if (i == largest) continue;
     out[i] = (double)bw_qfloatdecode(q, in[++k]);
     sum += bw_nofuse(out[i] * out[i]);
   }
+  return sum;
+}
+
+static inline void decodelargest (double sum, unsigned largest,
+                                  double out[4]) {
+  double len = 0;
+  unsigned i;
   out[largest] = sum < 1 ? sqrt(1 - sum) : 0;
   for (i = 0; i < 4; i++) len += bw_nofuse(out[i] * out[i]);
   len = sqrt(len);
   for (i = 0; i < 4; i++) out[i] /= len;  /* len >= 1: never zero */
+}
+
+void bw_quatdecode (const bw_QFloat *q, const uint32_t in[4], double out[4]) {
+  decodelargest(decodesmall(q, in, out), in[0] & 3, out);
 }
 
 /* }========================================================== */
@@ -196,8 +215,8 @@ bw_Status bw_writequat (bw_Writer *w, const bw_QFloat *q,
   return w->status;
 }
 
-int bw_readquat (bw_Reader *r, const bw_QFloat *q, uint32_t code[4]) {
-  uint64_t start = r->pos;
+/* The code at 'r' (the check is the caller's); 0 when truncated. */
+static int readcode (bw_Reader *r, const bw_QFloat *q, uint32_t code[4]) {
   int i;
   if (q->nbits <= 20 && r->status == BW_OK
       && bw_bitsremaining(r) >= 2 + 3 * q->nbits) {  /* all there: one read */
@@ -210,11 +229,34 @@ int bw_readquat (bw_Reader *r, const bw_QFloat *q, uint32_t code[4]) {
     code[0] = (uint32_t)bw_readbits(r, 2);
     for (i = 1; i < 4; i++) code[i] = (uint32_t)bw_readbits(r, q->nbits);
   }
-  if (r->status != BW_OK) return 0;
+  return r->status == BW_OK;
+}
+
+int bw_readquat (bw_Reader *r, const bw_QFloat *q, uint32_t code[4]) {
+  uint64_t start = r->pos;
+  if (!readcode(r, q, code)) return 0;
   if (q->nbits <= BW_QUATEXACT && !bw_quatcanonical(q, code)) {
     r->pos = start;
     return bw_readerfail(r, BW_ERANGE);
   }
+  return 1;
+}
+
+int bw_readquatdecode (bw_Reader *r, const bw_QFloat *q, uint32_t code[4],
+                       double out[4]) {
+  uint64_t start = r->pos;
+  double sum, big = 0;
+  unsigned i;
+  if (!readcode(r, q, code)) return 0;
+  sum = decodesmall(q, code, out);  /* for the check and the decode */
+  for (i = 0; i < 4; i++)
+    if (i != code[0] && fabs(out[i]) > big) big = fabs(out[i]);
+  if (q->nbits <= BW_QUATEXACT && !clearlycanonical(q, sum, big)
+      && !bw_quatcanonical(q, code)) {
+    r->pos = start;
+    return bw_readerfail(r, BW_ERANGE);
+  }
+  decodelargest(sum, code[0], out);
   return 1;
 }
 

@@ -285,6 +285,9 @@ int  bw_quatcanonical (const bw_QFloat *q, const uint32_t code[4]);
 bw_Status bw_writequat (bw_Writer *w, const bw_QFloat *q,
                         const uint32_t code[4]);
 int       bw_readquat (bw_Reader *r, const bw_QFloat *q, uint32_t code[4]);
+/* bw_readquat, and when it reads a code, its bw_quatdecode in 'out'. */
+int       bw_readquatdecode (bw_Reader *r, const bw_QFloat *q,
+                             uint32_t code[4], double out[4]);
 
 /* Angles: 'x' (finite) wrapped into [0, period) in 2^bits steps (1..32),
 ** rounded to the nearest step; a step of 2^bits is 0 again. */

@@ -330,6 +330,45 @@ static void test_quat_writes (void) {
   CHECK(fails > 100);  /* out of room, and the bad code */
 }
 
+/* bw_readquatdecode is bw_readquat then bw_quatdecode: the same status,
+** positions and codes, the same doubles bit for bit; at widths over
+** BW_QUATEXACT (no check), in one read and in four, and cut short. */
+static void test_quat_readdecode (void) {
+  static const unsigned widths[] = { 3, 9, 20, 22, 23, 31 };
+  unsigned wi;
+  int k, ok = 1, refused = 0;
+  for (wi = 0; wi < 6; wi++) {
+    bw_QFloat q;
+    bw_quatinit(&q, widths[wi]);
+    for (k = 0; k < 4000; k++) {
+      uint8_t buf[16];
+      bw_Reader a, b;
+      uint32_t ca[4], cb[4];
+      double va[4], vb[4];
+      size_t len = 1 + (size_t)(rnd() * 15);
+      int j, ra, rb;
+      for (j = 0; j < 16; j++) buf[j] = (uint8_t)(rnd() * 256);
+      bw_readerinit(&a, buf, len);
+      bw_readerinit(&b, buf, len);
+      bw_readbits(&a, k % 7);
+      bw_readbits(&b, k % 7);
+      ra = bw_readquatdecode(&a, &q, ca, va);
+      rb = bw_readquat(&b, &q, cb);
+      ok &= ra == rb && a.status == b.status && a.pos == b.pos;
+      if (a.status != BW_OK) {
+        ok &= a.errpos == b.errpos;
+        refused += a.status == BW_ERANGE;
+      }
+      if (ra && rb) {
+        bw_quatdecode(&q, cb, vb);
+        ok &= memcmp(ca, cb, sizeof(ca)) == 0 && memcmp(va, vb, sizeof(va)) == 0;
+      }
+    }
+  }
+  CHECK(ok);
+  CHECK(refused > 1000);
+}
+
 static void test_qfloatexact (void) {
   bw_QFloat q;
   int k, ok = 1, accepted = 0;
@@ -364,6 +403,7 @@ int main (void) {
   test_quat_reader();
   test_quat_diff();
   test_quat_writes();
+  test_quat_readdecode();
   test_qfloatexact();
   return check_summary("test_game");
 }
