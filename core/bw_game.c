@@ -216,14 +216,17 @@ bw_Status bw_writequat (bw_Writer *w, const bw_QFloat *q,
 }
 
 /* The code at 'r' (the check is the caller's); 0 when truncated. */
-static int readcode (bw_Reader *r, const bw_QFloat *q, uint32_t code[4]) {
+static inline int readcode (bw_Reader *r, const bw_QFloat *q,
+                            uint32_t code[4]) {
+  unsigned n = q->nbits;
   int i;
-  if (q->nbits <= 20 && r->status == BW_OK
-      && bw_bitsremaining(r) >= 2 + 3 * q->nbits) {  /* all there: one read */
-    uint64_t u = bw_readbits(r, 2 + 3 * q->nbits);
+  if (n <= 20 && r->status == BW_OK
+      && bw_bitsremaining(r) >= 2 + 3 * n) {  /* all there: one read */
+    uint64_t u = bw_readbits(r, 2 + 3 * n);
     code[0] = (uint32_t)(u & 3);
-    for (i = 1, u >>= 2; i < 4; i++, u >>= q->nbits)
-      code[i] = (uint32_t)(u & q->miv);
+    code[1] = (uint32_t)(u >> 2 & q->miv);
+    code[2] = (uint32_t)(u >> (2 + n) & q->miv);
+    code[3] = (uint32_t)(u >> (2 + 2 * n) & q->miv);
   }
   else {
     code[0] = (uint32_t)bw_readbits(r, 2);
