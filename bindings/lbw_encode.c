@@ -567,8 +567,8 @@ void bw_encvalue (Ctx *c, const bw_Field *f, int idx, int tt) {
 
 /* The fused run of fixed-width fields [f, gend), their values at 'v',
 ** v + 1, ... of Lua types tt[0], tt[1], ...: one write. */
-static INLINE void encrun (Ctx *c, Frame *fr, const bw_Field *f,
-                           const bw_Field *gend, int v, const int *tt) {
+static void encrun (Ctx *c, Frame *fr, const bw_Field *f,
+                    const bw_Field *gend, int v, const int *tt) {
   lua_State *L = c->L;
   uint64_t acc = 0;
   unsigned bits;
@@ -675,7 +675,9 @@ void bw_encstruct (Ctx *c, uint32_t t, int idx) {
       }
       else if (f->optional)
         bw_writebits(c->w, 1, 1);
-      if (f->kind == BW_KSTRUCT && runrecord(c->S, f))
+      if (f->kind < BW_KARRAY)  /* most fields */
+        encleaf(c, f, v, vt);
+      else if (f->kind == BW_KSTRUCT && runrecord(c->S, f))
         encrunrecord(c, f->ref, v);
       else if (f->kind == BW_KARRAY || f->kind == BW_KSTRUCT
                || f->kind == BW_KSPARSE)
