@@ -141,6 +141,78 @@ static INLINE int flatrun (Ctx *c, const FlatOp *e, int kind, unsigned w,
   return 1;
 }
 
+/* A flat array op 'o' (its element's op follows) of the record at 'tbl':
+** as many elements a read as fit, into its old table (refilled, trimmed)
+** or a new one. 0 when an element is out of range. */
+static int flatarray (Ctx *c, const FlatOp *o, int tbl, int top, int reuse,
+                      int fast) {
+  lua_State *L = c->L;
+  const FlatOp *e = o + 1;
+  unsigned w = o->w, per = w == 0 ? o->n : w <= BW_FUSEBITS
+                                           ? BW_FUSEBITS / w : 1;
+  lua_Integer i = 1, n = (lua_Integer)o->n, oldn = 0;
+  int inplace = reuse && lua_rawget(L, tbl) == LUA_TTABLE
+                && claim(c, top + 1);
+  if (inplace) oldn = (lua_Integer)lua_rawlen(L, top + 1);
+  else {
+    if (reuse) {
+      lua_pop(L, 1);
+      pushkey(c, o->key);
+    }
+    lua_createtable(L, (int)n, 0);
+  }
+  while (i <= n) {
+    unsigned k = n - i + 1 < (lua_Integer)per ? (unsigned)(n - i + 1) : per;
+    uint64_t u = fast ? bw_readbitsfast(&c->r, k * w)
+                      : bw_readbits(&c->r, k * w);
+    int ok;
+    switch (e->kind) {
+      case BW_KBOOL: ok = flatrun(c, e, BW_KBOOL, w, i, k, u); break;
+      case BW_KINT: ok = flatrun(c, e, BW_KINT, w, i, k, u); break;
+      case BW_KUINT: ok = flatrun(c, e, BW_KUINT, w, i, k, u); break;
+      default: ok = flatrun(c, e, e->kind, w, i, k, u); break;
+    }
+    if (!ok) return 0;
+    i += k;
+  }
+  for (; oldn > n; oldn--) {  /* trim an array that was longer */
+    lua_pushnil(L);
+    lua_rawseti(L, -2, oldn);
+  }
+  if (inplace) lua_settop(L, top);
+  else lua_rawset(L, tbl);
+  return 1;
+}
+
+/* A flat quaternion op 'o' of the record at 'tbl': bw_readquat's code,
+** checked, into its old table (refilled) or a new one. 0 when the code is
+** refused (the reader is left as it was). */
+static int flatquat (Ctx *c, const FlatOp *o, int tbl, int top, int reuse) {
+  lua_State *L = c->L;
+  uint32_t code[4];
+  double q[4];
+  int j, inplace;
+  if (!bw_readquatdecode(&c->r, &o->f->q, code, q)) {
+    c->r.status = BW_OK;  /* the general walk reports it */
+    return 0;
+  }
+  inplace = reuse && lua_rawget(L, tbl) == LUA_TTABLE && claim(c, top + 1);
+  if (!inplace) {
+    if (reuse) {
+      lua_pop(L, 1);
+      pushkey(c, o->key);
+    }
+    lua_createtable(L, 4, 0);
+  }
+  for (j = 0; j < 4; j++) {
+    lua_pushnumber(L, (lua_Number)q[j]);
+    lua_rawseti(L, -2, j + 1);
+  }
+  if (inplace) lua_settop(L, top);
+  else lua_rawset(L, tbl);
+  return 1;
+}
+
 /* A flat record (bw_Type.flat) of type 't' whose bits are all there, into
 ** the table at 'tbl' (0: on top; 'reuse': refill it and the tables of its
 ** records), along its plan, in one pass. 0 when its records would pass
@@ -189,66 +261,11 @@ int bw_decflat (Ctx *c, uint32_t t, int tbl, int reuse) {
       if (inplace) lua_settop(L, top);
       else lua_rawset(L, tbl);
     }
-    else if (o->kind == BW_KARRAY) {  /* as many elements a read as fit */
-      const FlatOp *e = o + 1;
-      unsigned w = o->w, per = w == 0 ? o->n : w <= BW_FUSEBITS
-                                               ? BW_FUSEBITS / w : 1;
-      lua_Integer i = 1, n = (lua_Integer)o->n, oldn = 0;
-      int inplace = reuse && lua_rawget(L, tbl) == LUA_TTABLE
-                    && claim(c, top + 1);
-      if (inplace) oldn = (lua_Integer)lua_rawlen(L, top + 1);
-      else {
-        if (reuse) {
-          lua_pop(L, 1);
-          pushkey(c, o->key);
-        }
-        lua_createtable(L, (int)n, 0);
-      }
-      while (i <= n) {
-        unsigned k = n - i + 1 < (lua_Integer)per ? (unsigned)(n - i + 1)
-                                                   : per;
-        uint64_t u = FLATREAD(k * w);
-        int ok;
-        switch (e->kind) {
-          case BW_KBOOL: ok = flatrun(c, e, BW_KBOOL, w, i, k, u); break;
-          case BW_KINT: ok = flatrun(c, e, BW_KINT, w, i, k, u); break;
-          case BW_KUINT: ok = flatrun(c, e, BW_KUINT, w, i, k, u); break;
-          default: ok = flatrun(c, e, e->kind, w, i, k, u); break;
-        }
-        if (!ok) goto refused;
-        i += k;
-      }
-      for (; oldn > n; oldn--) {  /* trim an array that was longer */
-        lua_pushnil(L);
-        lua_rawseti(L, -2, oldn);
-      }
-      o++;
-      if (inplace) lua_settop(L, top);
-      else lua_rawset(L, tbl);
+    else if (o->kind == BW_KARRAY) {
+      if (!flatarray(c, o++, tbl, top, reuse, fast)) goto refused;
     }
-    else if (o->kind == BW_KQUAT) {  /* bw_readquat's code, checked */
-      uint32_t code[4];
-      double q[4];
-      int j, inplace;
-      if (!bw_readquatdecode(&c->r, &o->f->q, code, q)) {
-        c->r.status = BW_OK;  /* the general walk reports it */
-        goto refused;
-      }
-      inplace = reuse && lua_rawget(L, tbl) == LUA_TTABLE
-                && claim(c, top + 1);
-      if (!inplace) {
-        if (reuse) {
-          lua_pop(L, 1);
-          pushkey(c, o->key);
-        }
-        lua_createtable(L, 4, 0);
-      }
-      for (j = 0; j < 4; j++) {
-        lua_pushnumber(L, (lua_Number)q[j]);
-        lua_rawseti(L, -2, j + 1);
-      }
-      if (inplace) lua_settop(L, top);
-      else lua_rawset(L, tbl);
+    else if (o->kind == BW_KQUAT) {
+      if (!flatquat(c, o, tbl, top, reuse)) goto refused;
     }
     else {
       uint64_t v = FLATREAD(o->w);
