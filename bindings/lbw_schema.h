@@ -203,7 +203,20 @@ int bw_quatof (const bw_Field *f, lua_State *L, int idx, uint32_t q[4]);
 void bw_pushdefault (Ctx *c, const bw_Field *f);
 void bw_encvalue (Ctx *c, const bw_Field *f, int idx, int tt);
 void bw_encstruct (Ctx *c, uint32_t t, int idx);
-/* Returns 1 if any field changed. */
+/* A scalar (a kind other than array, struct or sparse). */
+void bw_encleaf (Ctx *c, const bw_Field *f, int idx, int tt);
+/* Raise unless count or length 'n' fits 'f'; 'what' names it. */
+void bw_checklen (Ctx *c, const bw_Field *f, size_t n, const char *what);
+/* The code of the quaternion at 'idx'; of a FLOAT or ANGLE value. */
+void bw_quatcode (Ctx *c, const bw_Field *f, int idx, uint32_t q[4]);
+uint32_t bw_numcode (Ctx *c, const bw_Field *f, int idx, int tt);
+/* A sparse array, against the baseline at 'bidx' unless it is 0
+** (lbw_encsparse.c). */
+void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx);
+/* Against a baseline (lbw_encdelta.c): a changed value of 'f' at 'idx' as
+** a delta of the one at 'bidx' where it can be; a record, returning 1 if
+** any field changed. */
+void bw_encdeltavalue (Ctx *c, const bw_Field *f, int idx, int bidx);
 int  bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
 /* Decode (lbw_decode.c): push the value and return 1, or return 0 with the
 ** failure in 'c'. */

@@ -59,6 +59,8 @@ build = {
         "bindings/lbw_claims.c",
         "bindings/lbw_flat.c",
         "bindings/lbw_decdelta.c",
+        "bindings/lbw_encsparse.c",
+        "bindings/lbw_encdelta.c",
       },
       incdirs = { "core", "bindings", "$(ZLIB_INCDIR)" },
       libdirs = { "$(ZLIB_LIBDIR)" },

@@ -1,0 +1,308 @@
+/*
+** lbw_encdelta.c - the encode walk against a baseline: per field a changed
+** bit and only what changed
+** See LICENSE for copyright and terms.
+*/
+
+#include "lauxlib.h"
+
+#include "lbw_encvalue.h"
+
+
+/* delta = "relative": the value at 'v' as a difference from the baseline
+** value at 'b' (WIRE.md). Returns 0, writing nothing, when 'b' is not a
+** value to start from: the caller sends the value whole. The decoder makes
+** the same choice from its copy of the baseline. */
+static int encrelative (Ctx *c, const bw_Field *f, int v, int b) {
+  lua_State *L = c->L;
+  if (f->kind == BW_KQUAT) {
+    uint32_t base[4], code[4];
+    if (!bw_quatof(f, L, b, base)) return 0;
+    bw_quatcode(c, f, v, code);
+    bw_writequatdiff(c->w, f, base, code);
+  }
+  else {
+    bw_Diff d;
+    uint64_t base;
+    if (lua_type(L, b) != LUA_TNUMBER
+        || !bw_diffbase(f, (double)lua_tonumber(L, b), &base))
+      return 0;
+    bw_fielddiff(f, &d);
+    bw_writediff(c->w, &d, base, bw_numcode(c, f, v, lua_type(L, v)));
+  }
+  if (c->w->status != BW_OK)
+    bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
+             (lua_Integer)c->w->maxbytes);
+  return 1;
+}
+
+/* Delta encoding walks the value and its baseline together, once: a record
+** or an array is written optimistically after a changed bit of 1 and, when
+** nothing in it changed, taken back (bw_writerrewind) for a 0. Int, uint,
+** bool and float fields compare their numbers, then their codes
+** (encdeltafixed); other scalars equal as Lua values are equal on the wire,
+** and only the kinds whose distinct Lua values may still encode alike
+** (quaternions, float32/64 NaNs) take bw_equalopt. */
+
+static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx);
+static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx);
+static int deltastruct (Ctx *c, uint32_t t, int idx, int bidx, int hasb);
+
+/* 1 if the values at 'v' and 'b' of field 'f' differ on the wire (neither
+** is a table the delta walk handles). */
+static INLINE int scalarchanged (Ctx *c, const bw_Field *f, int v, int b) {
+  if (lua_rawequal(c->L, v, b)) return 0;
+  switch (f->kind) {
+    case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KQUAT:
+    case BW_KSPARSE: case BW_KARRAY: case BW_KSTRUCT:
+      return !bw_equalopt(c, f, v, b);
+    default:
+      return 1;
+  }
+}
+
+/* The changed bit and value of 'f' (value at 'v' of Lua type 'vt',
+** baseline value at 'b' of type 'bt', either may be nil); returns 1 if it
+** changed. */
+static int encdeltafield (Ctx *c, const bw_Field *f, int v, int vt, int b,
+                          int bt) {
+  bw_Writer *w = c->w;
+  int changed;
+  if (vt == LUA_TTABLE && bt == LUA_TTABLE
+      && (f->kind == BW_KSTRUCT || f->kind == BW_KARRAY)) {
+    uint64_t start = bw_bitswritten(w);
+    if (lua_topointer(c->L, v) == lua_topointer(c->L, b)) {  /* shared */
+      bw_writebits(w, 0, 1);
+      return 0;
+    }
+    bw_writebits(w, 1, 1);
+    if (f->optional) bw_writebits(w, 1, 1);
+    if (f->kind == BW_KSTRUCT ? deltastruct(c, f->ref, v, b, 2)
+                              : encdeltaarray(c, f, v, b))
+      return 1;
+    bw_writerrewind(w, start);  /* nothing in it changed */
+    bw_writebits(w, 0, 1);
+    return 0;
+  }
+  if (vt == LUA_TNIL || bt == LUA_TNIL) changed = vt != bt;
+  else if (vt != bt) changed = 1;
+  else changed = scalarchanged(c, f, v, b);
+  bw_writebits(w, (uint64_t)changed, 1);
+  if (changed) {
+    if (f->optional) bw_writebits(w, vt != LUA_TNIL, 1);
+    if (vt != LUA_TNIL) {
+      if (bt == LUA_TTABLE || f->relative) encdelta(c, f, v, b);
+      else if (f->kind < BW_KARRAY) bw_encleaf(c, f, v, vt);
+      else bw_encvalue(c, f, v, vt);
+    }
+  }
+  return changed;
+}
+
+/* An array against the baseline array at 'bidx' (see decdeltaarray);
+** returns 1 if anything changed. */
+static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx) {
+  lua_State *L = c->L;
+  const bw_Field *e = &c->S->fields[f->ref];
+  lua_Integer i, n, bn = (lua_Integer)lua_rawlen(L, bidx);
+  int changed, top = lua_gettop(L);
+  if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
+  n = (lua_Integer)lua_rawlen(L, idx);
+  bw_checklen(c, f, (size_t)n, "count");
+  bw_writebits(c->w, (uint64_t)n - (uint64_t)f->min, f->nbits);
+  changed = n != bn;
+  for (i = 1; i <= n; i++) {
+    int v = top + 1, et;
+    pushframe(c, BW_NONE, i);
+    et = lua_rawgeti(L, idx, i);
+    if (et == LUA_TNIL) bw_encerror(c, "missing");
+    if (i <= bn) {
+      int bt = lua_rawgeti(L, bidx, i);
+      changed |= encdeltafield(c, e, v, et, v + 1, bt);
+    }
+    else bw_encvalue(c, e, v, et);
+    lua_settop(L, top);
+    popframe(c);
+  }
+  return changed;
+}
+
+/* A changed value at 'idx' of field 'f' against its baseline value at
+** 'bidx': records, arrays and sparse arrays as deltas when the baseline has
+** one, anything else in full. */
+void bw_encdeltavalue (Ctx *c, const bw_Field *f, int idx, int bidx) {
+  encdelta(c, f, idx, bidx);
+}
+
+/* encdeltavalue's work; returns 0 for a record or an array in which
+** nothing changed (anything else: 1). */
+static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx) {
+  if (f->relative && encrelative(c, f, idx, bidx)) return 1;
+  if (lua_istable(c->L, bidx)) {
+    switch (f->kind) {
+      case BW_KSTRUCT: return deltastruct(c, f->ref, idx, bidx, 1);
+      case BW_KSPARSE: bw_encsparse(c, f, idx, bidx); return 1;
+      case BW_KARRAY: return encdeltaarray(c, f, idx, bidx);
+      default: break;
+    }
+  }
+  bw_encvalue(c, f, idx, lua_type(c->L, idx));
+  return 1;
+}
+
+/* A fixed scalar sent whole when it changed: the delta walk compares its
+** bits, not its Lua values. */
+static INLINE int deltafixed (const bw_Field *f) {
+  return f->kind <= BW_KFLOAT && !f->optional && !f->relative;
+}
+
+/* Bits a delta record gathers before writing them: its changed bits and
+** changed fixed scalars, one bw_writebits per run instead of per field;
+** c->pending counts them, for the bit offsets of errors. */
+static INLINE void runadd (Ctx *c, uint64_t *acc, uint64_t v, unsigned n) {
+  if (c->pending + n > 64) {
+    bw_writebits(c->w, *acc, c->pending);
+    *acc = 0;
+    c->pending = 0;
+    if (n == 64) {  /* only a changed 64-bit uint's code: write it */
+      bw_writebits(c->w, v, n);
+      return;
+    }
+  }
+  *acc |= v << c->pending;  /* pending + n <= 64 and n < 64: no overflow */
+  c->pending += n;
+}
+
+static INLINE void runflush (Ctx *c, uint64_t *acc) {
+  if (c->pending > 0) bw_writebits(c->w, *acc, c->pending);
+  *acc = 0;
+  c->pending = 0;
+}
+
+/* The changed bit and bits of deltafixed 'f' (value at 'v' of Lua type
+** 'vt', not nil; baseline value at 'b' of type 'bt'), added to 'r'. The
+** value is checked as a full encode checks it; equal numbers are not
+** quantized; a baseline value the field cannot take differs from any.
+** Returns 1 if it changed. */
+static INLINE int encdeltafixed (Ctx *c, uint64_t *r, const bw_Field *f, int v,
+                                 int vt, int b, int bt) {
+  lua_State *L = c->L;
+  uint64_t code, base;
+  switch (f->kind) {
+    case BW_KFLOAT: {
+      double x = checknum(c, v, vt), y = 0;
+      floatok(c, f, x, 1);
+      if (bt == LUA_TNUMBER && (y = (double)lua_tonumber(L, b)) == x)
+        goto same;
+      code = bw_qfloatencode(&f->q, x);
+      if (bt == LUA_TNUMBER && floatok(c, f, y, 0)
+          && bw_qfloatencode(&f->q, y) == code)
+        goto same;
+      break;
+    }
+    case BW_KBOOL:
+      wanttype(c, v, vt, LUA_TBOOLEAN, "a boolean", 1);
+      code = (uint64_t)lua_toboolean(L, v);
+      if (bt == LUA_TBOOLEAN && (uint64_t)lua_toboolean(L, b) == code)
+        goto same;
+      break;
+    default: {  /* BW_KINT, BW_KUINT */
+      lua_Integer x = checkint(c, v, vt), y;
+      intcode(c, f, x, 1, &code);
+      if (toint(c, b, bt, 0, &y)
+          && (y == x || (intcode(c, f, y, 0, &base) && base == code)))
+        goto same;
+      break;
+    }
+  }
+  runadd(c, r, 1, 1);
+  runadd(c, r, code, fixedbits(f));
+  return 1;
+same:
+  runadd(c, r, 0, 1);
+  return 0;
+}
+
+/* A record against its baseline at 'bidx': per field a changed bit, then
+** only what changed (nested records, arrays and sparse slots as deltas
+** again), each field fetched from both tables. Returns 1 if any field
+** changed. */
+int bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx) {
+  return deltastruct(c, t, idx, bidx, lua_istable(c->L, bidx));
+}
+
+/* bw_encdeltastruct's work; 'hasb': the baseline is a table (2: and so is
+** the value). */
+static int deltastruct (Ctx *c, uint32_t t, int idx, int bidx, int hasb) {
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  const bw_Field *f = &c->S->fields[ty->first];
+  const bw_Field *end = f + ty->count;
+  int top = lua_gettop(L), changed = 0;
+  int versioned = ty->versioned, v = top + 1;
+  uint64_t run = 0;
+  Frame *fr;
+  if (hasb < 2 && !lua_istable(L, idx)) bw_enctype(c, idx, "a table");
+  if (!lua_checkstack(L, 2 * BATCH + 8)) bw_encerror(c, "stack overflow");
+  fr = enterframe(c);
+  fr->index = 0;
+  for (; f < end; f++) {
+    int vt, bt;
+    if (versioned && !bw_fieldpresent(f, c->version)) continue;
+    fr->name = f->name;  /* fr->index stays 0: a named field */
+    if (f->name == BW_NONE) {  /* align or check */
+      runflush(c, &run);
+      setframe(fr, f);
+      bw_encleaf(c, f, 0, LUA_TNONE);
+      fr->index = 0;
+      continue;
+    }
+    if (v > top + 2 * BATCH) {  /* the stack holds BATCH pairs at most */
+      lua_settop(L, top);
+      v = top + 1;
+    }
+    pushkey(c, f->name);
+    vt = lua_rawget(L, idx);
+    if (hasb) {
+      pushkey(c, f->name);
+      bt = lua_rawget(L, bidx);
+    }
+    else {
+      lua_pushnil(L);
+      bt = LUA_TNIL;
+    }
+    if (vt == LUA_TNIL && !f->optional) {
+      if (!f->hasdefault) bw_encerror(c, "missing");
+      bw_pushdefault(c, f);
+      lua_replace(L, v);
+      vt = lua_type(L, v);
+    }
+    if (bt == LUA_TNIL && !f->optional && f->hasdefault) {
+      bw_pushdefault(c, f);   /* a baseline of definitions that lacked */
+      lua_replace(L, v + 1);  /* the field: its default, as decode gives */
+      bt = lua_type(L, v + 1);
+    }
+    if (deltafixed(f))
+      changed |= encdeltafixed(c, &run, f, v, vt, v + 1, bt);
+    else if (vt == bt && vt != LUA_TNIL && lua_rawequal(L, v, v + 1))
+      runadd(c, &run, 0, 1);  /* the common case, inline; a table */
+                              /* shared with the baseline is unchanged */
+    else {
+      runflush(c, &run);
+      changed |= encdeltafield(c, f, v, vt, v + 1, bt);
+    }
+    v += 2;
+  }
+  lua_settop(L, top);
+  runflush(c, &run);
+  if (c->w->status != BW_OK)
+    bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
+             (lua_Integer)c->w->maxbytes);
+  if (c->strict) {
+    fr->name = BW_NONE;  /* the path of the record itself */
+    fr->index = -1;
+    bw_strictcheck(c, t, idx);
+  }
+  c->nframes--;
+  return changed;
+}

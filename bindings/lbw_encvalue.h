@@ -1,0 +1,126 @@
+/*
+** lbw_encvalue.h - the checks a Lua value passes to be encoded as a field,
+** inline in the walks of lbw_encode.c, lbw_encsparse.c and lbw_encdelta.c
+** See LICENSE for copyright and terms.
+*/
+
+#ifndef lbw_encvalue_h
+#define lbw_encvalue_h
+
+#include "lbw_schema.h"
+
+/* 1 if 'tt' is 'want'; else raises "expected <what>" when 'raise', or
+** returns 0. */
+static INLINE int wanttype (Ctx *c, int idx, int tt, int want,
+                            const char *what, int raise) {
+  if (tt == want) return 1;
+  if (raise) bw_enctype(c, idx, what);
+  return 0;
+}
+
+/* The integer at 'idx' (of Lua type 'tt') in '*v'; as wanttype when it is
+** none. */
+static INLINE int toint (Ctx *c, int idx, int tt, int raise, lua_Integer *v) {
+  int ok = 0;
+  if (tt == LUA_TNUMBER) *v = lua_tointegerx(c->L, idx, &ok);
+  if (!ok) {  /* numeric strings are refused */
+    if (!raise) return 0;
+    if (tt == LUA_TNUMBER)
+      bw_encerror(c, "expected an integer, got %s", lua_tostring(c->L, idx));
+    bw_enctype(c, idx, "an integer");
+  }
+  return 1;
+}
+
+static INLINE lua_Integer checkint (Ctx *c, int idx, int tt) {
+  lua_Integer v = 0;
+  toint(c, idx, tt, 1, &v);
+  return v;
+}
+
+static INLINE double checknum (Ctx *c, int idx, int tt) {
+  wanttype(c, idx, tt, LUA_TNUMBER, "a number", 1);
+  return (double)lua_tonumber(c->L, idx);
+}
+
+/* Refuse the value: raise with the message when 'raise', else return 0. */
+#define REFUSE(c, raise, ...)  \
+  do { if (!(raise)) return 0; bw_encerror(c, __VA_ARGS__); } while (0)
+
+/* The bits of integer 'v' as int or uint field 'f', in '*out'; as REFUSE
+** when it cannot take it. */
+static INLINE int intcode (Ctx *c, const bw_Field *f, lua_Integer v,
+                           int raise, uint64_t *out) {
+  if (f->kind == BW_KUINT) {
+    if (f->nbits < 64 && (v < 0 || (uint64_t)v >> f->nbits != 0))
+      REFUSE(c, raise, "%I does not fit in %d bits", v, (int)f->nbits);
+    *out = (uint64_t)v;
+    return 1;
+  }
+  if (v < f->min || v > f->max) {
+    if (!f->clamp)
+      REFUSE(c, raise, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
+             (lua_Integer)f->max);
+    v = v < f->min ? f->min : f->max;
+  }
+  *out = (uint64_t)v - (uint64_t)f->min;
+  return 1;
+}
+
+/* 1 if float field 'f' takes 'x' (its range, or clamp); else as REFUSE. */
+static INLINE int floatok (Ctx *c, const bw_Field *f, double x, int raise) {
+  if (!(x >= f->dmin && x <= f->dmax) && !f->clamp)
+    REFUSE(c, raise, "%f out of range [%f, %f]", (lua_Number)x,
+           (lua_Number)f->dmin, (lua_Number)f->dmax);
+  return 1;
+}
+
+/* The bits of fixed-width scalar 'f' (fixedscalar) for the value at 'idx'
+** of Lua type 'tt', in '*out'. A value it cannot take raises when 'raise',
+** else returns 0 (a delta's baseline: it then differs from any value). */
+static INLINE int fixedcode (Ctx *c, const bw_Field *f, int idx, int tt,
+                             int raise, uint64_t *out) {
+  switch (f->kind) {
+    case BW_KINT: case BW_KUINT: {
+      lua_Integer v = 0;
+      return toint(c, idx, tt, raise, &v) && intcode(c, f, v, raise, out);
+    }
+    case BW_KBOOL:
+      if (!wanttype(c, idx, tt, LUA_TBOOLEAN, "a boolean", raise)) return 0;
+      *out = (uint64_t)lua_toboolean(c->L, idx);
+      return 1;
+    case BW_KFLOAT: {
+      double x;
+      if (!wanttype(c, idx, tt, LUA_TNUMBER, "a number", raise)) return 0;
+      x = (double)lua_tonumber(c->L, idx);
+      if (!floatok(c, f, x, raise)) return 0;
+      *out = bw_qfloatencode(&f->q, x);
+      return 1;
+    }
+    default: {  /* BW_KENUM */
+      size_t len = 0, i, n = (size_t)f->max + 1;
+      const char *s;
+      if (!wanttype(c, idx, tt, LUA_TSTRING, "a string", raise)) return 0;
+      s = lua_tolstring(c->L, idx, &len);
+      for (i = 0; i < n; i++) {
+        uint32_t nm = f->ref + (uint32_t)i;
+        if (c->S->namelens[nm] == len && memcmp(c->S->names[nm], s, len) == 0)
+          break;
+      }
+      if (i == n) REFUSE(c, raise, "'%s' is not one of its enum values", s);
+      *out = (uint64_t)i;
+      return 1;
+    }
+  }
+}
+
+/* The bits of fixed-width scalar 'f' for the value at 'idx' of Lua type
+** 'tt'; raises when it does not fit. */
+static INLINE uint64_t fixedvalue (Ctx *c, const bw_Field *f, int idx,
+                                   int tt) {
+  uint64_t u = 0;
+  fixedcode(c, f, idx, tt, 1, &u);
+  return u;
+}
+
+#endif
