@@ -295,14 +295,6 @@ static int deltastruct (Ctx *c, uint32_t t, int idx, int bidx, int hasb) {
   }
   lua_settop(L, top);
   runflush(c, &run);
-  if (c->w->status != BW_OK)
-    bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
-             (lua_Integer)c->w->maxbytes);
-  if (c->strict) {
-    fr->name = BW_NONE;  /* the path of the record itself */
-    fr->index = -1;
-    bw_strictcheck(c, t, idx);
-  }
-  c->nframes--;
+  endrecord(c, fr, t, idx);
   return changed;
 }

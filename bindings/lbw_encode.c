@@ -267,15 +267,7 @@ static void encrunrecord (Ctx *c, uint32_t t, int idx) {
   }
   encrun(c, fr, f, f + ty->count, top + 1, tt);
   lua_settop(L, top);
-  if (c->strict) {
-    fr->name = BW_NONE;  /* the path of the record itself */
-    fr->index = -1;
-    bw_strictcheck(c, t, idx);
-  }
-  if (c->w->status != BW_OK)
-    bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
-             (lua_Integer)c->w->maxbytes);
-  c->nframes--;
+  endrecord(c, fr, t, idx);
 }
 
 void bw_encstruct (Ctx *c, uint32_t t, int idx) {
@@ -338,13 +330,5 @@ void bw_encstruct (Ctx *c, uint32_t t, int idx) {
     }
     lua_settop(L, top);
   }
-  if (c->strict) {
-    fr->name = BW_NONE;  /* the path of the record itself */
-    fr->index = -1;
-    bw_strictcheck(c, t, idx);
-  }
-  if (c->w->status != BW_OK)
-    bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
-             (lua_Integer)c->w->maxbytes);
-  c->nframes--;
+  endrecord(c, fr, t, idx);
 }

@@ -123,4 +123,18 @@ static INLINE uint64_t fixedvalue (Ctx *c, const bw_Field *f, int idx,
   return u;
 }
 
+/* The end of record 't' at 'idx', whose frame is 'fr': the strict check
+** of its keys, the writer's status, its frame left. */
+static INLINE void endrecord (Ctx *c, Frame *fr, uint32_t t, int idx) {
+  if (c->strict) {
+    fr->name = BW_NONE;  /* the path of the record itself */
+    fr->index = -1;
+    bw_strictcheck(c, t, idx);
+  }
+  if (c->w->status != BW_OK)
+    bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
+             (lua_Integer)c->w->maxbytes);
+  c->nframes--;
+}
+
 #endif

@@ -128,6 +128,16 @@ describe("schema:decode of nested runs and optional fields", function ()
   end)
 end)
 
+-- A packet of a list of one record: its count (1 in 2 bits), what 'fill'
+-- writes, then zero bits enough for the rest.
+local function onerecord (fill)
+  local w = bitwire.writer()
+  w:bits(1, 2)
+  fill(w)
+  w:bits(0, 32); w:bits(0, 32)
+  return w:tostring()
+end
+
 describe("schema:decode of flat records", function ()
   local s = bitwire.schema {
     V = { { "x", "int", min = 0, max = 200 }, { "y", "float", min = -1, max = 1, res = 0.01 } },
@@ -153,19 +163,12 @@ describe("schema:decode of flat records", function ()
   end)
 
   it("reports the first bad field, with its path and bit, as the general walk", function ()
-    local function bad (fill)
-      local w = bitwire.writer()
-      w:bits(1, 2)
-      fill(w)
-      w:bits(0, 32)  -- enough bits for the rest
-      return w:tostring()
-    end
     local cases = {
-      { bad(function (w) w:bits(6, 3) end), "^list%[1%]%.id: .*%(bit 2%)$" },
-      { bad(function (w) w:bits(1, 3); w:bits(201, 8) end), "^list%[1%]%.a%.x: .*%(bit 5%)$" },
-      { bad(function (w) w:bits(1, 3); w:bits(1, 8); w:bits(255, 8) end),
+      { onerecord(function (w) w:bits(6, 3) end), "^list%[1%]%.id: .*%(bit 2%)$" },
+      { onerecord(function (w) w:bits(1, 3); w:bits(201, 8) end), "^list%[1%]%.a%.x: .*%(bit 5%)$" },
+      { onerecord(function (w) w:bits(1, 3); w:bits(1, 8); w:bits(255, 8) end),
         "^list%[1%]%.a%.y: .*%(bit 13%)$" },
-      { bad(function (w) w:bits(1, 3); w:bits(1, 8); w:bits(1, 8); w:bits(1, 1); w:bits(0, 8);
+      { onerecord(function (w) w:bits(1, 3); w:bits(1, 8); w:bits(1, 8); w:bits(1, 1); w:bits(0, 8);
                          w:bits(250, 8) end), "^list%[1%]%.b%.y: .*%(bit 30%)$" },
     }
     for _, case in ipairs(cases) do
@@ -264,19 +267,12 @@ describe("schema:decode of flat records with fixed-count arrays", function ()
   end)
 
   it("reports a bad element with its path and bit, as the general walk", function ()
-    local function bad (fill)
-      local w = bitwire.writer()
-      w:bits(1, 2)
-      fill(w)
-      w:bits(0, 32); w:bits(0, 32)  -- enough bits for the rest
-      return w:tostring()
-    end
     local cases = {
-      { bad(function (w) w:bits(1, 3); w:bits(5, 3); w:bits(1, 4); w:bits(2, 4); w:bits(15, 4) end),
+      { onerecord(function (w) w:bits(1, 3); w:bits(5, 3); w:bits(1, 4); w:bits(2, 4); w:bits(15, 4) end),
         "^list%[1%]%.s%[3%]: 16 out of range %[1, 10%] %(bit 16%)$" },
-      { bad(function (w) w:bits(1, 3); w:bits(5, 3); w:bits(0, 16); w:bits(3, 2) end),
+      { onerecord(function (w) w:bits(1, 3); w:bits(5, 3); w:bits(0, 16); w:bits(3, 2) end),
         "^list%[1%]%.e%[1%]: 3 out of range %[0, 2%] %(bit 24%)$" },
-      { bad(function (w) w:bits(1, 3); w:bits(5, 3); w:bits(0, 16); w:bits(0, 4); w:bits(0, 4);
+      { onerecord(function (w) w:bits(1, 3); w:bits(5, 3); w:bits(0, 16); w:bits(0, 4); w:bits(0, 4);
                          w:bits(11, 4) end),
         "^list%[1%]%.f%[2%]: quantized 11 out of range %[0, 10%] %(bit 32%)$" },
     }
