@@ -208,6 +208,7 @@ int bw_pushquat (Ctx *c, const bw_Field *f, const uint32_t q[4],
       lua_pushnumber(c->L, (lua_Number)v[i]);
       lua_rawseti(c->L, into, i + 1);
     }
+    bw_trimquat(c->L, into);
     return 2;
   }
   lua_createtable(c->L, 4, 0);

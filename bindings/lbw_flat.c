@@ -208,7 +208,10 @@ static int flatquat (Ctx *c, const FlatOp *o, int tbl, int top, int reuse) {
     lua_pushnumber(L, (lua_Number)q[j]);
     lua_rawseti(L, -2, j + 1);
   }
-  if (inplace) lua_settop(L, top);
+  if (inplace) {
+    bw_trimquat(L, top + 1);
+    lua_settop(L, top);
+  }
   else lua_rawset(L, tbl);
   return 1;
 }

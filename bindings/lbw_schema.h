@@ -276,6 +276,15 @@ int  bw_decvalue (Ctx *c, const bw_Field *f, int into);
 int  bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx);
 int  bw_quatfail (Ctx *c);
 int  bw_pushquat (Ctx *c, const bw_Field *f, const uint32_t q[4], int into);
+/* A quaternion table refilled at 'idx' keeps 4 elements: a longer one
+** would not encode again. */
+static inline void bw_trimquat (lua_State *L, int idx) {
+  lua_Integer n;
+  while ((n = (lua_Integer)lua_rawlen(L, idx)) > 4) {
+    lua_pushnil(L);
+    lua_rawseti(L, idx, n);
+  }
+}
 /* Check and push the raw bits 'u' of fixed-width field 'f' of kind
 ** 'kind' (f->kind; a constant where a loop per kind inlines it), read at
 ** bit 'start'. Returns 0 on a value out of range. */

@@ -340,6 +340,19 @@ describe("schema:decode of flat records with quaternions", function ()
     assert.are_not.equal(t.list[2].rot, t.list[2].big)
   end)
 
+  it("trims a refilled quaternion to 4 elements, so the result encodes again", function ()
+    for _, name in ipairs { "L", "LG" } do
+      local b = s:encode(name, v)
+      local rot = { 9, 9, 9, 9, 9, 9 }
+      local t = { list = { [7] = { rot = rot } } }
+      s:decode(name, b, { into = t })
+      assert.equal(rot, t.list[7].rot)
+      assert.equal(4, #rot)
+      assert.same(s:decode(name, b), t)
+      assert.equal(b, s:encode(name, t))
+    end
+  end)
+
   it("refuses a code not in canonical form and max_values as the general walk", function ()
     local w = bitwire.writer()
     w:bits(1, 2)  -- the index encoding: one slot, 4
