@@ -141,6 +141,28 @@ static INLINE int flatrun (Ctx *c, const FlatOp *e, int kind, unsigned w,
   return 1;
 }
 
+/* With the key of op 'o' on top, push the table it fills: the old one at
+** that key in the record at 'tbl' when 'reuse' finds one it may claim
+** (returns 1: refilled in place), else a new one sized 'narr', 'nrec'. */
+static INLINE int openchild (Ctx *c, const FlatOp *o, int tbl, int top,
+                             int reuse, int narr, int nrec) {
+  lua_State *L = c->L;
+  if (reuse && lua_rawget(L, tbl) == LUA_TTABLE && claim(c, top + 1))
+    return 1;
+  if (reuse) {
+    lua_pop(L, 1);
+    pushkey(c, o->key);
+  }
+  lua_createtable(L, narr, nrec);
+  return 0;
+}
+
+/* Done with the table openchild pushed: left as refilled, or stored. */
+static INLINE void closechild (lua_State *L, int tbl, int top, int inplace) {
+  if (inplace) lua_settop(L, top);
+  else lua_rawset(L, tbl);
+}
+
 /* A flat array op 'o' (its element's op follows) of the record at 'tbl':
 ** as many elements a read as fit, into its old table (refilled, trimmed)
 ** or a new one. 0 when an element is out of range. */
@@ -151,16 +173,8 @@ static int flatarray (Ctx *c, const FlatOp *o, int tbl, int top, int reuse,
   unsigned w = o->w, per = w == 0 ? o->n : w <= BW_FUSEBITS
                                            ? BW_FUSEBITS / w : 1;
   lua_Integer i = 1, n = (lua_Integer)o->n, oldn = 0;
-  int inplace = reuse && lua_rawget(L, tbl) == LUA_TTABLE
-                && claim(c, top + 1);
+  int inplace = openchild(c, o, tbl, top, reuse, (int)n, 0);
   if (inplace) oldn = (lua_Integer)lua_rawlen(L, top + 1);
-  else {
-    if (reuse) {
-      lua_pop(L, 1);
-      pushkey(c, o->key);
-    }
-    lua_createtable(L, (int)n, 0);
-  }
   while (i <= n) {
     unsigned k = n - i + 1 < (lua_Integer)per ? (unsigned)(n - i + 1) : per;
     uint64_t u = fast ? bw_readbitsfast(&c->r, k * w)
@@ -179,8 +193,7 @@ static int flatarray (Ctx *c, const FlatOp *o, int tbl, int top, int reuse,
     lua_pushnil(L);
     lua_rawseti(L, -2, oldn);
   }
-  if (inplace) lua_settop(L, top);
-  else lua_rawset(L, tbl);
+  closechild(L, tbl, top, inplace);
   return 1;
 }
 
@@ -196,23 +209,13 @@ static int flatquat (Ctx *c, const FlatOp *o, int tbl, int top, int reuse) {
     c->r.status = BW_OK;  /* the general walk reports it */
     return 0;
   }
-  inplace = reuse && lua_rawget(L, tbl) == LUA_TTABLE && claim(c, top + 1);
-  if (!inplace) {
-    if (reuse) {
-      lua_pop(L, 1);
-      pushkey(c, o->key);
-    }
-    lua_createtable(L, 4, 0);
-  }
+  inplace = openchild(c, o, tbl, top, reuse, 4, 0);
   for (j = 0; j < 4; j++) {
     lua_pushnumber(L, (lua_Number)q[j]);
     lua_rawseti(L, -2, j + 1);
   }
-  if (inplace) {
-    bw_trimquat(L, top + 1);
-    lua_settop(L, top);
-  }
-  else lua_rawset(L, tbl);
+  if (inplace) bw_trimquat(L, top + 1);
+  closechild(L, tbl, top, inplace);
   return 1;
 }
 
@@ -243,15 +246,7 @@ int bw_decflat (Ctx *c, uint32_t t, int tbl, int reuse) {
     if (o->kind == BW_KSTRUCT) {  /* one read for its scalars */
       const FlatOp *gend = o + 1 + o->n;
       uint64_t u = FLATREAD(o->w);
-      int inplace = reuse && lua_rawget(L, tbl) == LUA_TTABLE
-                    && claim(c, top + 1);
-      if (!inplace) {
-        if (reuse) {
-          lua_pop(L, 1);
-          pushkey(c, o->key);
-        }
-        lua_createtable(L, 0, (int)o->n);
-      }
+      int inplace = openchild(c, o, tbl, top, reuse, 0, (int)o->n);
       for (o++; o < gend; o++) {
         uint64_t v = u & ((UINT64_C(1) << o->w) - 1);  /* w < BW_FUSEBITS */
         if (v > o->lim) goto refused;
@@ -261,8 +256,7 @@ int bw_decflat (Ctx *c, uint32_t t, int tbl, int reuse) {
         u >>= o->w;
       }
       o--;
-      if (inplace) lua_settop(L, top);
-      else lua_rawset(L, tbl);
+      closechild(L, tbl, top, inplace);
     }
     else if (o->kind == BW_KARRAY) {
       if (!flatarray(c, o++, tbl, top, reuse, fast)) goto refused;
