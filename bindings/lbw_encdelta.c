@@ -48,6 +48,44 @@ static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx);
 static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx);
 static int deltastruct (Ctx *c, uint32_t t, int idx, int bidx, int hasb);
 
+/* Bits a delta record gathers before writing them: its changed bits and
+** changed fixed scalars, one bw_writebits per run instead of per field;
+** c->pending counts them, for the bit offsets of errors. */
+static INLINE void runadd (Ctx *c, uint64_t *acc, uint64_t v, unsigned n) {
+  if (c->pending + n > 64) {
+    bw_writebits(c->w, *acc, c->pending);
+    *acc = 0;
+    c->pending = 0;
+    if (n == 64) {  /* only a changed 64-bit uint's code: write it */
+      bw_writebits(c->w, v, n);
+      return;
+    }
+  }
+  *acc |= v << c->pending;  /* pending + n <= 64 and n < 64: no overflow */
+  c->pending += n;
+}
+
+static INLINE void runflush (Ctx *c, uint64_t *acc) {
+  if (c->pending > 0) bw_writebits(c->w, *acc, c->pending);
+  *acc = 0;
+  c->pending = 0;
+}
+
+/* The changed bit and bits of deltafixed 'f' (value at 'v' of Lua type
+** 'vt', not nil; baseline value at 'b' of type 'bt'), added to 'r'.
+** Returns 1 if it changed. */
+static INLINE int encdeltafixed (Ctx *c, uint64_t *r, const bw_Field *f, int v,
+                                 int vt, int b, int bt) {
+  uint64_t code = 0;
+  if (bw_fixedsame(c, f, v, vt, b, bt, 1, &code)) {
+    runadd(c, r, 0, 1);
+    return 0;
+  }
+  runadd(c, r, 1, 1);
+  runadd(c, r, code, fixedbits(f));
+  return 1;
+}
+
 /* 1 if the values at 'v' and 'b' of field 'f' differ on the wire (neither
 ** is a table the delta walk handles). */
 static INLINE int scalarchanged (Ctx *c, const bw_Field *f, int v, int b) {
@@ -105,7 +143,8 @@ static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx) {
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer i, n, bn = (lua_Integer)lua_rawlen(L, bidx);
-  int changed, top = lua_gettop(L);
+  int changed, top = lua_gettop(L), fixed = deltafixed(e);
+  uint64_t run = 0;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
   n = (lua_Integer)lua_rawlen(L, idx);
   bw_checklen(c, f, (size_t)n, "count");
@@ -118,12 +157,17 @@ static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx) {
     if (et == LUA_TNIL) bw_encerror(c, "missing");
     if (i <= bn) {
       int bt = lua_rawgeti(L, bidx, i);
-      changed |= encdeltafield(c, e, v, et, v + 1, bt);
+      if (fixed) changed |= encdeltafixed(c, &run, e, v, et, v + 1, bt);
+      else changed |= encdeltafield(c, e, v, et, v + 1, bt);
     }
-    else bw_encvalue(c, e, v, et);
+    else {
+      runflush(c, &run);
+      bw_encvalue(c, e, v, et);
+    }
     lua_settop(L, top);
     popframe(c);
   }
+  runflush(c, &run);
   return changed;
 }
 
@@ -148,79 +192,6 @@ static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx) {
   }
   bw_encvalue(c, f, idx, lua_type(c->L, idx));
   return 1;
-}
-
-/* A fixed scalar sent whole when it changed: the delta walk compares its
-** bits, not its Lua values. */
-static INLINE int deltafixed (const bw_Field *f) {
-  return f->kind <= BW_KFLOAT && !f->optional && !f->relative;
-}
-
-/* Bits a delta record gathers before writing them: its changed bits and
-** changed fixed scalars, one bw_writebits per run instead of per field;
-** c->pending counts them, for the bit offsets of errors. */
-static INLINE void runadd (Ctx *c, uint64_t *acc, uint64_t v, unsigned n) {
-  if (c->pending + n > 64) {
-    bw_writebits(c->w, *acc, c->pending);
-    *acc = 0;
-    c->pending = 0;
-    if (n == 64) {  /* only a changed 64-bit uint's code: write it */
-      bw_writebits(c->w, v, n);
-      return;
-    }
-  }
-  *acc |= v << c->pending;  /* pending + n <= 64 and n < 64: no overflow */
-  c->pending += n;
-}
-
-static INLINE void runflush (Ctx *c, uint64_t *acc) {
-  if (c->pending > 0) bw_writebits(c->w, *acc, c->pending);
-  *acc = 0;
-  c->pending = 0;
-}
-
-/* The changed bit and bits of deltafixed 'f' (value at 'v' of Lua type
-** 'vt', not nil; baseline value at 'b' of type 'bt'), added to 'r'. The
-** value is checked as a full encode checks it; equal numbers are not
-** quantized; a baseline value the field cannot take differs from any.
-** Returns 1 if it changed. */
-static INLINE int encdeltafixed (Ctx *c, uint64_t *r, const bw_Field *f, int v,
-                                 int vt, int b, int bt) {
-  lua_State *L = c->L;
-  uint64_t code, base;
-  switch (f->kind) {
-    case BW_KFLOAT: {
-      double x = checknum(c, v, vt), y = 0;
-      floatok(c, f, x, 1);
-      if (bt == LUA_TNUMBER && (y = (double)lua_tonumber(L, b)) == x)
-        goto same;
-      code = bw_qfloatencode(&f->q, x);
-      if (bt == LUA_TNUMBER && floatok(c, f, y, 0)
-          && bw_qfloatencode(&f->q, y) == code)
-        goto same;
-      break;
-    }
-    case BW_KBOOL:
-      wanttype(c, v, vt, LUA_TBOOLEAN, "a boolean", 1);
-      code = (uint64_t)lua_toboolean(L, v);
-      if (bt == LUA_TBOOLEAN && (uint64_t)lua_toboolean(L, b) == code)
-        goto same;
-      break;
-    default: {  /* BW_KINT, BW_KUINT */
-      lua_Integer x = checkint(c, v, vt), y;
-      intcode(c, f, x, 1, &code);
-      if (toint(c, b, bt, 0, &y)
-          && (y == x || (intcode(c, f, y, 0, &base) && base == code)))
-        goto same;
-      break;
-    }
-  }
-  runadd(c, r, 1, 1);
-  runadd(c, r, code, fixedbits(f));
-  return 1;
-same:
-  runadd(c, r, 0, 1);
-  return 0;
 }
 
 /* A record against its baseline at 'bidx': per field a changed bit, then

@@ -1,6 +1,6 @@
 /*
 ** lbw_encvalue.h - the checks a Lua value passes to be encoded as a field,
-** inline in the walks of lbw_encode.c, lbw_encsparse.c and lbw_encdelta.c
+** inline in the walks of lbw_encode.c, lbw_encdelta.c and in lbw_equal.c
 ** See LICENSE for copyright and terms.
 */
 
@@ -121,6 +121,49 @@ static INLINE uint64_t fixedvalue (Ctx *c, const bw_Field *f, int idx,
   uint64_t u = 0;
   fixedcode(c, f, idx, tt, 1, &u);
   return u;
+}
+
+/* A fixed scalar sent whole when it changed: the delta walk compares its
+** bits, not its Lua values. */
+static INLINE int deltafixed (const bw_Field *f) {
+  return f->kind <= BW_KFLOAT && !f->optional && !f->relative;
+}
+
+/* 1 if the value at 'v' (of Lua type 'vt', not nil) of deltafixed field
+** 'f' is the same on the wire as its baseline value at 'b' (of type 'bt');
+** else 0 with the value's bits in '*code'. The value is checked as a full
+** encode checks it: one it cannot take raises when 'raise', else differs
+** (with no code: its encode then raises). Equal numbers are not
+** quantized; a baseline value the field cannot take differs from any.
+** A delta's records, arrays and sparse slots compare fixed scalars here. */
+static INLINE int bw_fixedsame (Ctx *c, const bw_Field *f, int v, int vt,
+                                int b, int bt, int raise, uint64_t *code) {
+  lua_State *L = c->L;
+  uint64_t base;
+  switch (f->kind) {
+    case BW_KFLOAT: {
+      double x, y = 0;
+      if (!wanttype(c, v, vt, LUA_TNUMBER, "a number", raise)) return 0;
+      x = (double)lua_tonumber(L, v);
+      if (!floatok(c, f, x, raise)) return 0;
+      if (bt == LUA_TNUMBER && (y = (double)lua_tonumber(L, b)) == x)
+        return 1;
+      *code = bw_qfloatencode(&f->q, x);
+      return bt == LUA_TNUMBER && floatok(c, f, y, 0)
+             && bw_qfloatencode(&f->q, y) == *code;
+    }
+    case BW_KBOOL:
+      if (!wanttype(c, v, vt, LUA_TBOOLEAN, "a boolean", raise)) return 0;
+      *code = (uint64_t)lua_toboolean(L, v);
+      return bt == LUA_TBOOLEAN && (uint64_t)lua_toboolean(L, b) == *code;
+    default: {  /* BW_KINT, BW_KUINT */
+      lua_Integer x = 0, y = 0;
+      if (!toint(c, v, vt, raise, &x) || !intcode(c, f, x, raise, code))
+        return 0;
+      return toint(c, b, bt, 0, &y)
+             && (y == x || (intcode(c, f, y, 0, &base) && base == *code));
+    }
+  }
 }
 
 /* The end of record 't' at 'idx', whose frame is 'fr': the strict check

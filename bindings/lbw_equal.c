@@ -12,7 +12,7 @@
 
 #include "lauxlib.h"
 
-#include "lbw_schema.h"
+#include "lbw_encvalue.h"
 
 
 /* {===================== equality on the wire ===================== */
@@ -91,10 +91,10 @@ static int equalvalue (Ctx *c, const bw_Field *f, int a, int b) {
   int ta = lua_type(L, a);
   if (ta != lua_type(L, b)) return 0;
   switch (f->kind) {
-    case BW_KFLOAT:
-      return ta == LUA_TNUMBER
-        && bw_qfloatencode(&f->q, (double)lua_tonumber(L, a))
-           == bw_qfloatencode(&f->q, (double)lua_tonumber(L, b));
+    case BW_KINT: case BW_KUINT: case BW_KBOOL: case BW_KFLOAT: {
+      uint64_t code;  /* as the delta walk compares them */
+      return bw_fixedsame(c, f, a, ta, b, ta, 0, &code);
+    }
     case BW_KANGLE: {
       double x = (double)lua_tonumber(L, a), y = (double)lua_tonumber(L, b);
       return ta == LUA_TNUMBER && isfinite(x) && isfinite(y)

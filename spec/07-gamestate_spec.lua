@@ -963,6 +963,27 @@ describe("schema:encode with a baseline", function ()
       assert.equal(4, r:bits("R", { a = 1, b = 2, c = 0.501, d = 15 }, { baseline = base }))
     end)
 
+    it("compares array elements and sparse slots by the same rule", function ()
+      local a = bitwire.schema {
+        A = { { "xs", "array", of = { "int", min = 0, max = 15 }, max = 4 },
+              { "cs", "array", of = { "int", min = 0, max = 15, clamp = true }, max = 4 } },
+        S = { { "s", "sparse", of = { "int", min = 0, max = 15 }, max = 4, encoding = "mask" },
+              { "c", "sparse", of = { "int", min = 0, max = 15, clamp = true }, max = 4,
+                encoding = "mask" } },
+      }
+      -- a value equal to its baseline is checked...
+      assert.has_error(function ()
+        a:encode("A", { xs = { 1, 99 }, cs = {} }, { baseline = { xs = { 1, 99 }, cs = {} } })
+      end, "xs[2]: 99 out of range [0, 15] (bit 5)")
+      assert.has_error(function ()
+        a:encode("S", { s = { [2] = 99 }, c = {} }, { baseline = { s = { [2] = 99 }, c = {} } })
+      end, "s[2]: 99 out of range [0, 15] (bit 4)")
+      -- ...and a clamped one with its baseline's code is unchanged: one bit each
+      assert.equal(2, a:bits("A", { xs = {}, cs = { 40 } }, { baseline = { xs = {}, cs = { 15 } } }))
+      assert.equal(2, a:bits("S", { s = {}, c = { [2] = 40 } },
+        { baseline = { s = {}, c = { [2] = 15 } } }))
+    end)
+
     it("sends a value whose baseline the field cannot take", function ()
       local v = { a = 1, b = 2, c = 0.5, d = 15 }
       for _, bad in ipairs { { c = 5 }, { a = 2.5 }, { b = -1 }, { a = "1" } } do
