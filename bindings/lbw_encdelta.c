@@ -91,6 +91,7 @@ static INLINE int encdeltafixed (Ctx *c, uint64_t *r, const bw_Field *f, int v,
 static INLINE int scalarchanged (Ctx *c, const bw_Field *f, int v, int b) {
   if (lua_rawequal(c->L, v, b)) return 0;
   switch (f->kind) {
+    case BW_KINT: case BW_KUINT: case BW_KBOOL:  /* optional: by code too */
     case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KQUAT:
     case BW_KSPARSE: case BW_KARRAY: case BW_KSTRUCT:
       return !bw_equalopt(c, f, v, b);

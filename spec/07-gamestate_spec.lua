@@ -961,6 +961,12 @@ describe("schema:encode with a baseline", function ()
       assert.equal(4, r:bits("R", { a = 1, b = 2, c = 0.5, d = 40 }, { baseline = base }))
       assert.equal(4, r:bits("R", base, { baseline = { a = 1, b = 2, c = 0.5, d = 99 } }))
       assert.equal(4, r:bits("R", { a = 1, b = 2, c = 0.501, d = 15 }, { baseline = base }))
+      -- optional fields too, in the walk over baseline tables (float32: a
+      -- field tapes do not hold)
+      local o = bitwire.schema { O = {
+        { "o", "int", min = 0, max = 15, clamp = true, optional = true }, { "f", "float32" } } }
+      assert.equal(2, o:bits("O", { o = 40, f = 1 }, { baseline = { o = 15, f = 1 } }))
+      assert.equal(7, o:bits("O", { o = 40, f = 1 }, { baseline = { o = 14, f = 1 } }))
     end)
 
     it("compares array elements and sparse slots by the same rule", function ()
