@@ -42,7 +42,7 @@ BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
 # the decode walk's other concerns (lbw_decode.c keeps the walk)
 BIND_SRC += bindings/lbw_claims.c bindings/lbw_flat.c bindings/lbw_decdelta.c
 # and the encode walk's (lbw_encode.c keeps the full walk)
-BIND_SRC += bindings/lbw_encsparse.c bindings/lbw_encdelta.c
+BIND_SRC += bindings/lbw_encsparse.c bindings/lbw_encdelta.c bindings/lbw_tape.c
 CORE_HDR = core/bw.h core/bw_schema.h core/bw_gen.h core/bw_blob.h
 CORE_HDR += $(CORE_INT_HDR)
 # the C library (see "bitwire as a C library" below)

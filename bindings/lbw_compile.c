@@ -28,6 +28,7 @@ int bw_schemagc (lua_State *L) {
   bw_writerfree(&ls->w);
   bw_claimsfree(&ls->claims);
   bw_flatplanfree(&ls->plan);
+  bw_tapesfree(&ls->tapes);
   bw_schemarelease(ls->S);
   ls->S = NULL;
   return 0;
@@ -324,6 +325,7 @@ void bw_pushschema (lua_State *L, bw_Schema *S) {
   ls->S = S;
   memset(&ls->claims, 0, sizeof(ls->claims));
   bw_flatplanmake(&ls->plan, S);
+  bw_tapesmake(&ls->tapes, S);
   bw_writerinitgrow(&ls->w, bw_plainalloc, NULL, MAXENCODE);
   luaL_setmetatable(L, SCHEMA_MT);
   lua_createtable(L, (int)S->nnames, 0);
@@ -356,6 +358,7 @@ int bw_schemacompile (lua_State *L) {
   holder->S = S;
   memset(&holder->claims, 0, sizeof(holder->claims));
   memset(&holder->plan, 0, sizeof(holder->plan));
+  memset(&holder->tapes, 0, sizeof(holder->tapes));
   bw_writerinit(&holder->w, NULL, 0);
   luaL_setmetatable(L, SCHEMA_MT);
   w.L = L;

@@ -397,7 +397,9 @@ int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
   if (b) {
     c->checked = trusted(c, t, b);
     if (c->share && c->checked) c->share = 2;
-    ok = bw_decdeltastruct(c, t, b);
+    /* a tape holds what a baseline of this schema's own decoded to */
+    ok = into || c->share || !c->checked ? -1 : bw_dectape(c, t, b);
+    if (ok < 0) ok = bw_decdeltastruct(c, t, b);
     c->checked = 0;
     if (ok && into) moveinto(c->L, into);
   }

@@ -61,6 +61,7 @@ void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
   c->w = &ls->w;
   c->claims = &ls->claims;
   c->plan = &ls->plan;
+  c->tapes = &ls->tapes;
   c->values = (uint64_t)MAXVALUES;
   c->version = version;
   c->nframes = 0;
@@ -98,7 +99,9 @@ int bw_optbaseline (lua_State *L, int arg) {
 
 /* The record at 'v' as type 't', as a delta when 'b' (a baseline) is set. */
 void bw_encodebody (Ctx *c, uint32_t t, int v, int b) {
-  if (b) bw_encdeltastruct(c, t, v, b);
+  if (b) {
+    if (!bw_enctape(c, t, v, b)) bw_encdeltastruct(c, t, v, b);
+  }
   else bw_encstruct(c, t, v);
 }
 

@@ -60,7 +60,8 @@ static inline unsigned fixedbits (const bw_Field *f) {
 /* user values of a schema userdata */
 enum { UV_NAMES = 1, UV_TYPES,
        UV_ORIGINS,  /* weak-keyed: decoded table -> type id (lbw_decdelta.c) */
-       NUV = UV_ORIGINS };
+       UV_TAPES,    /* weak-keyed: delta-encoded table -> its tape (lbw_tape.c) */
+       NUV = UV_TAPES };
 
 /* The tables one decode into has refilled, so a table reached twice (two
 ** fields or elements sharing it) is refilled once and replaced by a fresh
@@ -108,11 +109,26 @@ typedef struct FlatPlan {
 /* Default of the decode option max_values (bitwire.MAX_VALUES). */
 #define MAXVALUES  ((lua_Integer)1 << 20)
 
+/* Tapes (lbw_tape.c): the codes a value was sent or received as, packed
+** in wire order, so a delta against it reads no baseline table. */
+typedef struct TapeBuf {
+  uint64_t *s;    /* 'cap' words; the bits past 'pos' are 0 */
+  size_t    cap;
+  uint64_t  pos;  /* bits written */
+} TapeBuf;
+
+typedef struct Tapes {
+  TapeBuf  out;   /* the value's, as the walk makes it */
+  TapeBuf  base;  /* a baseline's, made from its table */
+  uint8_t *ok;    /* per type: its deltas may take tapes; NULL: none may */
+} Tapes;
+
 typedef struct LSchema {
   bw_Schema *S;
   bw_Writer  w;     /* reused by every encode */
   Claims     claims;
   FlatPlan   plan;  /* empty (NULL) without memory: the general walk */
+  Tapes      tapes;
 } LSchema;
 
 typedef struct Frame {
@@ -138,6 +154,7 @@ typedef struct Ctx {
   Frame            frames[MAXFRAMES];
   Claims          *claims;   /* decode into: the tables refilled */
   const FlatPlan  *plan;
+  Tapes           *tapes;
   uint64_t         values;   /* decode: values it may still make */
   bw_Status        code;     /* decode failure */
   uint64_t         bitpos;
@@ -218,6 +235,14 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx);
 ** any field changed. */
 void bw_encdeltavalue (Ctx *c, const bw_Field *f, int idx, int bidx);
 int  bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
+/* The same delta from the baseline's tape (lbw_tape.c); returns 0, having
+** written nothing, when type 't' or the baseline cannot take one. */
+int  bw_enctape (Ctx *c, uint32_t t, int idx, int bidx);
+/* Decode against the baseline's tape: pushes the value (1), or 0 with the
+** failure; -1, having read nothing, when 't' or the baseline take none. */
+int  bw_dectape (Ctx *c, uint32_t t, int bidx);
+void bw_tapesmake (Tapes *tp, const bw_Schema *S);
+void bw_tapesfree (Tapes *tp);
 /* Decode (lbw_decode.c): push the value and return 1, or return 0 with the
 ** failure in 'c'. */
 /* Start a decode into tables: forget the tables the last one refilled

@@ -61,6 +61,7 @@ build = {
         "bindings/lbw_decdelta.c",
         "bindings/lbw_encsparse.c",
         "bindings/lbw_encdelta.c",
+        "bindings/lbw_tape.c",
       },
       incdirs = { "core", "bindings", "$(ZLIB_INCDIR)" },
       libdirs = { "$(ZLIB_LIBDIR)" },

@@ -1,0 +1,242 @@
+-- Deltas against tapes (bindings/lbw_tape.c): a delta encode or decode of
+-- a type whose fields a tape holds reads the baseline's codes from the tape
+-- its own encode or decode left, not from its table. Checked against the
+-- walk over baseline tables, which still takes a baseline that is not a
+-- value of its type (encode) and decode with share = true: the same bytes,
+-- the same values, the same failures, over random values, random changes
+-- and random damage to the packets.
+local bitwire = require "bitwire"
+local H = require "spec.helpers"
+local lcg, errorof = H.lcg, H.errorof
+
+local DESC = {
+  Vec = { { "x", "float", min = -10, max = 10, res = 0.01 },
+          { "y", "float", min = -10, max = 10, res = 0.01 } },
+  Item = {
+    { "id", "int", min = 0, max = 100 },
+    { "tag", "string", max = 12, optional = true },
+    { "pos", "Vec" },
+    { "hp", "int", min = 0, max = 50, clamp = true },
+    { "on", "bool" },
+  },
+  Root = {
+    { "k", "int", min = 0, max = 1000 },
+    { "flag", "bool" },
+    { "mode", "enum", values = { "a", "b", "c" } },
+    { "big", "uint", bits = 64 },
+    { "name", "string", max = 24 },
+    { "opt", "int", min = -5, max = 5, optional = true, clamp = true },
+    { "optrec", "Item", optional = true },
+    { "items", "array", of = "Item", max = 8 },
+    { "nums", "array", of = { "int", min = 0, max = 9 }, max = 9 },
+    { "words", "array", of = { "string", max = 12 }, max = 4 },
+    { "pair", "array", of = "Vec", count = 2 },
+    { "later", "int", min = 0, max = 9, since = 1, default = 3 },
+  },
+}
+
+local WORDS = { "", "a", "bb", "héllo", "twelve chars", "x", "nine char" }
+
+local function gen (rand)
+  local function vec () return { x = rand(2001) / 100 - 10, y = rand(2001) / 100 - 10 } end
+  local function item ()
+    return { id = rand(101), tag = rand(3) == 0 and WORDS[rand(#WORDS) + 1] or nil,
+             pos = vec(), hp = rand(60), on = rand(2) == 0 }
+  end
+  local v = { k = rand(1001), flag = rand(2) == 0, mode = ({ "a", "b", "c" })[rand(3) + 1],
+              big = rand(2) == 0 and -1 - rand(1000) or rand(1 << 40),
+              name = WORDS[rand(#WORDS) + 1] .. WORDS[rand(#WORDS) + 1],
+              opt = rand(2) == 0 and rand(15) - 7 or nil,
+              optrec = rand(2) == 0 and item() or nil,
+              items = {}, nums = {}, words = {}, pair = { vec(), vec() },
+              later = rand(10) }
+  for i = 1, rand(7) do v.items[i] = item() end
+  for i = 1, rand(10) do v.nums[i] = rand(10) end
+  for i = 1, rand(5) do v.words[i] = WORDS[rand(#WORDS) + 1] end
+  return v, item, vec
+end
+
+local function copy (t)
+  if type(t) ~= "table" then return t end
+  local c = {}
+  for k, x in pairs(t) do c[k] = copy(x) end
+  return c
+end
+
+-- 'b' from 'a': a few changes of every kind, some tables shared with 'a'
+local function change (rand, a)
+  local fresh, item, vec = gen(rand)
+  local b = copy(a)
+  local keys = { "flag", "mode", "big", "name", "opt", "optrec", "nums", "words",
+                 "pair", "later" }
+  for _ = 1, rand(4) do
+    local k = keys[rand(#keys) + 1]
+    b[k] = fresh[k]
+  end
+  for i = 1, #b.items do
+    local r = rand(6)
+    if r == 0 then b.items[i] = a.items[i]          -- shared
+    elseif r == 1 then b.items[i].pos = vec()
+    elseif r == 2 then b.items[i].tag = WORDS[rand(#WORDS) + 1]
+    elseif r == 3 then b.items[i].hp = rand(60) end
+  end
+  local r = rand(4)
+  if r == 0 and #b.items < 8 then b.items[#b.items + 1] = item()
+  elseif r == 1 then b.items[#b.items] = nil end
+  if rand(3) == 0 then b.optrec = item() end
+  b.k = (a.k + 1 + rand(999)) % 1001  -- always changed: see poisoned
+  return b
+end
+
+-- a copy of baseline 'a' that is no value of Root (its k), so the encode
+-- walks the table; 'b' changes k anyway, so the bytes are the same
+local function poisoned (a)
+  local p = copy(a)
+  p.k = "not a number"
+  return p
+end
+
+describe("deltas against tapes", function ()
+  it("encode the same bytes as the walk over the baseline table", function ()
+    local rand = lcg(7)
+    local s = bitwire.schema(DESC)
+    for round = 1, 300 do
+      local a = gen(rand)
+      local b = change(rand, a)
+      local version = round % 3 == 0 and 0 or nil
+      local want = s:encode("Root", b, { baseline = poisoned(a), version = version })
+      local got = s:encode("Root", b, { baseline = a, version = version })
+      assert.equal(H.tohex(want), H.tohex(got))
+      -- again, against the tape the first one left on 'a'
+      assert.equal(want, s:encode("Root", b, { baseline = a, version = version }))
+      -- and a chain: 'c' against 'b', whose tape its own delta left
+      local c = change(rand, b)
+      assert.equal(s:encode("Root", c, { baseline = poisoned(b), version = version }),
+                   s:encode("Root", c, { baseline = b, version = version }))
+    end
+  end)
+
+  it("raise the same errors at the same bits as the walk over tables", function ()
+    local rand = lcg(11)
+    local s = bitwire.schema(DESC)
+    local bad = {
+      function (b) b.flag = 1 end,
+      function (b) b.mode = "d" end,
+      function (b) b.name = 5 end,
+      function (b) b.name = "\0" end,
+      function (b) b.opt = 6 end,
+      function (b) if b.items[1] then b.items[1].id = 101 end end,
+      function (b) if b.items[1] then b.items[1].pos = 3 end end,
+      function (b) if b.items[1] then b.items[1].pos.x = nil end end,
+      function (b) b.nums[#b.nums + 1] = "x" end,
+      function (b) b.words[1] = {} end,
+      function (b) b.items = 1 end,
+      function (b) b.pair = { b.pair[1] } end,
+      function (b) b.nums[1] = 12 end,
+    }
+    for round = 1, 200 do
+      local a = gen(rand)
+      local b = copy(change(rand, a))  -- nothing shared: 'bad' edits 'b' only
+      bad[round % #bad + 1](b)
+      local want = errorof(s.encode, s, "Root", b, { baseline = poisoned(a) })
+      local got = errorof(s.encode, s, "Root", b, { baseline = a })
+      assert.equal(want, got)
+    end
+  end)
+
+  it("decode what the walk over the baseline table decodes, bytes damaged or not", function ()
+    local rand = lcg(13)
+    local s = bitwire.schema(DESC)
+    local checked = 0
+    for _ = 1, 200 do
+      local a = gen(rand)
+      local b = change(rand, a)
+      local base = s:decode("Root", s:encode("Root", a))
+      local d = s:encode("Root", b, { baseline = a })
+      local v = assert(s:decode("Root", d, { baseline = base }))
+      assert.same(s:decode("Root", s:encode("Root", b)), v)
+      assert.same(v, s:decode("Root", d, { baseline = base, share = true }))
+      -- the result's tape: a chain of deltas
+      local c = change(rand, b)
+      local d2 = s:encode("Root", c, { baseline = b })
+      assert.same(s:decode("Root", s:encode("Root", c)),
+                  s:decode("Root", d2, { baseline = v }))
+      for _ = 1, 8 do
+        local bytes = { d:byte(1, -1) }
+        local cut = rand(4) == 0
+        if cut then
+          bytes = { d:byte(1, rand(#d + 1)) }
+        else
+          local i = rand(#bytes) + 1
+          bytes[i] = bytes[i] ~ (1 << rand(8))
+        end
+        local bad = string.char(table.unpack(bytes))
+        local x1, e1, c1 = s:decode("Root", bad, { baseline = base })
+        local x2, e2, c2 = s:decode("Root", bad, { baseline = base, share = true })
+        assert.same({ x2, e2, c2 }, { x1, e1, c1 })
+        if x1 == nil then checked = checked + 1 end
+      end
+    end
+    assert.is_true(checked > 100)
+  end)
+
+  it("take a baseline as it was sent, as the peer has it", function ()
+    local s = bitwire.schema(DESC)
+    local rand = lcg(17)
+    local a = gen(rand)
+    local b = change(rand, a)
+    local peer = s:decode("Root", s:encode("Root", a))
+    peer = assert(s:decode("Root", s:encode("Root", b, { baseline = a }), { baseline = peer }))
+    -- the sender edits what it sent; the peer's copy does not change
+    b.flag, b.name = not b.flag, "edited"
+    local c = copy(b)
+    c.k = (b.k + 1) % 1001
+    local got = assert(s:decode("Root", s:encode("Root", c, { baseline = b }),
+                                { baseline = peer }))
+    assert.same(s:decode("Root", s:encode("Root", c)), got)
+  end)
+
+  it("keep a decoded baseline as it was decoded, whatever it became", function ()
+    local s = bitwire.schema(DESC)
+    local a = gen(lcg(19))
+    local b = copy(a)
+    b.k = (a.k + 1) % 1001
+    local peer = s:decode("Root", s:encode("Root", a))
+    local d = s:encode("Root", b, { baseline = a })
+    local first = assert(s:decode("Root", d, { baseline = peer }))
+    assert.same(s:decode("Root", s:encode("Root", b)), first)
+    peer.name, peer.flag = "mine", not peer.flag
+    assert.same(first, s:decode("Root", d, { baseline = peer }))
+  end)
+
+  it("follow the version of each call", function ()
+    local s = bitwire.schema(DESC)
+    local rand = lcg(23)
+    local a = gen(rand)
+    local b = change(rand, a)
+    for _, version in ipairs { 1, 0, 1, 0 } do
+      local want = s:encode("Root", b, { baseline = poisoned(a), version = version })
+      assert.equal(want, s:encode("Root", b, { baseline = a, version = version }))
+      local base = s:decode("Root", s:encode("Root", a, { version = version }),
+                            { version = version })
+      assert.same(s:decode("Root", want, { baseline = base, version = version, share = true }),
+                  s:decode("Root", want, { baseline = base, version = version }))
+    end
+  end)
+
+  it("keep tapes no longer than the tables they describe", function ()
+    local s = bitwire.schema(DESC)
+    local rand = lcg(29)
+    local a = gen(rand)
+    collectgarbage()
+    local before = collectgarbage("count")
+    for _ = 1, 2000 do
+      local b = change(rand, a)
+      s:encode("Root", b, { baseline = a })
+    end
+    collectgarbage()
+    collectgarbage()
+    assert.is_true(collectgarbage("count") - before < 64,
+                   "tapes of collected tables stay")
+  end)
+end)
