@@ -120,7 +120,8 @@ typedef struct TapeBuf {
 typedef struct Tapes {
   TapeBuf  out;   /* the value's, as the walk makes it */
   TapeBuf  base;  /* a baseline's, made from its table */
-  uint8_t *ok;    /* per type: its deltas may take tapes; NULL: none may */
+  uint8_t *ok;    /* per type: its deltas may take tapes (nonzero; see
+                     lbw_tape.c); NULL: none may */
 } Tapes;
 
 typedef struct LSchema {

@@ -41,6 +41,7 @@ typedef struct Tape {  /* the userdata of a table's tape */
 /* {===================== which types take tapes ===================== */
 
 enum { TUNKNOWN, TVISITING, TYES, TNO };
+enum { TAPEOK = 1, TAPENESTS = 2 };  /* Tapes.ok: tapes; and nested fields */
 
 static int typeok (const bw_Schema *S, uint8_t *ok, uint32_t t);
 
@@ -76,7 +77,18 @@ void bw_tapesmake (Tapes *tp, const bw_Schema *S) {
   tp->ok = (uint8_t *)calloc(S->ntypes > 0 ? S->ntypes : 1, 1);
   if (tp->ok == NULL) return;  /* no memory: every delta walks tables */
   for (t = 0; t < S->ntypes; t++) typeok(S, tp->ok, t);
-  for (t = 0; t < S->ntypes; t++) tp->ok[t] = tp->ok[t] == TYES;
+  for (t = 0; t < S->ntypes; t++) {
+    const bw_Type *ty = &S->types[t];
+    uint32_t i;
+    if (tp->ok[t] != TYES) {
+      tp->ok[t] = 0;
+      continue;
+    }
+    tp->ok[t] = TAPEOK;
+    for (i = ty->first; i < ty->first + ty->count; i++)
+      if (S->fields[i].kind == BW_KSTRUCT || S->fields[i].kind == BW_KARRAY)
+        tp->ok[t] |= TAPENESTS;
+  }
 }
 
 void bw_tapesfree (Tapes *tp) {
@@ -263,6 +275,11 @@ static void skipvalue (Walk *w, const bw_Field *f) {
       const bw_Type *ty = &S->types[f->ref];
       const bw_Field *g = &S->fields[ty->first], *end = g + ty->count;
       for (; g < end; g++) {
+        if (g->fuse > 1) {  /* fixed scalars, unversioned: one step */
+          w->ip += g->fusebits;
+          g += g->fuse - 1;
+          continue;
+        }
         if (ty->versioned && !bw_fieldpresent(g, w->c->version)) continue;
         if (g->optional && !take(w, 1)) continue;
         skipvalue(w, g);
@@ -315,8 +332,9 @@ static INLINE void runflush (Ctx *c, uint64_t *acc) {
   c->pending = 0;
 }
 
-static int tapestruct (Walk *w, uint32_t t, int idx, int bidx);
-static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx);
+static int tapestruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r);
+static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
+                      uint64_t *r);
 
 /* A value sent whole where the baseline has none: its bits and its tape. */
 static void sendwhole (Walk *w, const bw_Field *f, int v, int vt) {
@@ -338,7 +356,8 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
   lua_State *L = c->L;
   switch (f->kind) {
     case BW_KSTRUCT: case BW_KARRAY: {
-      uint64_t start;
+      uint64_t acc = *r, start = bw_bitswritten(c->w);
+      unsigned pending = c->pending;
       int changed;
       if (btab && vt == LUA_TTABLE
           && lua_topointer(L, v) == lua_topointer(L, btab)) {
@@ -346,15 +365,24 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
         copyvalue(w, f);
         return 0;
       }
-      runflush(c, r);
-      start = bw_bitswritten(c->w);
-      bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
-      if (btab && lua_type(L, btab) != LUA_TTABLE) btab = 0;
-      changed = f->kind == BW_KSTRUCT ? tapestruct(w, f->ref, v, btab)
-                                      : tapearray(w, f, v, btab);
+      /* written after a changed bit of 1, and when nothing in it changed,
+      ** taken back for a 0: dropped from 'r' while it holds all of it */
+      runadd(c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
+      if (btab && ((f->kind == BW_KSTRUCT && !(w->c->tapes->ok[f->ref] & TAPENESTS))
+                   || lua_type(L, btab) != LUA_TTABLE))
+        btab = 0;  /* a record with no records or arrays: not needed */
+      changed = f->kind == BW_KSTRUCT ? tapestruct(w, f->ref, v, btab, r)
+                                      : tapearray(w, f, v, btab, r);
       if (!changed) {
-        bw_writerrewind(c->w, start);
-        bw_writebits(c->w, 0, 1);
+        if (bw_bitswritten(c->w) == start) {
+          *r = acc;
+          c->pending = pending;
+        }
+        else {
+          runflush(c, r);
+          bw_writerrewind(c->w, start + pending);
+        }
+        runadd(c, r, 0, 1);
       }
       return changed;
     }
@@ -395,17 +423,17 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
 
 /* An array against the baseline's (see lbw_encdelta.c's encdeltaarray);
 ** returns 1 if anything changed. */
-static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx) {
+static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
+                      uint64_t *r) {
   Ctx *c = w->c;
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer i, n, bn = (lua_Integer)(take(w, f->nbits) + (uint64_t)f->min);
   int changed, top = lua_gettop(L), tables = e->kind == BW_KSTRUCT && bidx;
-  uint64_t run = 0;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
   n = (lua_Integer)lua_rawlen(L, idx);
   bw_checklen(c, f, (size_t)n, "count");
-  bw_writebits(c->w, (uint64_t)n - (uint64_t)f->min, f->nbits);
+  runadd(c, r, (uint64_t)n - (uint64_t)f->min, f->nbits);
   put(c, w->out, (uint64_t)n - (uint64_t)f->min, f->nbits);
   changed = n != bn;
   for (i = 1; i <= n; i++) {
@@ -415,16 +443,15 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx) {
     if (et == LUA_TNIL) bw_encerror(c, "missing");
     if (i <= bn) {
       if (tables) lua_rawgeti(L, bidx, i);
-      changed |= tapefield(w, &run, e, top + 1, et, tables ? top + 2 : 0);
+      changed |= tapefield(w, r, e, top + 1, et, tables ? top + 2 : 0);
     }
     else {
-      runflush(c, &run);
+      runflush(c, r);
       sendwhole(w, e, top + 1, et);
     }
     lua_settop(L, top);
     popframe(c);
   }
-  runflush(c, &run);
   for (; i <= bn; i++) skipvalue(w, e);  /* the baseline's past 'n' */
   return changed;
 }
@@ -484,14 +511,13 @@ static int taperun (Walk *w, uint64_t *r, Frame *fr, const bw_Field *f, int v,
 /* A record against the baseline's tape (see lbw_encdelta.c's deltastruct;
 ** the same bits); 'bidx': the baseline's table, or 0. Returns 1 if any
 ** field changed. */
-static int tapestruct (Walk *w, uint32_t t, int idx, int bidx) {
+static int tapestruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
   Ctx *c = w->c;
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
   int top = lua_gettop(L), changed = 0, v = top + 1;
-  uint64_t run = 0;
   Frame *fr;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
   if (!lua_checkstack(L, 2 * BATCH + BW_FUSEBITS + 8))
@@ -512,7 +538,7 @@ static int tapestruct (Walk *w, uint32_t t, int idx, int bidx) {
         pushkey(c, f[j].name);
         tt[j] = lua_rawget(L, idx);
       }
-      changed |= taperun(w, &run, fr, f, v, tt);
+      changed |= taperun(w, r, fr, f, v, tt);
       v += f->fuse;
       f += f->fuse - 1;
       continue;
@@ -531,10 +557,10 @@ static int tapestruct (Walk *w, uint32_t t, int idx, int bidx) {
       if (vt == LUA_TNIL || !had) {
         v++;
         if (vt == LUA_TNIL && !had) {
-          runadd(c, &run, 0, 1);
+          runadd(c, r, 0, 1);
           continue;
         }
-        runflush(c, &run);
+        runflush(c, r);
         bw_writebits(c->w, vt == LUA_TNIL ? 1 : 3, 2);  /* changed, present? */
         if (vt == LUA_TNIL) skipvalue(w, f);
         else sendwhole(w, f, v - 1, vt);
@@ -547,11 +573,10 @@ static int tapestruct (Walk *w, uint32_t t, int idx, int bidx) {
       lua_rawget(L, bidx);
       btab = v + 1;
     }
-    changed |= tapefield(w, &run, f, v, vt, btab);
+    changed |= tapefield(w, r, f, v, vt, btab);
     v += btab ? 2 : 1;
   }
   lua_settop(L, top);
-  runflush(c, &run);
   endrecord(c, fr, t, idx);
   return changed;
 }
@@ -583,6 +608,19 @@ static void pushfrom (Walk *w, const bw_Field *f) {
       lua_createtable(L, 0, (int)ty->count);
       tbl = lua_gettop(L);
       for (; g < end; g++) {
+        if (g->fuse > 1) {  /* fixed scalars, unversioned: one read */
+          const bw_Field *gend = g + g->fuse;
+          uint64_t u = take(w, g->fusebits);
+          for (; g < gend; g++) {
+            unsigned b = fixedbits(g);
+            pushkey(c, g->name);
+            pushfixed(c, g, b < 64 ? u & (((uint64_t)1 << b) - 1) : u, 0);
+            lua_rawset(L, tbl);
+            u = b < 64 ? u >> b : 0;
+          }
+          g--;
+          continue;
+        }
         if (ty->versioned && !bw_fieldpresent(g, c->version)) {
           if (g->hasdefault) {
             pushkey(c, g->name);
@@ -791,6 +829,7 @@ int bw_enctape (Ctx *c, uint32_t t, int idx, int bidx) {
   Tapes *tp = c->tapes;
   const Tape *base;
   int top = lua_gettop(L);
+  uint64_t run = 0;
   Walk w;
   if (tp->ok == NULL || !tp->ok[t] || !lua_istable(L, idx)) return 0;
   base = basetape(c, t, bidx);
@@ -804,7 +843,11 @@ int bw_enctape (Ctx *c, uint32_t t, int idx, int bidx) {
   w.ip = 0;
   tp->out.pos = 0;
   c->pending = 0;
-  tapestruct(&w, t, idx, bidx);
+  tapestruct(&w, t, idx, bidx, &run);
+  runflush(c, &run);
+  if (c->w->status != BW_OK)
+    bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
+                (lua_Integer)c->w->maxbytes);
   keeptape(c, top + 1, idx, t, &tp->out);
   lua_settop(L, top);
   return 1;
