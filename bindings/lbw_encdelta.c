@@ -48,29 +48,6 @@ static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx);
 static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx);
 static int deltastruct (Ctx *c, uint32_t t, int idx, int bidx, int hasb);
 
-/* Bits a delta record gathers before writing them: its changed bits and
-** changed fixed scalars, one bw_writebits per run instead of per field;
-** c->pending counts them, for the bit offsets of errors. */
-static INLINE void runadd (Ctx *c, uint64_t *acc, uint64_t v, unsigned n) {
-  if (c->pending + n > 64) {
-    bw_writebits(c->w, *acc, c->pending);
-    *acc = 0;
-    c->pending = 0;
-    if (n == 64) {  /* only a changed 64-bit uint's code: write it */
-      bw_writebits(c->w, v, n);
-      return;
-    }
-  }
-  *acc |= v << c->pending;  /* pending + n <= 64 and n < 64: no overflow */
-  c->pending += n;
-}
-
-static INLINE void runflush (Ctx *c, uint64_t *acc) {
-  if (c->pending > 0) bw_writebits(c->w, *acc, c->pending);
-  *acc = 0;
-  c->pending = 0;
-}
-
 /* The changed bit and bits of deltafixed 'f' (value at 'v' of Lua type
 ** 'vt', not nil; baseline value at 'b' of type 'bt'), added to 'r'.
 ** Returns 1 if it changed. */

@@ -1,6 +1,7 @@
 /*
 ** lbw_encvalue.h - the checks a Lua value passes to be encoded as a field,
-** inline in the walks of lbw_encode.c, lbw_encdelta.c and in lbw_equal.c
+** inline in the walks of lbw_encode.c, lbw_encdelta.c, lbw_tape.c and in
+** lbw_equal.c
 ** See LICENSE for copyright and terms.
 */
 
@@ -164,6 +165,30 @@ static INLINE int bw_fixedsame (Ctx *c, const bw_Field *f, int v, int vt,
              && (y == x || (intcode(c, f, y, 0, &base) && base == *code));
     }
   }
+}
+
+/* Bits a delta record gathers before writing them: its changed bits and
+** changed fixed scalars, one bw_writebits per run instead of per field;
+** c->pending counts them, for the bit offsets of errors (the delta walks
+** of lbw_encdelta.c and lbw_tape.c). */
+static INLINE void runadd (Ctx *c, uint64_t *acc, uint64_t v, unsigned n) {
+  if (c->pending + n > 64) {
+    bw_writebits(c->w, *acc, c->pending);
+    *acc = 0;
+    c->pending = 0;
+    if (n == 64) {  /* only a changed 64-bit uint's code: write it */
+      bw_writebits(c->w, v, n);
+      return;
+    }
+  }
+  *acc |= v << c->pending;  /* pending + n <= 64 and n < 64: no overflow */
+  c->pending += n;
+}
+
+static INLINE void runflush (Ctx *c, uint64_t *acc) {
+  if (c->pending > 0) bw_writebits(c->w, *acc, c->pending);
+  *acc = 0;
+  c->pending = 0;
 }
 
 /* The end of record 't' at 'idx', whose frame is 'fr': the strict check

@@ -310,28 +310,6 @@ static void copyvalue (Walk *w, const bw_Field *f) {
 
 /* {===================== encode against a tape ===================== */
 
-/* Bits gathered before writing them, as lbw_encdelta.c does: one write per
-** run; c->pending counts them, for the bit offsets of errors. */
-static INLINE void runadd (Ctx *c, uint64_t *acc, uint64_t v, unsigned n) {
-  if (c->pending + n > 64) {
-    bw_writebits(c->w, *acc, c->pending);
-    *acc = 0;
-    c->pending = 0;
-    if (n == 64) {  /* only a changed 64-bit uint's code: write it */
-      bw_writebits(c->w, v, n);
-      return;
-    }
-  }
-  *acc |= v << c->pending;
-  c->pending += n;
-}
-
-static INLINE void runflush (Ctx *c, uint64_t *acc) {
-  if (c->pending > 0) bw_writebits(c->w, *acc, c->pending);
-  *acc = 0;
-  c->pending = 0;
-}
-
 static int tapestruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r);
 static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
                       uint64_t *r);
