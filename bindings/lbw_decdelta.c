@@ -394,6 +394,7 @@ static void moveinto (lua_State *L, int into) {
 /* Pushes the value (1) or returns 0 with the failure in 'c'. */
 int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
   int ok;
+  if (into) bw_tapedrop(c->L, into);  /* what it was sent as no longer */
   if (b) {
     c->checked = trusted(c, t, b);
     if (c->share && c->checked) c->share = 2;

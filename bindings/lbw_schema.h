@@ -242,6 +242,9 @@ int  bw_enctape (Ctx *c, uint32_t t, int idx, int bidx);
 /* Decode against the baseline's tape: pushes the value (1), or 0 with the
 ** failure; -1, having read nothing, when 't' or the baseline take none. */
 int  bw_dectape (Ctx *c, uint32_t t, int bidx);
+/* Forget the tape of the table at 'idx' (a decode refills it) of the
+** schema at index 1. */
+void bw_tapedrop (lua_State *L, int idx);
 void bw_tapesmake (Tapes *tp, const bw_Schema *S);
 void bw_tapesfree (Tapes *tp);
 /* Decode (lbw_decode.c): push the value and return 1, or return 0 with the

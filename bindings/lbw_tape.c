@@ -33,6 +33,7 @@
 ** a string its length and bytes, an array its count and elements. */
 
 typedef struct Tape {  /* the userdata of a table's tape */
+  const bw_Schema *S;
   uint32_t type, version;
   uint64_t bits;
   uint64_t s[];  /* bits / 64 + 1 words */
@@ -791,6 +792,7 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
   size_t words = (size_t)(b->pos >> 6) + 1;  /* + 1: get reads a word past */
   Tape *tape = (Tape *)lua_newuserdatauv(L, sizeof(Tape)
                                          + words * sizeof(uint64_t), 0);
+  tape->S = c->S;
   tape->type = t;
   tape->version = c->version;
   tape->bits = b->pos;
@@ -844,7 +846,8 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx) {
   lua_pushvalue(L, bidx);
   if (lua_rawget(L, tapes) == LUA_TUSERDATA) {
     base = (const Tape *)lua_touserdata(L, -1);
-    if (base->type == t && base->version == c->version) return base;
+    if (base->S == c->S && base->type == t && base->version == c->version)
+      return base;
   }
   lua_pop(L, 1);
   tp->base.pos = 0;  /* a baseline this schema has not sent: from its table */
@@ -875,4 +878,13 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx) {
   lua_replace(L, tapes);  /* the value, where the tapes table was */
   lua_settop(L, tapes);
   return 1;
+}
+
+void bw_tapedrop (lua_State *L, int idx) {
+  if (lua_getiuservalue(L, 1, UV_TAPES) == LUA_TTABLE) {
+    lua_pushvalue(L, idx);
+    lua_pushnil(L);
+    lua_rawset(L, -3);
+  }
+  lua_pop(L, 1);
 }

@@ -209,6 +209,24 @@ describe("deltas against tapes", function ()
     assert.same(first, s:decode("Root", d, { baseline = peer }))
   end)
 
+  it("forget what a table was when a decode refills it", function ()
+    local s = bitwire.schema(DESC)
+    local rand = lcg(31)
+    for _ = 1, 20 do
+      local a = gen(rand)
+      local b, c = change(rand, a), gen(rand)
+      local base = s:decode("Root", s:encode("Root", a))
+      local r = assert(s:decode("Root", s:encode("Root", b, { baseline = a }), { baseline = base }))
+      s:encode("Root", b, { baseline = r })      -- r has a tape, and is b
+      assert(s:decode("Root", s:encode("Root", c), { into = r }))  -- r is c now
+      local d = change(rand, c)
+      assert.same(s:decode("Root", s:encode("Root", d)),
+                  s:decode("Root", s:encode("Root", d, { baseline = c }), { baseline = r }))
+      assert.equal(s:encode("Root", d, { baseline = poisoned(c) }),
+                   s:encode("Root", d, { baseline = r }))
+    end
+  end)
+
   it("follow the version of each call", function ()
     local s = bitwire.schema(DESC)
     local rand = lcg(23)
