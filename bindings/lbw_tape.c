@@ -306,6 +306,16 @@ static void copyvalue (Walk *w, const bw_Field *f) {
   putbits(w->c, w->out, w->in, start, w->ip - start);
 }
 
+#define NONE  UINT64_MAX
+
+/* Copy the baseline's bits from '*from' (unless NONE) to w->ip: values
+** kept one after another. */
+static INLINE void keepbits (Walk *w, uint64_t *from) {
+  if (*from == NONE) return;
+  putbits(w->c, w->out, w->in, *from, w->ip - *from);
+  *from = NONE;
+}
+
 /* }========================================================== */
 
 
@@ -326,8 +336,8 @@ static void sendwhole (Walk *w, const bw_Field *f, int v, int vt) {
 /* The changed bit and what changed of the value at 'v' (of Lua type 'vt',
 ** not nil) of field 'f' (of a tapeok type; an optional one present in both)
 ** against the baseline's at w->ip, 'r' holding the record's pending bits;
-** 'btab': the baseline's own table for it, or 0. Returns 1 if it changed.
-** The bits are those of lbw_encdelta.c's encdeltafield and encdeltafixed,
+** 'btab': the baseline's own table for it (not the value's), or 0.
+** Returns 1 if it changed. The bits are those of lbw_encdelta.c's encdeltafield and encdeltafixed,
 ** failures raised at the same bit. */
 static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
                              int vt, int btab) {
@@ -338,12 +348,6 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       uint64_t acc = *r, start = bw_bitswritten(c->w);
       unsigned pending = c->pending;
       int changed;
-      if (btab && vt == LUA_TTABLE
-          && lua_topointer(L, v) == lua_topointer(L, btab)) {
-        runadd(c, r, 0, 1);  /* shared with the baseline: unchanged */
-        copyvalue(w, f);
-        return 0;
-      }
       /* written after a changed bit of 1, and when nothing in it changed,
       ** taken back for a 0: dropped from 'r' while it holds all of it */
       runadd(c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
@@ -409,6 +413,7 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer i, n, bn = (lua_Integer)(take(w, f->nbits) + (uint64_t)f->min);
   int changed, top = lua_gettop(L), tables = e->kind == BW_KSTRUCT && bidx;
+  uint64_t kept = NONE;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
   n = (lua_Integer)lua_rawlen(L, idx);
   bw_checklen(c, f, (size_t)n, "count");
@@ -421,16 +426,26 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
     et = lua_rawgeti(L, idx, i);
     if (et == LUA_TNIL) bw_encerror(c, "missing");
     if (i <= bn) {
-      if (tables) lua_rawgeti(L, bidx, i);
-      changed |= tapefield(w, r, e, top + 1, et, tables ? top + 2 : 0);
+      if (tables && (lua_rawgeti(L, bidx, i), et == LUA_TTABLE)
+          && lua_topointer(L, top + 1) == lua_topointer(L, top + 2)) {
+        runadd(c, r, 0, 1);  /* shared with the baseline: unchanged; the */
+        if (kept == NONE) kept = w->ip;  /* bits of a run of them copied */
+        skipvalue(w, e);                 /* at once */
+      }
+      else {
+        keepbits(w, &kept);
+        changed |= tapefield(w, r, e, top + 1, et, tables ? top + 2 : 0);
+      }
     }
     else {
+      keepbits(w, &kept);
       runflush(c, r);
       sendwhole(w, e, top + 1, et);
     }
     lua_settop(L, top);
     popframe(c);
   }
+  keepbits(w, &kept);
   for (; i <= bn; i++) skipvalue(w, e);  /* the baseline's past 'n' */
   return changed;
 }
@@ -551,6 +566,12 @@ static int tapestruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
       pushkey(c, f->name);
       lua_rawget(L, bidx);
       btab = v + 1;
+      if (vt == LUA_TTABLE && lua_topointer(L, v) == lua_topointer(L, btab)) {
+        runadd(c, r, 0, 1);  /* shared with the baseline: unchanged */
+        copyvalue(w, f);
+        v += 2;
+        continue;
+      }
     }
     changed |= tapefield(w, r, f, v, vt, btab);
     v += btab ? 2 : 1;
@@ -642,6 +663,7 @@ static INLINE void pushkept (Walk *w, const bw_Field *f) {
 static int tapedecstruct (Walk *w, uint32_t t);
 static int tapedecarray (Walk *w, const bw_Field *f);
 
+
 /* Push the changed value of field 'f' (present) read from the packet, its
 ** tape appended; 'had': the baseline has one, at w->ip. Returns 0 with the
 ** failure. */
@@ -685,7 +707,7 @@ static int tapedecarray (Walk *w, const bw_Field *f) {
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
   int64_t i, n, bn = (int64_t)(take(w, f->nbits) + (uint64_t)f->min);
-  uint64_t start = c->r.pos, need;
+  uint64_t start = c->r.pos, need, kept = NONE;
   int t;
   if (!bw_readrange(c, f, "count", &n)) return 0;
   if (!bw_decspend(c, 1 + (uint64_t)n)) return 0;
@@ -703,10 +725,17 @@ static int tapedecarray (Walk *w, const bw_Field *f) {
     if (i <= bn) {
       uint64_t changed = bw_readbits(&c->r, 1);
       if (c->r.status != BW_OK) return bw_readfail(c);
-      if (!changed) pushkept(w, e);
-      else if (!tapedecvalue(w, e, 1)) return 0;
+      if (!changed) {  /* consecutive kept elements: their bits copied once */
+        if (kept == NONE) kept = w->ip;
+        pushfrom(w, e);
+      }
+      else {
+        keepbits(w, &kept);
+        if (!tapedecvalue(w, e, 1)) return 0;
+      }
     }
     else {
+      keepbits(w, &kept);
       if (!bw_decvalue(c, e, 0)) return 0;
       if (!buildvalue(c, w->out, e, t + 1, lua_type(L, t + 1)))
         return bw_decfail(c, BW_ESCHEMA, c->r.pos, "decoded value refused");
@@ -714,6 +743,7 @@ static int tapedecarray (Walk *w, const bw_Field *f) {
     lua_rawseti(L, t, (lua_Integer)i);
     popframe(c);
   }
+  keepbits(w, &kept);
   for (; i <= bn; i++) skipvalue(w, e);  /* the baseline's past 'n' */
   return 1;
 }

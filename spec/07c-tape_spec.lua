@@ -84,6 +84,9 @@ local function change (rand, a)
   if r == 0 and #b.items < 8 then b.items[#b.items + 1] = item()
   elseif r == 1 then b.items[#b.items] = nil end
   if rand(3) == 0 then b.optrec = item() end
+  if rand(4) == 0 then b.optrec = a.optrec end   -- shared records and arrays
+  if rand(4) == 0 then b.pair = a.pair end
+  if rand(4) == 0 then b.nums = a.nums end
   b.k = (a.k + 1 + rand(999)) % 1001  -- always changed: see poisoned
   return b
 end
