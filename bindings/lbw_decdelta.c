@@ -100,11 +100,7 @@ void bw_pushkept (Ctx *c, const bw_Field *f, int idx) {
         int tt;
         if (g->name == BW_NONE) continue;
         if (ty->versioned && !bw_fieldpresent(g, c->version)) {
-          if (g->hasdefault) {  /* as decode leaves it */
-            pushkey(c, g->name);
-            bw_pushdefault(c, g);
-            lua_rawset(L, t);
-          }
+          bw_setabsent(c, g, t);
           continue;
         }
         pushkey(c, g->name);
@@ -163,23 +159,29 @@ void bw_pushkept (Ctx *c, const bw_Field *f, int idx) {
 /* An array against the baseline array at 'bidx': its count, then for each
 ** element the baseline also has, bool(changed) and what changed; the
 ** elements past the baseline's length in full. */
+int bw_decdeltacount (Ctx *c, const bw_Field *f, int64_t bn, int64_t *n) {
+  const bw_Field *e = &c->S->fields[f->ref];
+  uint64_t start = c->r.pos, need;
+  if (!bw_readrange(c, f, "count", n)) return 0;
+  if (!bw_decspend(c, 1 + (uint64_t)*n)) return 0;
+  /* a kept element costs a bit, a new one minbits: refuse before
+  ** allocating */
+  need = (uint64_t)(*n < bn ? *n : bn) + (*n > bn ? (uint64_t)(*n - bn)
+                                                    * e->minbits : 0);
+  if (need > bw_bitsremaining(&c->r))
+    return bw_decfail(c, BW_ETRUNC, start, "count %" PRId64 " needs %"
+                      PRIu64 " bits or more, %" PRIu64 " left", *n, need,
+                      bw_bitsremaining(&c->r));
+  lua_createtable(c->L, (int)(*n < 1 << 20 ? *n : 1 << 20), 0);
+  return 1;
+}
+
 static int decdeltaarray (Ctx *c, const bw_Field *f, int bidx) {
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
   int64_t i, n, bn = (int64_t)lua_rawlen(L, bidx);
-  uint64_t start = c->r.pos, need;
   int t;
-  if (!bw_readrange(c, f, "count", &n)) return 0;
-  if (!bw_decspend(c, 1 + (uint64_t)n)) return 0;
-  /* a kept element costs a bit, a new one minbits: refuse before
-  ** allocating */
-  need = (uint64_t)(n < bn ? n : bn) + (n > bn ? (uint64_t)(n - bn)
-                                                  * e->minbits : 0);
-  if (need > bw_bitsremaining(&c->r))
-    return bw_decfail(c, BW_ETRUNC, start, "count %" PRId64 " needs %"
-                      PRIu64 " bits or more, %" PRIu64 " left", n, need,
-                      bw_bitsremaining(&c->r));
-  lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
+  if (!bw_decdeltacount(c, f, bn, &n)) return 0;
   t = lua_gettop(L);
   for (i = 1; i <= n; i++) {
     pushframe(c, BW_NONE, (lua_Integer)i);
@@ -264,11 +266,7 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
   for (; f < end; f++) {
     uint64_t changed;
     if (ty->versioned && !bw_fieldpresent(f, c->version)) {
-      if (f->name != BW_NONE && f->hasdefault) {
-        pushkey(c, f->name);
-        bw_pushdefault(c, f);
-        lua_rawset(L, tbl);
-      }
+      bw_setabsent(c, f, tbl);
       continue;
     }
     setframe(fr, f);
@@ -332,18 +330,7 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
 ** is taken as it was decoded: a table changed by hand afterwards is the
 ** caller's to keep valid. */
 
-/* Push the origins table of the schema at index 1. */
-static void pushorigins (lua_State *L) {
-  if (lua_getiuservalue(L, 1, UV_ORIGINS) == LUA_TTABLE) return;
-  lua_pop(L, 1);
-  lua_createtable(L, 0, 0);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  lua_pushvalue(L, -1);
-  lua_setiuservalue(L, 1, UV_ORIGINS);
-}
+#define pushorigins(L)  bw_pushweakuv(L, UV_ORIGINS)
 
 /* 1 if the table at 'b' was decoded as type 't' by the schema at index 1
 ** at the version of 'c'. */

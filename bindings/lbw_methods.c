@@ -85,6 +85,20 @@ void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
   }
 }
 
+/* Push the weak-keyed table in user value 'uv' of the schema at index 1,
+** made on first use. */
+void bw_pushweakuv (lua_State *L, int uv) {
+  if (lua_getiuservalue(L, 1, uv) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 0);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_setiuservalue(L, 1, uv);
+}
+
 /* Stack index of opts.baseline (a table), or 0. */
 int bw_optbaseline (lua_State *L, int arg) {
   if (!lua_istable(L, arg)) return 0;

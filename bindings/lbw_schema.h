@@ -219,6 +219,14 @@ int bw_quatof (const bw_Field *f, lua_State *L, int idx, uint32_t q[4]);
 
 /* Encode (lbw_encode.c): raise on values that do not fit. */
 void bw_pushdefault (Ctx *c, const bw_Field *f);
+/* Field 'f', absent at the decode's version, as a decode leaves it in the
+** table at 'tbl': its default, or nothing without one. */
+static inline void bw_setabsent (Ctx *c, const bw_Field *f, int tbl) {
+  if (f->name == BW_NONE || !f->hasdefault) return;
+  pushkey(c, f->name);
+  bw_pushdefault(c, f);
+  lua_rawset(c->L, tbl);
+}
 void bw_encvalue (Ctx *c, const bw_Field *f, int idx, int tt);
 void bw_encstruct (Ctx *c, uint32_t t, int idx);
 /* A scalar (a kind other than array, struct or sparse). */
@@ -267,6 +275,12 @@ static inline int bw_decspend (Ctx *c, uint64_t n) {
 }
 int bw_decstruct (Ctx *c, uint32_t t, int into);
 int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx);
+/* A delta array's count against a baseline of 'bn' elements, in '*n', and
+** its table pushed; 0 with the failure. */
+int bw_decdeltacount (Ctx *c, const bw_Field *f, int64_t bn, int64_t *n);
+/* Push the weak-keyed table of user value 'uv' (UV_ORIGINS, UV_TAPES) of
+** the schema at index 1 (lbw_methods.c). */
+void bw_pushweakuv (lua_State *L, int uv);
 /* A whole value: a delta against the baseline at 'b' (when set, and then
 ** moved 'into' a table when set), else decoded 'into'; remembers which
 ** schema decoded the result (lbw_decdelta.c). */

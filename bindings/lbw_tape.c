@@ -4,7 +4,6 @@
 ** See LICENSE for copyright and terms.
 */
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -622,11 +621,7 @@ static void pushfrom (Walk *w, const bw_Field *f) {
           continue;
         }
         if (ty->versioned && !bw_fieldpresent(g, c->version)) {
-          if (g->hasdefault) {
-            pushkey(c, g->name);
-            bw_pushdefault(c, g);
-            lua_rawset(L, tbl);
-          }
+          bw_setabsent(c, g, tbl);
           continue;
         }
         if (g->optional && !take(w, 1)) continue;
@@ -707,17 +702,9 @@ static int tapedecarray (Walk *w, const bw_Field *f) {
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
   int64_t i, n, bn = (int64_t)(take(w, f->nbits) + (uint64_t)f->min);
-  uint64_t start = c->r.pos, need, kept = NONE;
+  uint64_t kept = NONE;
   int t;
-  if (!bw_readrange(c, f, "count", &n)) return 0;
-  if (!bw_decspend(c, 1 + (uint64_t)n)) return 0;
-  need = (uint64_t)(n < bn ? n : bn) + (n > bn ? (uint64_t)(n - bn)
-                                                  * e->minbits : 0);
-  if (need > bw_bitsremaining(&c->r))
-    return bw_decfail(c, BW_ETRUNC, start, "count %" PRId64 " needs %"
-                      PRIu64 " bits or more, %" PRIu64 " left", n, need,
-                      bw_bitsremaining(&c->r));
-  lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
+  if (!bw_decdeltacount(c, f, bn, &n)) return 0;
   t = lua_gettop(L);
   put(c, w->out, (uint64_t)n - (uint64_t)f->min, f->nbits);
   for (i = 1; i <= n; i++) {
@@ -766,11 +753,7 @@ static int tapedecstruct (Walk *w, uint32_t t) {
     uint64_t changed, present;
     int had = 1;
     if (ty->versioned && !bw_fieldpresent(f, c->version)) {
-      if (f->hasdefault) {
-        pushkey(c, f->name);
-        bw_pushdefault(c, f);
-        lua_rawset(L, tbl);
-      }
+      bw_setabsent(c, f, tbl);
       continue;
     }
     setframe(fr, f);
@@ -801,18 +784,7 @@ static int tapedecstruct (Walk *w, uint32_t t) {
 
 static const Tape *basetape (Ctx *c, uint32_t t, int bidx);
 
-/* Push the tapes table of the schema at index 1. */
-static void pushtapes (lua_State *L) {
-  if (lua_getiuservalue(L, 1, UV_TAPES) == LUA_TTABLE) return;
-  lua_pop(L, 1);
-  lua_createtable(L, 0, 0);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  lua_pushvalue(L, -1);
-  lua_setiuservalue(L, 1, UV_TAPES);
-}
+#define pushtapes(L)  bw_pushweakuv(L, UV_TAPES)
 
 /* Keep the tape in 'b' for the table at 'idx', in the tapes table at
 ** 'tapes'; returns the kept tape (a userdata left on the stack). */
