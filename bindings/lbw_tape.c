@@ -789,11 +789,27 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx);
 /* Keep the tape in 'b' for the table at 'idx', in the tapes table at
 ** 'tapes'; returns the kept tape (a userdata left on the stack). */
 static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
-                       const TapeBuf *b) {
+                       const TapeBuf *b, int again) {
   lua_State *L = c->L;
   size_t words = (size_t)(b->pos >> 6) + 1;  /* + 1: get reads a word past */
-  Tape *tape = (Tape *)lua_newuserdatauv(L, sizeof(Tape)
-                                         + words * sizeof(uint64_t), 0);
+  size_t size = sizeof(Tape) + words * sizeof(uint64_t);
+  Tape *tape;
+  if (again) {  /* a table encoded again (to each peer against its own
+                   baseline): its tape's memory, when it is large enough */
+    lua_pushvalue(L, idx);
+    if (lua_rawget(L, tapes) == LUA_TUSERDATA && lua_rawlen(L, -1) >= size) {
+      tape = (Tape *)lua_touserdata(L, -1);
+      tape->S = c->S;
+      tape->type = t;
+      tape->version = c->version;
+      tape->bits = b->pos;
+      memcpy(tape->s, b->s, (size_t)((b->pos + 63) >> 6) * sizeof(uint64_t));
+      if ((b->pos & 63) == 0) tape->s[words - 1] = 0;
+      return tape;
+    }
+    lua_pop(L, 1);
+  }
+  tape = (Tape *)lua_newuserdatauv(L, size, 0);
   tape->S = c->S;
   tape->type = t;
   tape->version = c->version;
@@ -830,7 +846,7 @@ int bw_enctape (Ctx *c, uint32_t t, int idx, int bidx) {
   if (c->w->status != BW_OK)
     bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
                 (lua_Integer)c->w->maxbytes);
-  keeptape(c, top + 1, idx, t, &tp->out);
+  keeptape(c, top + 1, idx, t, &tp->out, 1);
   lua_settop(L, top);
   return 1;
 }
@@ -854,7 +870,7 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx) {
   lua_pop(L, 1);
   tp->base.pos = 0;  /* a baseline this schema has not sent: from its table */
   if (!buildstruct(c, &tp->base, t, bidx)) return NULL;
-  return keeptape(c, tapes, bidx, t, &tp->base);
+  return keeptape(c, tapes, bidx, t, &tp->base, 0);
 }
 
 int bw_dectape (Ctx *c, uint32_t t, int bidx) {
@@ -875,7 +891,7 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx) {
   w.ip = 0;
   tp->out.pos = 0;
   if (!tapedecstruct(&w, t)) return 0;
-  keeptape(c, tapes, lua_gettop(L), t, &tp->out);
+  keeptape(c, tapes, lua_gettop(L), t, &tp->out, 0);
   lua_pop(L, 1);
   lua_replace(L, tapes);  /* the value, where the tapes table was */
   lua_settop(L, tapes);

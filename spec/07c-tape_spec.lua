@@ -230,6 +230,26 @@ describe("deltas against tapes", function ()
     end
   end)
 
+  it("keep what a table was last sent as, encoded again against other baselines", function ()
+    local s = bitwire.schema(DESC)
+    local rand = lcg(37)
+    for _ = 1, 50 do
+      local a1 = gen(rand)
+      local a2, b = change(rand, a1), change(rand, a1)
+      s:encode("Root", b, { baseline = a1 })   -- to one peer
+      s:encode("Root", b, { baseline = a2 })   -- to another: the same tape
+      b.items[#b.items] = nil                   -- shorter, then sent again
+      s:encode("Root", b, { baseline = a1 })
+      if rand(2) == 0 then                      -- or longer
+        b.name = "a much longer name here"
+        s:encode("Root", b, { baseline = a2 })
+      end
+      local c = change(rand, b)
+      assert.equal(s:encode("Root", c, { baseline = poisoned(b) }),
+                   s:encode("Root", c, { baseline = b }))
+    end
+  end)
+
   it("follow the version of each call", function ()
     local s = bitwire.schema(DESC)
     local rand = lcg(23)
