@@ -43,6 +43,10 @@ typedef struct Tape {  /* the userdata of a table's tape */
 enum { TUNKNOWN, TVISITING, TYES, TNO };
 enum { TAPEOK = 1, TAPENESTS = 2 };  /* Tapes.ok: tapes; and nested fields */
 
+/* The most fields of a fused run (bw_Field.fuse): runs are at most
+** BW_FUSEBITS wide, but zero-bit fields (min == max) take no width. */
+#define MAXFUSE  255
+
 static int typeok (const bw_Schema *S, uint8_t *ok, uint32_t t);
 
 static int fieldok (const bw_Schema *S, uint8_t *ok, const bw_Field *f) {
@@ -482,8 +486,11 @@ static int taperun (Walk *w, uint64_t *r, Frame *fr, const bw_Field *f, int v,
   }
   base = take(w, bits);
   put(c, w->out, acc, bits);
-  if (acc == base) {
-    runadd(c, r, 0, k);  /* k changed bits of 0 */
+  if (acc == base) {  /* k changed bits of 0 (zero-bit fields: k may pass 64) */
+    for (; k > 0; k -= j) {
+      j = k < 32 ? k : 32;
+      runadd(c, r, 0, j);
+    }
     return 0;
   }
   for (j = 0, sh = 0; j < k; j++) {
@@ -513,7 +520,7 @@ static int tapestruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
   int top = lua_gettop(L), changed = 0, v = top + 1;
   Frame *fr;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
-  if (!lua_checkstack(L, 2 * BATCH + BW_FUSEBITS + 8))
+  if (!lua_checkstack(L, 2 * BATCH + MAXFUSE + 8))
     bw_encerror(c, "stack overflow");
   fr = enterframe(c);
   fr->index = 0;
@@ -526,7 +533,7 @@ static int tapestruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
       v = top + 1;
     }
     if (f->fuse > 1) {  /* fixed scalars, unversioned, none optional */
-      int tt[BW_FUSEBITS], j;
+      int tt[MAXFUSE], j;
       for (j = 0; j < f->fuse; j++) {
         pushkey(c, f[j].name);
         tt[j] = lua_rawget(L, idx);

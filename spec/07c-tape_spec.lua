@@ -250,6 +250,28 @@ describe("deltas against tapes", function ()
     end
   end)
 
+  it("take fused runs of more fields than a word has bits", function ()
+    -- zero-bit fields (min == max) fuse without width: a run of 121 fields
+    local d = { { "k", "int", min = 0, max = 1000 } }
+    for i = 1, 120 do d[#d + 1] = { "z" .. i, "int", min = 5, max = 5 } end
+    d[#d + 1] = { "b", "bool" }
+    local s = bitwire.schema { T = d }
+    local a = { k = 1, b = true }
+    for i = 1, 120 do a["z" .. i] = 5 end
+    local b = copy(a)
+    b.k = 2
+    local got = s:encode("T", b, { baseline = a })
+    assert.equal(s:encode("T", b, { baseline = poisoned(a) }), got)
+    assert.equal(11 + 121, s:bits("T", b, { baseline = a }))  -- k; 121 unchanged
+    local base = s:decode("T", s:encode("T", a))
+    assert.same(s:decode("T", got, { baseline = base, share = true }),
+                s:decode("T", got, { baseline = base }))
+    b.z7 = 6  -- refused in the run, at its own bit
+    local err = errorof(s.encode, s, "T", b, { baseline = a })
+    assert.equal(errorof(s.encode, s, "T", b, { baseline = poisoned(a) }), err)
+    assert.matches("^z7: 6 out of range %[5, 5%] %(bit 17%)$", err)
+  end)
+
   it("follow the version of each call", function ()
     local s = bitwire.schema(DESC)
     local rand = lcg(23)
