@@ -42,7 +42,8 @@ BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
 # the decode walk's other concerns (lbw_decode.c keeps the walk)
 BIND_SRC += bindings/lbw_claims.c bindings/lbw_flat.c bindings/lbw_decdelta.c
 # and the encode walk's (lbw_encode.c keeps the full walk)
-BIND_SRC += bindings/lbw_encsparse.c bindings/lbw_encdelta.c bindings/lbw_tape.c
+BIND_SRC += bindings/lbw_encsparse.c bindings/lbw_encdelta.c bindings/lbw_tape.c \
+            bindings/lbw_tapeenc.c bindings/lbw_tapedec.c
 CORE_HDR = core/bw.h core/bw_schema.h core/bw_gen.h core/bw_blob.h
 CORE_HDR += $(CORE_INT_HDR)
 # the C library (see "bitwire as a C library" below)
@@ -130,7 +131,8 @@ bench-deps: deps
 fuzz-deps: deps
 	$(call pkg_install,$(FUZZ_PKGS),clang)
 
-BIND_HDR = bindings/lbw.h bindings/lbw_schema.h bindings/lbw_blob.h bindings/lbw_encvalue.h
+BIND_HDR = bindings/lbw.h bindings/lbw_schema.h bindings/lbw_blob.h bindings/lbw_encvalue.h \
+           bindings/lbw_tape.h
 build/bitwire/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	@mkdir -p build/bitwire
 	$(CC) $(ALL_CFLAGS) $(MODFLAGS) -fPIC $(LUA_CFLAGS) $(LIBFLAG) -o $@ $(CORE_SRC) $(BIND_SRC) $(LIBS)

@@ -62,6 +62,8 @@ build = {
         "bindings/lbw_encsparse.c",
         "bindings/lbw_encdelta.c",
         "bindings/lbw_tape.c",
+        "bindings/lbw_tapeenc.c",
+        "bindings/lbw_tapedec.c",
       },
       incdirs = { "core", "bindings", "$(ZLIB_INCDIR)" },
       libdirs = { "$(ZLIB_LIBDIR)" },

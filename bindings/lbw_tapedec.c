@@ -1,0 +1,208 @@
+/*
+** lbw_tapedec.c - delta decode against a baseline's tape (lbw_tape.c): the
+** values of lbw_decdelta.c's walk, what is kept pushed from the tape
+** See LICENSE for copyright and terms.
+*/
+
+#include "lauxlib.h"
+
+#include "lbw_tape.h"
+
+/* {===================== decode against a tape ===================== */
+
+/* Push the baseline's value of 'f' at w->ip (its codes are in range), as
+** bw_pushkept copies a baseline's value: a record's versioned-out fields
+** take their default. */
+static void pushfrom (Walk *w, const bw_Field *f) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  switch (f->kind) {
+    case BW_KSTRING: {
+      size_t len = (size_t)take(w, f->nbits), k;
+      luaL_Buffer B;
+      char *p = luaL_buffinitsize(L, &B, len);
+      for (k = 0; k < len; k++) p[k] = (char)take(w, 8);
+      luaL_pushresultsize(&B, len);
+      return;
+    }
+    case BW_KSTRUCT: {
+      const bw_Type *ty = &c->S->types[f->ref];
+      const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
+      int tbl;
+      lua_createtable(L, 0, (int)ty->count);
+      tbl = lua_gettop(L);
+      for (; g < end; g++) {
+        if (g->fuse > 1) {  /* fixed scalars, unversioned: one read */
+          const bw_Field *gend = g + g->fuse;
+          uint64_t u = take(w, g->fusebits);
+          for (; g < gend; g++) {
+            unsigned b = fixedbits(g);
+            pushkey(c, g->name);
+            pushfixed(c, g, b < 64 ? u & (((uint64_t)1 << b) - 1) : u, 0);
+            lua_rawset(L, tbl);
+            u = b < 64 ? u >> b : 0;
+          }
+          g--;
+          continue;
+        }
+        if (ty->versioned && !bw_fieldpresent(g, c->version)) {
+          bw_setabsent(c, g, tbl);
+          continue;
+        }
+        if (g->optional && !take(w, 1)) continue;
+        pushkey(c, g->name);
+        pushfrom(w, g);
+        lua_rawset(L, tbl);
+      }
+      return;
+    }
+    case BW_KARRAY: {
+      const bw_Field *e = &c->S->fields[f->ref];
+      lua_Integer i, n = (lua_Integer)(take(w, f->nbits) + (uint64_t)f->min);
+      int tbl;
+      lua_createtable(L, (int)n, 0);
+      tbl = lua_gettop(L);
+      for (i = 1; i <= n; i++) {
+        pushfrom(w, e);
+        lua_rawseti(L, tbl, i);
+      }
+      return;
+    }
+    default:
+      pushfixed(c, f, take(w, fixedbits(f)), 0);
+  }
+}
+
+/* Push the kept value of 'f' at w->ip, and copy its bits. */
+static INLINE void pushkept (Walk *w, const bw_Field *f) {
+  uint64_t start = w->ip;
+  pushfrom(w, f);
+  bw_tapeputbits(w->c, w->out, w->in, start, w->ip - start);
+}
+
+static int tapedecarray (Walk *w, const bw_Field *f);
+
+
+/* Push the changed value of field 'f' (present) read from the packet, its
+** tape appended; 'had': the baseline has one, at w->ip. Returns 0 with the
+** failure. */
+static int tapedecvalue (Walk *w, const bw_Field *f, int had) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  switch (f->kind) {
+    case BW_KSTRUCT: case BW_KARRAY:
+      if (had)
+        return f->kind == BW_KSTRUCT ? bw_tapedecstruct(w, f->ref)
+                                     : tapedecarray(w, f);
+      if (!bw_decvalue(c, f, 0)) return 0;
+      if (!bw_tapebuild(c, w->out, f, lua_gettop(L), LUA_TTABLE))
+        return bw_decfail(c, BW_ESCHEMA, c->r.pos, "decoded value refused");
+      return 1;
+    case BW_KSTRING: {
+      size_t len;
+      const char *s;
+      if (!bw_decleaf(c, f)) return 0;
+      s = lua_tolstring(L, -1, &len);
+      bw_tapeputstr(c, w->out, f, s, len);
+      break;
+    }
+    default: {
+      unsigned bits = fixedbits(f);
+      uint64_t start = c->r.pos, u = bw_readbits(&c->r, bits);
+      if (c->r.status != BW_OK) return bw_readfail(c);
+      if (!pushfixed(c, f, u, start)) return 0;
+      put(c, w->out, u, bits);
+      break;
+    }
+  }
+  if (had) bw_tapeskip(w, f);
+  return 1;
+}
+
+/* An array against the baseline's tape (see lbw_decdelta.c's
+** decdeltaarray: the same checks and failures). */
+static int tapedecarray (Walk *w, const bw_Field *f) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  const bw_Field *e = &c->S->fields[f->ref];
+  int64_t i, n, bn = (int64_t)(take(w, f->nbits) + (uint64_t)f->min);
+  uint64_t kept = NONE;
+  int t;
+  if (!bw_decdeltacount(c, f, bn, &n)) return 0;
+  t = lua_gettop(L);
+  put(c, w->out, (uint64_t)n - (uint64_t)f->min, f->nbits);
+  for (i = 1; i <= n; i++) {
+    pushframe(c, BW_NONE, (lua_Integer)i);
+    if (i <= bn) {
+      uint64_t changed = bw_readbits(&c->r, 1);
+      if (c->r.status != BW_OK) return bw_readfail(c);
+      if (!changed) {  /* consecutive kept elements: their bits copied once */
+        if (kept == NONE) kept = w->ip;
+        pushfrom(w, e);
+      }
+      else {
+        keepbits(w, &kept);
+        if (!tapedecvalue(w, e, 1)) return 0;
+      }
+    }
+    else {
+      keepbits(w, &kept);
+      if (!bw_decvalue(c, e, 0)) return 0;
+      if (!bw_tapebuild(c, w->out, e, t + 1, lua_type(L, t + 1)))
+        return bw_decfail(c, BW_ESCHEMA, c->r.pos, "decoded value refused");
+    }
+    lua_rawseti(L, t, (lua_Integer)i);
+    popframe(c);
+  }
+  keepbits(w, &kept);
+  for (; i <= bn; i++) bw_tapeskip(w, e);  /* the baseline's past 'n' */
+  return 1;
+}
+
+/* A record against the baseline's tape (see lbw_decdelta.c's
+** bw_decdeltastruct: the same bits, checks and failures). */
+int bw_tapedecstruct (Walk *w, uint32_t t) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  const bw_Field *f = &c->S->fields[ty->first];
+  const bw_Field *end = f + ty->count;
+  int tbl;
+  Frame *fr;
+  if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
+  fr = enterframe(c);
+  lua_createtable(L, 0, (int)ty->count);
+  tbl = lua_gettop(L);
+  for (; f < end; f++) {
+    uint64_t changed, present;
+    int had = 1;
+    if (ty->versioned && !bw_fieldpresent(f, c->version)) {
+      bw_setabsent(c, f, tbl);
+      continue;
+    }
+    setframe(fr, f);
+    changed = bw_readbits(&c->r, 1);
+    if (c->r.status != BW_OK) return bw_readfail(c);
+    if (f->optional) had = (int)take(w, 1);
+    if (changed && f->optional) {
+      present = bw_readbits(&c->r, 1);
+      if (c->r.status != BW_OK) return bw_readfail(c);
+    }
+    else present = changed || had;
+    if (f->optional) put(c, w->out, present, 1);
+    if (!present) {
+      if (had) bw_tapeskip(w, f);
+      continue;
+    }
+    pushkey(c, f->name);
+    if (!changed) pushkept(w, f);
+    else if (!tapedecvalue(w, f, had)) return 0;
+    lua_rawset(L, tbl);
+  }
+  c->nframes--;
+  return 1;
+}
+
+/* }========================================================== */
+
+

@@ -1,0 +1,279 @@
+/*
+** lbw_tapeenc.c - delta encode against a baseline's tape (lbw_tape.c): the
+** bits of lbw_encdelta.c's walk, each field fetched from the value only
+** See LICENSE for copyright and terms.
+*/
+
+#include <string.h>
+
+#include "lauxlib.h"
+
+#include "lbw_tape.h"
+
+/* {===================== encode against a tape ===================== */
+
+static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
+                      uint64_t *r);
+
+/* A value sent whole where the baseline has none: its bits and its tape. */
+static void sendwhole (Walk *w, const bw_Field *f, int v, int vt) {
+  Ctx *c = w->c;
+  bw_encvalue(c, f, v, vt);
+  if (!bw_tapebuild(c, w->out, f, v, vt))  /* it encoded, so it is a value */
+    bw_encerror(c, "value changed while encoded");
+}
+
+/* The changed bit and what changed of the value at 'v' (of Lua type 'vt',
+** not nil) of field 'f' (of a tapeok type; an optional one present in both)
+** against the baseline's at w->ip, 'r' holding the record's pending bits;
+** 'btab': the baseline's own table for it (not the value's), or 0.
+** Returns 1 if it changed. The bits are those of lbw_encdelta.c's encdeltafield and encdeltafixed,
+** failures raised at the same bit. */
+static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
+                             int vt, int btab) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  switch (f->kind) {
+    case BW_KSTRUCT: case BW_KARRAY: {
+      uint64_t acc = *r, start = bw_bitswritten(c->w);
+      unsigned pending = c->pending;
+      int changed;
+      /* written after a changed bit of 1, and when nothing in it changed,
+      ** taken back for a 0: dropped from 'r' while it holds all of it */
+      runadd(c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
+      if (btab && ((f->kind == BW_KSTRUCT && !(w->c->tapes->ok[f->ref] & TAPENESTS))
+                   || lua_type(L, btab) != LUA_TTABLE))
+        btab = 0;  /* a record with no records or arrays: not needed */
+      changed = f->kind == BW_KSTRUCT ? bw_tapeencstruct(w, f->ref, v, btab, r)
+                                      : tapearray(w, f, v, btab, r);
+      if (!changed) {
+        if (bw_bitswritten(c->w) == start) {
+          *r = acc;
+          c->pending = pending;
+        }
+        else {
+          runflush(c, r);
+          bw_writerrewind(c->w, start + pending);
+        }
+        runadd(c, r, 0, 1);
+      }
+      return changed;
+    }
+    case BW_KSTRING: {
+      size_t len = 0, blen = (size_t)take(w, f->nbits);
+      const char *s = vt == LUA_TSTRING ? lua_tolstring(L, v, &len) : NULL;
+      int same = s != NULL && len == blen && bw_tapesamebytes(w->in, w->ip, s, len);
+      w->ip += (uint64_t)blen * 8;
+      if (same) runadd(c, r, 0, 1);
+      else {
+        runflush(c, r);
+        bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
+        bw_encleaf(c, f, v, vt);  /* raises on what is not a string */
+      }
+      bw_tapeputstr(c, w->out, f, s, len);
+      return !same;
+    }
+    default: {
+      uint64_t code = 0;
+      unsigned bits = fixedbits(f);
+      if (!fixedcode(c, f, v, vt, 0, &code)) {  /* raise where the walk */
+        if (deltafixed(f)) fixedvalue(c, f, v, vt);  /* over tables does */
+        runflush(c, r);
+        bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
+        bw_encleaf(c, f, v, vt);
+      }
+      put(c, w->out, code, bits);
+      if (code == take(w, bits)) {
+        runadd(c, r, 0, 1);
+        return 0;
+      }
+      runadd(c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
+      runadd(c, r, code, bits);
+      return 1;
+    }
+  }
+}
+
+/* An array against the baseline's (see lbw_encdelta.c's encdeltaarray);
+** returns 1 if anything changed. */
+static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
+                      uint64_t *r) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  const bw_Field *e = &c->S->fields[f->ref];
+  lua_Integer i, n, bn = (lua_Integer)(take(w, f->nbits) + (uint64_t)f->min);
+  int changed, top = lua_gettop(L), tables = e->kind == BW_KSTRUCT && bidx;
+  uint64_t kept = NONE;
+  if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
+  n = (lua_Integer)lua_rawlen(L, idx);
+  bw_checklen(c, f, (size_t)n, "count");
+  runadd(c, r, (uint64_t)n - (uint64_t)f->min, f->nbits);
+  put(c, w->out, (uint64_t)n - (uint64_t)f->min, f->nbits);
+  changed = n != bn;
+  for (i = 1; i <= n; i++) {
+    int et;
+    pushframe(c, BW_NONE, i);
+    et = lua_rawgeti(L, idx, i);
+    if (et == LUA_TNIL) bw_encerror(c, "missing");
+    if (i <= bn) {
+      if (tables && (lua_rawgeti(L, bidx, i), et == LUA_TTABLE)
+          && lua_topointer(L, top + 1) == lua_topointer(L, top + 2)) {
+        runadd(c, r, 0, 1);  /* shared with the baseline: unchanged; the */
+        if (kept == NONE) kept = w->ip;  /* bits of a run of them copied */
+        bw_tapeskip(w, e);                 /* at once */
+      }
+      else {
+        keepbits(w, &kept);
+        changed |= tapefield(w, r, e, top + 1, et, tables ? top + 2 : 0);
+      }
+    }
+    else {
+      keepbits(w, &kept);
+      runflush(c, r);
+      sendwhole(w, e, top + 1, et);
+    }
+    lua_settop(L, top);
+    popframe(c);
+  }
+  keepbits(w, &kept);
+  for (; i <= bn; i++) bw_tapeskip(w, e);  /* the baseline's past 'n' */
+  return changed;
+}
+
+/* The fused run [f, f + f->fuse) of fixed scalars, their values at 'v',
+** v + 1, ... of Lua types tt[0], tt[1], ...: compared as one code with the
+** baseline's when every value is one the fields take; else field by field,
+** so a failure raises at its own bit. Returns 1 if any changed. */
+static int taperun (Walk *w, uint64_t *r, Frame *fr, const bw_Field *f, int v,
+                    const int *tt) {
+  Ctx *c = w->c;
+  unsigned k = f->fuse, bits = f->fusebits, j, sh = 0;
+  uint64_t acc = 0, base;
+  int changed = 0;
+  for (j = 0; j < k; j++) {
+    uint64_t code;
+    if (tt[j] == LUA_TNIL || !fixedcode(c, &f[j], v + (int)j, tt[j], 0, &code))
+      break;
+    acc |= code << sh;
+    sh += fixedbits(&f[j]);
+  }
+  if (j < k) {  /* a value missing or refused */
+    for (j = 0; j < k; j++) {
+      int vt = tt[j];
+      fr->name = f[j].name;
+      if (vt == LUA_TNIL) {
+        if (!f[j].hasdefault) bw_encerror(c, "missing");
+        bw_pushdefault(c, &f[j]);
+        lua_replace(c->L, v + (int)j);
+        vt = lua_type(c->L, v + (int)j);
+      }
+      changed |= tapefield(w, r, &f[j], v + (int)j, vt, 0);
+    }
+    return changed;
+  }
+  base = take(w, bits);
+  put(c, w->out, acc, bits);
+  if (acc == base) {  /* k changed bits of 0 (zero-bit fields: k may pass 64) */
+    for (; k > 0; k -= j) {
+      j = k < 32 ? k : 32;
+      runadd(c, r, 0, j);
+    }
+    return 0;
+  }
+  for (j = 0, sh = 0; j < k; j++) {
+    unsigned b = fixedbits(&f[j]);
+    uint64_t m = b < 64 ? ((uint64_t)1 << b) - 1 : ~(uint64_t)0;
+    uint64_t cj = (acc >> sh) & m;
+    if (cj == ((base >> sh) & m)) runadd(c, r, 0, 1);
+    else {
+      runadd(c, r, 1, 1);
+      runadd(c, r, cj, b);
+      changed = 1;
+    }
+    sh += b;
+  }
+  return changed;
+}
+
+/* A record against the baseline's tape (see lbw_encdelta.c's deltastruct;
+** the same bits); 'bidx': the baseline's table, or 0. Returns 1 if any
+** field changed. */
+int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  const bw_Field *f = &c->S->fields[ty->first];
+  const bw_Field *end = f + ty->count;
+  int top = lua_gettop(L), changed = 0, v = top + 1;
+  Frame *fr;
+  if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
+  if (!lua_checkstack(L, 2 * BATCH + MAXFUSE + 8))
+    bw_encerror(c, "stack overflow");
+  fr = enterframe(c);
+  fr->index = 0;
+  for (; f < end; f++) {
+    int vt, btab = 0;
+    if (ty->versioned && !bw_fieldpresent(f, c->version)) continue;
+    fr->name = f->name;
+    if (v > top + 2 * BATCH) {  /* the stack holds BATCH fields at most */
+      lua_settop(L, top);
+      v = top + 1;
+    }
+    if (f->fuse > 1) {  /* fixed scalars, unversioned, none optional */
+      int tt[MAXFUSE], j;
+      for (j = 0; j < f->fuse; j++) {
+        pushkey(c, f[j].name);
+        tt[j] = lua_rawget(L, idx);
+      }
+      changed |= taperun(w, r, fr, f, v, tt);
+      v += f->fuse;
+      f += f->fuse - 1;
+      continue;
+    }
+    pushkey(c, f->name);
+    vt = lua_rawget(L, idx);
+    if (vt == LUA_TNIL && !f->optional) {
+      if (!f->hasdefault) bw_encerror(c, "missing");
+      bw_pushdefault(c, f);
+      lua_replace(L, v);
+      vt = lua_type(L, v);
+    }
+    if (f->optional) {
+      int had = (int)take(w, 1);
+      put(c, w->out, vt != LUA_TNIL, 1);
+      if (vt == LUA_TNIL || !had) {
+        v++;
+        if (vt == LUA_TNIL && !had) {
+          runadd(c, r, 0, 1);
+          continue;
+        }
+        runflush(c, r);
+        bw_writebits(c->w, vt == LUA_TNIL ? 1 : 3, 2);  /* changed, present? */
+        if (vt == LUA_TNIL) bw_tapeskip(w, f);
+        else sendwhole(w, f, v - 1, vt);
+        changed = 1;
+        continue;
+      }
+    }
+    if (bidx && (f->kind == BW_KSTRUCT || f->kind == BW_KARRAY)) {
+      pushkey(c, f->name);
+      lua_rawget(L, bidx);
+      btab = v + 1;
+      if (vt == LUA_TTABLE && lua_topointer(L, v) == lua_topointer(L, btab)) {
+        runadd(c, r, 0, 1);  /* shared with the baseline: unchanged */
+        bw_tapecopy(w, f);
+        v += 2;
+        continue;
+      }
+    }
+    changed |= tapefield(w, r, f, v, vt, btab);
+    v += btab ? 2 : 1;
+  }
+  lua_settop(L, top);
+  endrecord(c, fr, t, idx);
+  return changed;
+}
+
+/* }========================================================== */
+
+
