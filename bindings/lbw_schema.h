@@ -60,7 +60,7 @@ static inline unsigned fixedbits (const bw_Field *f) {
 /* user values of a schema userdata */
 enum { UV_NAMES = 1, UV_TYPES,
        UV_ORIGINS,  /* weak-keyed: decoded table -> type id (lbw_decdelta.c) */
-       UV_TAPES,    /* weak-keyed: delta-encoded table -> its tape (lbw_tape.c) */
+       UV_TAPES,    /* weak-keyed: table -> its tape (lbw_tape.c) */
        NUV = UV_TAPES };
 
 /* The tables one decode into has refilled, so a table reached twice (two

@@ -256,32 +256,26 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
   lua_State *L = c->L;
   size_t words = (size_t)(b->pos >> 6) + 1;  /* + 1: get reads a word past */
   size_t size = sizeof(Tape) + words * sizeof(uint64_t);
-  Tape *tape;
+  Tape *tape = NULL;
   if (again) {  /* a table encoded again (to each peer against its own
                    baseline): its tape's memory, when it is large enough */
     lua_pushvalue(L, idx);
-    if (lua_rawget(L, tapes) == LUA_TUSERDATA && lua_rawlen(L, -1) >= size) {
+    if (lua_rawget(L, tapes) == LUA_TUSERDATA && lua_rawlen(L, -1) >= size)
       tape = (Tape *)lua_touserdata(L, -1);
-      tape->S = c->S;
-      tape->type = t;
-      tape->version = c->version;
-      tape->bits = b->pos;
-      memcpy(tape->s, b->s, (size_t)((b->pos + 63) >> 6) * sizeof(uint64_t));
-      if ((b->pos & 63) == 0) tape->s[words - 1] = 0;
-      return tape;
-    }
-    lua_pop(L, 1);
+    else lua_pop(L, 1);
   }
-  tape = (Tape *)lua_newuserdatauv(L, size, 0);
+  if (tape == NULL) {
+    tape = (Tape *)lua_newuserdatauv(L, size, 0);
+    lua_pushvalue(L, idx);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, tapes);
+  }
   tape->S = c->S;
   tape->type = t;
   tape->version = c->version;
   tape->bits = b->pos;
   memcpy(tape->s, b->s, (size_t)((b->pos + 63) >> 6) * sizeof(uint64_t));
   if ((b->pos & 63) == 0) tape->s[words - 1] = 0;
-  lua_pushvalue(L, idx);
-  lua_pushvalue(L, -2);
-  lua_rawset(L, tapes);
   return tape;
 }
 

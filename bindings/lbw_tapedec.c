@@ -8,7 +8,11 @@
 
 #include "lbw_tape.h"
 
-/* {===================== decode against a tape ===================== */
+/* Push the kept code 'u' of fixed scalar 'f'. A tape's codes were checked
+** when it was made, so this never fails; the stack stays even if it did. */
+static INLINE void keptfixed (Ctx *c, const bw_Field *f, uint64_t u) {
+  if (!pushfixed(c, f, u, 0)) lua_pushnil(c->L);
+}
 
 /* Push the baseline's value of 'f' at w->ip (its codes are in range), as
 ** bw_pushkept copies a baseline's value: a record's versioned-out fields
@@ -38,7 +42,7 @@ static void pushfrom (Walk *w, const bw_Field *f) {
           for (; g < gend; g++) {
             unsigned b = fixedbits(g);
             pushkey(c, g->name);
-            pushfixed(c, g, b < 64 ? u & (((uint64_t)1 << b) - 1) : u, 0);
+            keptfixed(c, g, b < 64 ? u & (((uint64_t)1 << b) - 1) : u);
             lua_rawset(L, tbl);
             u = b < 64 ? u >> b : 0;
           }
@@ -69,7 +73,7 @@ static void pushfrom (Walk *w, const bw_Field *f) {
       return;
     }
     default:
-      pushfixed(c, f, take(w, fixedbits(f)), 0);
+      keptfixed(c, f, take(w, fixedbits(f)));
   }
 }
 
@@ -202,7 +206,3 @@ int bw_tapedecstruct (Walk *w, uint32_t t) {
   c->nframes--;
   return 1;
 }
-
-/* }========================================================== */
-
-

@@ -10,8 +10,6 @@
 
 #include "lbw_tape.h"
 
-/* {===================== encode against a tape ===================== */
-
 static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
                       uint64_t *r);
 
@@ -27,8 +25,8 @@ static void sendwhole (Walk *w, const bw_Field *f, int v, int vt) {
 ** not nil) of field 'f' (of a tapeok type; an optional one present in both)
 ** against the baseline's at w->ip, 'r' holding the record's pending bits;
 ** 'btab': the baseline's own table for it (not the value's), or 0.
-** Returns 1 if it changed. The bits are those of lbw_encdelta.c's encdeltafield and encdeltafixed,
-** failures raised at the same bit. */
+** Returns 1 if it changed. The bits are those of lbw_encdelta.c's
+** encdeltafield and encdeltafixed, failures raised at the same bit. */
 static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
                              int vt, int btab) {
   Ctx *c = w->c;
@@ -41,7 +39,8 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       /* written after a changed bit of 1, and when nothing in it changed,
       ** taken back for a 0: dropped from 'r' while it holds all of it */
       runadd(c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
-      if (btab && ((f->kind == BW_KSTRUCT && !(w->c->tapes->ok[f->ref] & TAPENESTS))
+      if (btab && ((f->kind == BW_KSTRUCT
+                    && !(c->tapes->ok[f->ref] & TAPENESTS))
                    || lua_type(L, btab) != LUA_TTABLE))
         btab = 0;  /* a record with no records or arrays: not needed */
       changed = f->kind == BW_KSTRUCT ? bw_tapeencstruct(w, f->ref, v, btab, r)
@@ -62,7 +61,8 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
     case BW_KSTRING: {
       size_t len = 0, blen = (size_t)take(w, f->nbits);
       const char *s = vt == LUA_TSTRING ? lua_tolstring(L, v, &len) : NULL;
-      int same = s != NULL && len == blen && bw_tapesamebytes(w->in, w->ip, s, len);
+      int same = s != NULL && len == blen
+                 && bw_tapesamebytes(w->in, w->ip, s, len);
       w->ip += (uint64_t)blen * 8;
       if (same) runadd(c, r, 0, 1);
       else {
@@ -118,9 +118,11 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
     if (i <= bn) {
       if (tables && (lua_rawgeti(L, bidx, i), et == LUA_TTABLE)
           && lua_topointer(L, top + 1) == lua_topointer(L, top + 2)) {
-        runadd(c, r, 0, 1);  /* shared with the baseline: unchanged; the */
-        if (kept == NONE) kept = w->ip;  /* bits of a run of them copied */
-        bw_tapeskip(w, e);                 /* at once */
+        /* shared with the baseline: unchanged; the bits of a run of them
+        ** are copied at once */
+        runadd(c, r, 0, 1);
+        if (kept == NONE) kept = w->ip;
+        bw_tapeskip(w, e);
       }
       else {
         keepbits(w, &kept);
@@ -273,7 +275,3 @@ int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
   endrecord(c, fr, t, idx);
   return changed;
 }
-
-/* }========================================================== */
-
-
