@@ -259,10 +259,7 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
   const bw_Field *end = f + ty->count;
   int tbl, hasb = lua_istable(L, bidx);
   Frame *fr;
-  if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
-  fr = enterframe(c);
-  lua_createtable(L, 0, (int)ty->count);
-  tbl = lua_gettop(L);
+  if ((tbl = bw_opendeltarecord(c, ty, &fr)) == 0) return 0;
   for (; f < end; f++) {
     uint64_t changed;
     if (ty->versioned && !bw_fieldpresent(f, c->version)) {

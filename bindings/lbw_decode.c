@@ -234,11 +234,8 @@ int bw_decleaf (Ctx *c, const bw_Field *f) {
   switch (f->kind) {
     case BW_KINT: case BW_KENUM: case BW_KUINT: case BW_KBOOL: case BW_KFLOAT:
     case BW_KANGLE: {
-      uint64_t start = r->pos;
-      uint64_t u = bw_readbits(r, f->kind == BW_KFLOAT ? f->q.nbits
-                                  : f->kind == BW_KBOOL ? 1 : f->nbits);
-      if (r->status != BW_OK) return bw_readfail(c);
-      return pushfixed(c, f, u, start);
+      uint64_t u;
+      return bw_readfixed(c, f, &u);
     }
     case BW_KFLOAT32: {
       float x = bw_readfloat(r);

@@ -220,12 +220,7 @@ static int deltastruct (Ctx *c, uint32_t t, int idx, int bidx, int hasb) {
       lua_pushnil(L);
       bt = LUA_TNIL;
     }
-    if (vt == LUA_TNIL && !f->optional) {
-      if (!f->hasdefault) bw_encerror(c, "missing");
-      bw_pushdefault(c, f);
-      lua_replace(L, v);
-      vt = lua_type(L, v);
-    }
+    if (vt == LUA_TNIL && !f->optional) vt = fielddefault(c, f, v);
     if (bt == LUA_TNIL && !f->optional && f->hasdefault) {
       bw_pushdefault(c, f);   /* a baseline of definitions that lacked */
       lua_replace(L, v + 1);  /* the field: its default, as decode gives */

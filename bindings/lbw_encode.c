@@ -36,12 +36,7 @@ static const char *checkstr (Ctx *c, int idx, int tt, size_t *len) {
 }
 
 void bw_checklen (Ctx *c, const bw_Field *f, size_t n, const char *what) {
-  if (f->fixed && n != (size_t)f->max)
-    bw_encerror(c, "%s of %I must have exactly %I", what, (lua_Integer)n,
-             (lua_Integer)f->max);
-  if (n < (uint64_t)f->min || n > (uint64_t)f->max)
-    bw_encerror(c, "%s %I out of range [%I, %I]", what, (lua_Integer)n,
-             (lua_Integer)f->min, (lua_Integer)f->max);
+  lenfits(c, f, n, what, 1);
 }
 
 /* The code of the quaternion at 'idx'. */
@@ -102,11 +97,7 @@ static void encleaf (Ctx *c, const bw_Field *f, int idx, int tt) {
     case BW_KSTRING: {
       size_t len;
       const char *s = checkstr(c, idx, tt, &len);
-      if (len > (uint64_t)f->max)
-        bw_encerror(c, "string of %I bytes longer than max %I",
-                 (lua_Integer)len, (lua_Integer)f->max);
-      if (!bw_utf8valid(s, len))
-        bw_encerror(c, "string with NUL or malformed UTF-8");
+      strfits(c, f, s, len, 1);
       bw_writebits(w, (uint64_t)len, f->nbits);
       bw_writebytes(w, s, len);
       break;
@@ -220,19 +211,13 @@ void bw_encvalue (Ctx *c, const bw_Field *f, int idx, int tt) {
 ** v + 1, ... of Lua types tt[0], tt[1], ...: one write. */
 static void encrun (Ctx *c, Frame *fr, const bw_Field *f,
                     const bw_Field *gend, int v, const int *tt) {
-  lua_State *L = c->L;
   uint64_t acc = 0;
   unsigned bits;
   c->pending = 0;
   for (; f < gend; f++, v++, tt++) {
     int vt = *tt;
     setframe(fr, f);
-    if (vt == LUA_TNIL) {
-      if (!f->hasdefault) bw_encerror(c, "missing");
-      bw_pushdefault(c, f);
-      lua_replace(L, v);
-      vt = lua_type(L, v);
-    }
+    if (vt == LUA_TNIL) vt = fielddefault(c, f, v);
     acc |= fixedvalue(c, f, v, vt) << c->pending;  /* < BW_FUSEBITS */
     c->pending += fixedbits(f);
   }
@@ -311,10 +296,7 @@ void bw_encstruct (Ctx *c, uint32_t t, int idx) {
           bw_writebits(c->w, 0, 1);
           continue;
         }
-        if (!f->hasdefault) bw_encerror(c, "missing");
-        bw_pushdefault(c, f);
-        lua_replace(L, v);
-        vt = lua_type(L, v);
+        vt = fielddefault(c, f, v);
       }
       else if (f->optional)
         bw_writebits(c->w, 1, 1);

@@ -68,6 +68,39 @@ static INLINE int intcode (Ctx *c, const bw_Field *f, lua_Integer v,
   return 1;
 }
 
+/* 1 if count or length 'n' fits array or bytes field 'f' ('what' names
+** it); else as REFUSE. */
+static INLINE int lenfits (Ctx *c, const bw_Field *f, size_t n,
+                           const char *what, int raise) {
+  if (f->fixed && n != (size_t)f->max)
+    REFUSE(c, raise, "%s of %I must have exactly %I", what, (lua_Integer)n,
+           (lua_Integer)f->max);
+  if (n < (uint64_t)f->min || n > (uint64_t)f->max)
+    REFUSE(c, raise, "%s %I out of range [%I, %I]", what, (lua_Integer)n,
+           (lua_Integer)f->min, (lua_Integer)f->max);
+  return 1;
+}
+
+/* 1 if string field 'f' takes the 'len' bytes at 's'; else as REFUSE. */
+static INLINE int strfits (Ctx *c, const bw_Field *f, const char *s,
+                           size_t len, int raise) {
+  if (len > (uint64_t)f->max)
+    REFUSE(c, raise, "string of %I bytes longer than max %I",
+           (lua_Integer)len, (lua_Integer)f->max);
+  if (!bw_utf8valid(s, len))
+    REFUSE(c, raise, "string with NUL or malformed UTF-8");
+  return 1;
+}
+
+/* Record field 'f', missing from its table: its default in slot 'v', its
+** Lua type returned; raises "missing" when it has none. */
+static INLINE int fielddefault (Ctx *c, const bw_Field *f, int v) {
+  if (!f->hasdefault) bw_encerror(c, "missing");
+  bw_pushdefault(c, f);
+  lua_replace(c->L, v);
+  return lua_type(c->L, v);
+}
+
 /* 1 if float field 'f' takes 'x' (its range, or clamp); else as REFUSE. */
 static INLINE int floatok (Ctx *c, const bw_Field *f, double x, int raise) {
   if (!(x >= f->dmin && x <= f->dmax) && !f->clamp)

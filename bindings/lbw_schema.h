@@ -370,6 +370,25 @@ static INLINE int pushfixed (Ctx *c, const bw_Field *f, uint64_t u,
   return pushfixedk(c, f, f->kind, u, start);
 }
 
+/* Read, check and push fixed-width field 'f' (fixedscalar, or an angle),
+** its bits in '*u'. Returns 0 on failure. */
+static INLINE int bw_readfixed (Ctx *c, const bw_Field *f, uint64_t *u) {
+  uint64_t start = c->r.pos;
+  *u = bw_readbits(&c->r, fixedbits(f));
+  if (c->r.status != BW_OK) return bw_readfail(c);
+  return pushfixed(c, f, *u, start);
+}
+
+/* Open a record of type 'ty' that a delta decode makes: its values spent,
+** its frame entered, its table pushed. Returns the table's index, or 0
+** when max_values runs out. */
+static INLINE int bw_opendeltarecord (Ctx *c, const bw_Type *ty, Frame **fr) {
+  if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
+  *fr = enterframe(c);
+  lua_createtable(c->L, 0, (int)ty->count);
+  return lua_gettop(c->L);
+}
+
 /* lbw_decdelta.c */
 int  bw_keepbaseline (Ctx *c, const bw_Field *f, int v);
 void bw_pushkept (Ctx *c, const bw_Field *f, int idx);

@@ -135,7 +135,7 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, const bw_Field *f, int v, int vt) {
       const char *s;
       if (vt != LUA_TSTRING) return 0;
       s = lua_tolstring(L, v, &len);
-      if (len > (uint64_t)f->max || !bw_utf8valid(s, len)) return 0;
+      if (!strfits(c, f, s, len, 0)) return 0;
       bw_tapeputstr(c, b, f, s, len);
       return 1;
     }
@@ -145,9 +145,7 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, const bw_Field *f, int v, int vt) {
       lua_Integer i, n;
       if (vt != LUA_TTABLE) return 0;
       n = (lua_Integer)lua_rawlen(L, v);
-      if ((f->fixed && n != (lua_Integer)f->max) || n < (lua_Integer)f->min
-          || (uint64_t)n > (uint64_t)f->max)
-        return 0;
+      if (!lenfits(c, f, (size_t)n, "count", 0)) return 0;
       put(c, b, (uint64_t)n - (uint64_t)f->min, f->nbits);
       for (i = 1; i <= n; i++) {
         int et = lua_rawgeti(L, v, i), ok;
@@ -279,6 +277,15 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
   return tape;
 }
 
+/* A walk against 'base', writing the value's tape from its start. */
+static void startwalk (Walk *w, Ctx *c, const Tape *base) {
+  w->c = c;
+  w->out = &c->tapes->out;
+  w->in = base->s;
+  w->ip = 0;
+  w->out->pos = 0;
+}
+
 int bw_enctape (Ctx *c, uint32_t t, int idx, int bidx) {
   lua_State *L = c->L;
   Tapes *tp = c->tapes;
@@ -292,11 +299,7 @@ int bw_enctape (Ctx *c, uint32_t t, int idx, int bidx) {
     lua_settop(L, top);
     return 0;
   }
-  w.c = c;
-  w.out = &tp->out;
-  w.in = base->s;
-  w.ip = 0;
-  tp->out.pos = 0;
+  startwalk(&w, c, base);
   c->pending = 0;
   bw_tapeencstruct(&w, t, idx, bidx, &run);
   runflush(c, &run);
@@ -342,11 +345,7 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx) {
     lua_settop(L, top);
     return -1;
   }
-  w.c = c;
-  w.out = &tp->out;
-  w.in = base->s;
-  w.ip = 0;
-  tp->out.pos = 0;
+  startwalk(&w, c, base);
   if (!bw_tapedecstruct(&w, t)) return 0;
   keeptape(c, tapes, lua_gettop(L), t, &tp->out, 0);
   lua_pop(L, 1);

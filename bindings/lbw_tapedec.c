@@ -111,11 +111,9 @@ static int tapedecvalue (Walk *w, const bw_Field *f, int had) {
       break;
     }
     default: {
-      unsigned bits = fixedbits(f);
-      uint64_t start = c->r.pos, u = bw_readbits(&c->r, bits);
-      if (c->r.status != BW_OK) return bw_readfail(c);
-      if (!pushfixed(c, f, u, start)) return 0;
-      put(c, w->out, u, bits);
+      uint64_t u;
+      if (!bw_readfixed(c, f, &u)) return 0;
+      put(c, w->out, u, fixedbits(f));
       break;
     }
   }
@@ -173,10 +171,7 @@ int bw_tapedecstruct (Walk *w, uint32_t t) {
   const bw_Field *end = f + ty->count;
   int tbl;
   Frame *fr;
-  if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
-  fr = enterframe(c);
-  lua_createtable(L, 0, (int)ty->count);
-  tbl = lua_gettop(L);
+  if ((tbl = bw_opendeltarecord(c, ty, &fr)) == 0) return 0;
   for (; f < end; f++) {
     uint64_t changed, present;
     int had = 1;

@@ -163,12 +163,7 @@ static int taperun (Walk *w, uint64_t *r, Frame *fr, const bw_Field *f, int v,
     for (j = 0; j < k; j++) {
       int vt = tt[j];
       fr->name = f[j].name;
-      if (vt == LUA_TNIL) {
-        if (!f[j].hasdefault) bw_encerror(c, "missing");
-        bw_pushdefault(c, &f[j]);
-        lua_replace(c->L, v + (int)j);
-        vt = lua_type(c->L, v + (int)j);
-      }
+      if (vt == LUA_TNIL) vt = fielddefault(c, &f[j], v + (int)j);
       changed |= tapefield(w, r, &f[j], v + (int)j, vt, 0);
     }
     return changed;
@@ -234,12 +229,7 @@ int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
     }
     pushkey(c, f->name);
     vt = lua_rawget(L, idx);
-    if (vt == LUA_TNIL && !f->optional) {
-      if (!f->hasdefault) bw_encerror(c, "missing");
-      bw_pushdefault(c, f);
-      lua_replace(L, v);
-      vt = lua_type(L, v);
-    }
+    if (vt == LUA_TNIL && !f->optional) vt = fielddefault(c, f, v);
     if (f->optional) {
       int had = (int)take(w, 1);
       put(c, w->out, vt != LUA_TNIL, 1);
