@@ -13,6 +13,8 @@
 static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
                       uint64_t *r);
 
+#define PROBE  8  /* see tapearray */
+
 /* A value sent whole where the baseline has none: its bits and its tape. */
 static void sendwhole (Walk *w, const bw_Field *f, int v, int vt) {
   Ctx *c = w->c;
@@ -104,6 +106,8 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
   lua_Integer i, n, bn = (lua_Integer)(take(w, f->nbits) + (uint64_t)f->min);
   int changed, top = lua_gettop(L), tables = e->kind == BW_KSTRUCT && bidx;
   uint64_t kept = NONE;
+  lua_Integer probe = 1;  /* the next element checked for sharing */
+  int hits = 0, btab;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
   n = (lua_Integer)lua_rawlen(L, idx);
   bw_checklen(c, f, (size_t)n, "count");
@@ -116,8 +120,19 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
     et = lua_rawgeti(L, idx, i);
     if (et == LUA_TNIL) bw_encerror(c, "missing");
     if (i <= bn) {
-      if (tables && (lua_rawgeti(L, bidx, i), et == LUA_TTABLE)
-          && lua_topointer(L, top + 1) == lua_topointer(L, top + 2)) {
+      int shared = 0;
+      btab = 0;
+      if (tables && i >= probe) {
+        /* an array of fresh tables shares none: until one element is, only
+        ** every PROBE-th is checked (the others are compared: same bits) */
+        lua_rawgeti(L, bidx, i);
+        btab = top + 2;
+        shared = et == LUA_TTABLE
+                 && lua_topointer(L, top + 1) == lua_topointer(L, btab);
+        hits |= shared;
+        probe = hits ? i + 1 : i + PROBE;
+      }
+      if (shared) {
         /* shared with the baseline: unchanged; the bits of a run of them
         ** are copied at once */
         runadd(c, r, 0, 1);
@@ -126,7 +141,7 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
       }
       else {
         keepbits(w, &kept);
-        changed |= tapefield(w, r, e, top + 1, et, tables ? top + 2 : 0);
+        changed |= tapefield(w, r, e, top + 1, et, btab);
       }
     }
     else {
