@@ -41,8 +41,10 @@
 /* the per-field helpers of the hot loops, inlined into them */
 #if defined(__GNUC__) || defined(__clang__)
 #define INLINE  inline __attribute__((always_inline))
+#define NOINLINE  __attribute__((noinline))  /* a cold path kept out of one */
 #else
 #define INLINE  inline
+#define NOINLINE
 #endif
 #define STACKKEYS  64   /* schemas with this many names keep them on the stack */
 #define BATCH      32   /* fields a record fetches before encoding them */

@@ -157,42 +157,27 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
   return changed;
 }
 
-/* The fused run [f, f + f->fuse) of fixed scalars, their values at 'v',
-** v + 1, ... of Lua types tt[0], tt[1], ...: compared as one code with the
-** baseline's when every value is one the fields take; else field by field,
-** so a failure raises at its own bit. Returns 1 if any changed. */
-static int taperun (Walk *w, uint64_t *r, Frame *fr, const bw_Field *f, int v,
-                    const int *tt) {
-  Ctx *c = w->c;
-  unsigned k = f->fuse, bits = f->fusebits, j, sh = 0;
-  uint64_t acc = 0, base;
+/* taperun's fields one by one, when a value is missing or refused: a
+** failure raises at its own bit. */
+static NOINLINE int runfields (Walk *w, uint64_t *r, Frame *fr,
+                               const bw_Field *f, int v, const int *tt) {
+  unsigned j;
   int changed = 0;
-  for (j = 0; j < k; j++) {
-    uint64_t code;
-    if (tt[j] == LUA_TNIL || !fixedcode(c, &f[j], v + (int)j, tt[j], 0, &code))
-      break;
-    acc |= code << sh;
-    sh += fixedbits(&f[j]);
+  for (j = 0; j < f->fuse; j++) {
+    int vt = tt[j];
+    fr->name = f[j].name;
+    if (vt == LUA_TNIL) vt = fielddefault(w->c, &f[j], v + (int)j);
+    changed |= tapefield(w, r, &f[j], v + (int)j, vt, 0);
   }
-  if (j < k) {  /* a value missing or refused */
-    for (j = 0; j < k; j++) {
-      int vt = tt[j];
-      fr->name = f[j].name;
-      if (vt == LUA_TNIL) vt = fielddefault(c, &f[j], v + (int)j);
-      changed |= tapefield(w, r, &f[j], v + (int)j, vt, 0);
-    }
-    return changed;
-  }
-  base = take(w, bits);
-  put(c, w->out, acc, bits);
-  if (acc == base) {  /* k changed bits of 0 (zero-bit fields: k may pass 64) */
-    for (; k > 0; k -= j) {
-      j = k < 32 ? k : 32;
-      runadd(c, r, 0, j);
-    }
-    return 0;
-  }
-  for (j = 0, sh = 0; j < k; j++) {
+  return changed;
+}
+
+/* The changed bits and changed codes of taperun's fields, their codes in
+** 'acc', the baseline's in 'base' (which differ). */
+static NOINLINE void runchanges (Ctx *c, uint64_t *r, const bw_Field *f,
+                                 uint64_t acc, uint64_t base) {
+  unsigned j, sh = 0;
+  for (j = 0; j < f->fuse; j++) {
     unsigned b = fixedbits(&f[j]);
     uint64_t m = b < 64 ? ((uint64_t)1 << b) - 1 : ~(uint64_t)0;
     uint64_t cj = (acc >> sh) & m;
@@ -200,11 +185,40 @@ static int taperun (Walk *w, uint64_t *r, Frame *fr, const bw_Field *f, int v,
     else {
       runadd(c, r, 1, 1);
       runadd(c, r, cj, b);
-      changed = 1;
     }
     sh += b;
   }
-  return changed;
+}
+
+/* The fused run [f, f + f->fuse) of fixed scalars, their values at 'v',
+** v + 1, ... of Lua types tt[0], tt[1], ...: compared as one code with the
+** baseline's when every value is one the fields take; else field by field.
+** Returns 1 if any changed. The slow paths stay out of line, so the loop
+** keeps its code in registers. */
+static INLINE int taperun (Walk *w, uint64_t *r, Frame *fr, const bw_Field *f,
+                           int v, const int *tt) {
+  Ctx *c = w->c;
+  unsigned k = f->fuse, bits = f->fusebits, j, sh = 0;
+  uint64_t acc = 0, base;
+  for (j = 0; j < k; j++) {
+    uint64_t code;
+    if (tt[j] == LUA_TNIL || !fixedcode(c, &f[j], v + (int)j, tt[j], 0, &code))
+      return runfields(w, r, fr, f, v, tt);
+    acc |= code << sh;
+    sh += fixedbits(&f[j]);
+  }
+  base = take(w, bits);
+  put(c, w->out, acc, bits);
+  if (acc != base) {
+    runchanges(c, r, f, acc, base);
+    return 1;
+  }
+  for (; k > 0; k -= j) {  /* k changed bits of 0 (zero-bit fields: k may
+                              pass 64) */
+    j = k < 32 ? k : 32;
+    runadd(c, r, 0, j);
+  }
+  return 0;
 }
 
 /* A record against the baseline's tape (see lbw_encdelta.c's deltastruct;
