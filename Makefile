@@ -137,7 +137,8 @@ build/bitwire/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	@mkdir -p build/bitwire
 	$(CC) $(ALL_CFLAGS) $(MODFLAGS) -fPIC $(LUA_CFLAGS) $(LIBFLAG) -o $@ $(CORE_SRC) $(BIND_SRC) $(LIBS)
 
-build/test_%: core/test/test_%.c $(CORE_SRC) $(CORE_HDR) core/test/check.h
+build/test_%: core/test/test_%.c $(CORE_SRC) $(CORE_HDR) core/test/check.h \
+              core/test/streamcheck.h
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_SRC) $(LIBS)
 

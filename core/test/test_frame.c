@@ -1,15 +1,17 @@
 /*
 ** test_frame.c - the frame header: layout, every flag combination, hostile
-** headers, the fingerprint fold
+** headers, the fingerprint fold; the CRC frame around a payload
 ** See LICENSE for copyright and terms.
 */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "bw.h"
 #include "check.h"
+#include "streamcheck.h"
 
 #define PID UINT64_C(0x0123456789abcdef)
 
@@ -277,11 +279,221 @@ static void test_rewind (void) {
   }
 }
 
+/* {===================== the CRC frame: begin and end ===================== */
+
+/* the CRC as WIRE.md states it, straight from zlib */
+static uint32_t zcrc (uint64_t protocolid, const uint8_t *p, size_t n) {
+  uint8_t prefix[8];
+  uLong crc = crc32(0L, Z_NULL, 0);
+  int i;
+  for (i = 0; i < 8; i++) prefix[i] = (uint8_t)(protocolid >> (8 * i));
+  crc = crc32(crc, prefix, 8);
+  crc = crc32(crc, p, (uInt)n);
+  return (uint32_t)crc;
+}
+
+static uint32_t le32 (const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16
+         | (uint32_t)p[3] << 24;
+}
+
+/* a framed packet of 'nbits' payload bits from rng(); returns its length */
+static size_t makeframe (uint8_t *out, size_t cap, uint64_t nbits,
+                         int endcheck, uint64_t seed) {
+  uint64_t left = nbits, saved = rngstate;
+  const uint8_t *data;
+  size_t len;
+  bw_Writer w;
+  rngstate = seed;
+  bw_writerinit(&w, out, cap);
+  bw_framebegin(&w);
+  while (left > 0) {
+    unsigned n = left > 13 ? 13 : (unsigned)left;
+    bw_writebits(&w, rng() & lowmask(n), n);
+    left -= n;
+  }
+  bw_frameend(&w, PID, endcheck);
+  data = bw_writerdata(&w, &len);
+  rngstate = saved;
+  return w.status == BW_OK && data == out ? len : 0;
+}
+
+static void test_frame_roundtrip (void) {
+  static const uint64_t sizes[] = {0, 1, 7, 8, 9, 24, 31, 32, 33, 63, 64, 65,
+                                   100, 1000};
+  size_t i;
+  int endcheck, bad = 0;
+  for (endcheck = 0; endcheck < 2; endcheck++)
+    for (i = 0; i < NELEMS(sizes); i++) {
+      uint8_t buf[256], *p;
+      size_t len = makeframe(buf, sizeof(buf), sizes[i], endcheck, 42 + i);
+      size_t want = 4 + (size_t)(sizes[i] + 7) / 8 + (endcheck ? 4 : 0);
+      uint64_t left = sizes[i], saved = rngstate;
+      bw_Reader r;
+      EXPECT(bad, len == want, "bits=%llu endcheck=%d len=%zu",
+             ULL(sizes[i]), endcheck, len);
+      EXPECT(bad, le32(buf) == zcrc(PID, buf + 4, len - 4)
+             && le32(buf) == bw_framecrc(PID, buf + 4, len - 4),
+             "bits=%llu", ULL(sizes[i]));
+      if (endcheck)
+        EXPECT(bad, memcmp(buf + len - 4, "\x78\x56\x34\x12", 4) == 0,
+               "bits=%llu", ULL(sizes[i]));
+      p = tightcopy(buf, len);
+      EXPECT(bad, bw_frameopen(&r, p, len, PID, endcheck) == BW_OK
+             && r.pos == 32, "bits=%llu endcheck=%d", ULL(sizes[i]),
+             endcheck);
+      rngstate = 42 + i;
+      while (left > 0) {
+        unsigned n = left > 13 ? 13 : (unsigned)left;
+        EXPECT(bad, bw_readbits(&r, n) == (rng() & lowmask(n)),
+               "bits=%llu", ULL(sizes[i]));
+        left -= n;
+      }
+      rngstate = saved;
+      /* the end check is not payload: only the padding is left */
+      EXPECT(bad, bw_bitsremaining(&r) == (8 - sizes[i] % 8) % 8,
+             "bits=%llu endcheck=%d", ULL(sizes[i]), endcheck);
+      bw_readalign(&r);
+      EXPECT(bad, r.status == BW_OK && bw_bitsremaining(&r) == 0,
+             "bits=%llu", ULL(sizes[i]));
+      free(p);
+    }
+  CHECK(bad == 0);
+}
+
+/* the header is the first 32 bits whether or not a word was flushed yet */
+static void test_frame_data_stable (void) {
+  uint8_t buf[64];
+  const uint8_t *a, *b;
+  size_t la, lb;
+  bw_Writer w;
+  bw_writerinit(&w, buf, sizeof(buf));
+  bw_framebegin(&w);
+  bw_writebits(&w, 0x1234, 16);
+  CHECK(bw_frameend(&w, PID, 0) == BW_OK);
+  a = bw_writerdata(&w, &la);
+  CHECK(la == 6 && le32(a) == zcrc(PID, a + 4, 2));
+  b = bw_writerdata(&w, &lb);
+  CHECK(lb == 6 && le32(b) == le32(a));
+}
+
+static void test_frame_bitflips (void) {
+  int endcheck, bad = 0;
+  for (endcheck = 0; endcheck < 2; endcheck++) {
+    uint8_t buf[64];
+    size_t len = makeframe(buf, sizeof(buf), 101, endcheck, 7), bit;
+    CHECK(len == 4 + 13 + (endcheck ? 4 : 0));
+    for (bit = 0; bit < len * 8; bit++) {
+      uint8_t *p = tightcopy(buf, len);
+      bw_Reader r;
+      p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+      EXPECT(bad, bw_frameopen(&r, p, len, PID, endcheck) == BW_ECRC
+             && r.status == BW_ECRC && r.errpos == 0 && bw_readbits(&r, 1)
+             == 0, "endcheck=%d bit %zu", endcheck, bit);
+      free(p);
+    }
+  }
+  CHECK(bad == 0);
+}
+
+static void test_frame_protocol (void) {
+  uint8_t buf[64];
+  size_t len = makeframe(buf, sizeof(buf), 50, 1, 9);
+  bw_Reader r;
+  int b, bad = 0;
+  CHECK(bw_frameopen(&r, buf, len, PID, 1) == BW_OK);
+  for (b = 0; b < 64; b++)  /* every bit of the id counts, high half too */
+    EXPECT(bad, bw_frameopen(&r, buf, len, PID ^ (UINT64_C(1) << b), 1)
+           == BW_ECRC, "bit %d", b);
+  CHECK(bad == 0);
+  CHECK(bw_frameopen(&r, buf, len, 0, 1) == BW_ECRC);
+}
+
+static void test_frame_truncated (void) {
+  int endcheck, bad = 0;
+  for (endcheck = 0; endcheck < 2; endcheck++) {
+    uint8_t buf[64];
+    size_t len = makeframe(buf, sizeof(buf), 77, endcheck, 11), n;
+    size_t min = endcheck ? 8 : 4;
+    for (n = 0; n < len; n++) {
+      uint8_t *p = tightcopy(buf, n);
+      bw_Reader r;
+      bw_Status st = bw_frameopen(&r, n > 0 ? p : NULL, n, PID,
+                                  endcheck);
+      if (n < min)  /* shorter than the header (and check) */
+        EXPECT(bad, st == BW_ETRUNC && r.errpos == n * 8, "n=%zu", n);
+      else
+        EXPECT(bad, st == BW_ECRC, "endcheck=%d n=%zu", endcheck, n);
+      EXPECT(bad, r.status == st, "n=%zu", n);
+      free(p);
+    }
+  }
+  CHECK(bad == 0);
+}
+
+static void test_frame_endcheck (void) {
+  uint8_t buf[64];
+  size_t len;
+  uint32_t crc;
+  bw_Reader r;
+  /* a good CRC over a wrong end check */
+  memset(buf, 0, sizeof(buf));
+  memcpy(buf + 4, "\x01\x02\x03\x78\x56\x34\x13", 7);
+  len = 11;
+  crc = bw_framecrc(PID, buf + 4, len - 4);
+  buf[0] = (uint8_t)crc; buf[1] = (uint8_t)(crc >> 8);
+  buf[2] = (uint8_t)(crc >> 16); buf[3] = (uint8_t)(crc >> 24);
+  CHECK(bw_frameopen(&r, buf, len, PID, 1) == BW_ECHECK);
+  CHECK(r.errpos == (len - 4) * 8);
+  CHECK(bw_frameopen(&r, buf, len, PID, 0) == BW_OK);
+  /* a packet with the check, opened as one without: the check is payload */
+  len = makeframe(buf, sizeof(buf), 16, 1, 5);
+  CHECK(bw_frameopen(&r, buf, len, PID, 0) == BW_OK);
+  CHECK(bw_bitsremaining(&r) == 48);
+  /* exactly a header and a check, no payload */
+  len = makeframe(buf, sizeof(buf), 0, 1, 5);
+  CHECK(len == 8 && bw_frameopen(&r, buf, len, PID, 1) == BW_OK);
+  CHECK(bw_bitsremaining(&r) == 0 && bw_readbits(&r, 1) == 0);
+  CHECK(r.status == BW_ETRUNC && r.errpos == 32);
+}
+
+static void test_frame_misuse (void) {
+  uint8_t buf[16];
+  bw_Writer w;
+  /* begin on a writer that has bits */
+  bw_writerinit(&w, buf, sizeof(buf));
+  bw_writebits(&w, 0, 1);
+  CHECK(bw_framebegin(&w) == BW_EARG && w.errpos == 1);
+  /* end without a begin */
+  bw_writerinit(&w, buf, sizeof(buf));
+  bw_writebits(&w, 0, 8);
+  CHECK(bw_frameend(&w, PID, 0) == BW_EARG);
+  /* no room for the header, or for the check */
+  bw_writerinit(&w, buf, 3);
+  CHECK(bw_framebegin(&w) == BW_ETRUNC);
+  bw_writerinit(&w, buf, 7);
+  CHECK(bw_framebegin(&w) == BW_OK);
+  CHECK(bw_frameend(&w, PID, 1) == BW_ETRUNC);
+  bw_writerinit(&w, buf, 8);
+  bw_framebegin(&w);
+  CHECK(bw_frameend(&w, PID, 1) == BW_OK);
+}
+
+/* }========================================================== */
+
+
 int main (void) {
   test_rewind();
   test_example();
   test_combinations();
   test_hostile();
   test_protocolid();
+  test_frame_roundtrip();
+  test_frame_data_stable();
+  test_frame_bitflips();
+  test_frame_protocol();
+  test_frame_truncated();
+  test_frame_endcheck();
+  test_frame_misuse();
   return check_summary("test_frame");
 }
