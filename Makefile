@@ -292,15 +292,19 @@ FUZZ_BINS           = $(FUZZ_TARGETS:%=build/fuzz/%) $(FUZZ_TARGETS:%=build/fuzz
 FUZZ_DEC_SRC        = bindings/test/fuzz_decode.c $(CORE_SRC) $(BIND_SRC)
 FUZZ_DEC_DEPS       = $(FUZZ_DEC_SRC) core/test/fuzz.h $(CORE_HDR) $(BIND_HDR)
 
+# a target's other files: FUZZ_PARTS_<target>
+FUZZ_PARTS_fuzz_stream = core/test/fuzz_streamread.c core/test/fuzz_streamtrip.c
+build/fuzz/fuzz_stream build/fuzz/fuzz_stream_seed: $(FUZZ_PARTS_fuzz_stream) core/test/fuzz_stream.h
+
 $(CORE_FUZZ:%=build/fuzz/%): build/fuzz/%: core/test/%.c core/test/fuzz.h $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined $(FUZZ_SAN) \
-	  -o $@ $< $(CORE_SRC) $(LIBS)
+	  -o $@ $< $(FUZZ_PARTS_$*) $(CORE_SRC) $(LIBS)
 
 $(CORE_FUZZ:%=build/fuzz/%_seed): build/fuzz/%_seed: core/test/%.c core/test/fuzz.h $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDGEN -fsanitize=address,undefined $(FUZZ_SAN) \
-	  -o $@ $< $(CORE_SRC) $(LIBS)
+	  -o $@ $< $(FUZZ_PARTS_$*) $(CORE_SRC) $(LIBS)
 
 # the driver is compiled in, instrumented; liblua is linked (a test program)
 build/fuzz/fuzz_decode: $(FUZZ_DEC_DEPS)
