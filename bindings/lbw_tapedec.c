@@ -80,6 +80,13 @@ static void pushfrom (Walk *w, const bw_Field *f) {
 /* Push the kept value of 'f' at w->ip, and copy its bits. */
 static INLINE void pushkept (Walk *w, const bw_Field *f) {
   uint64_t start = w->ip;
+  if (fixedscalar(f)) {  /* a record's unchanged scalar: one code */
+    unsigned bits = fixedbits(f);
+    uint64_t u = take(w, bits);
+    put(w->c, w->out, u, bits);
+    keptfixed(w->c, f, u);
+    return;
+  }
   pushfrom(w, f);
   bw_tapeputbits(w->c, w->out, w->in, start, w->ip - start);
 }
