@@ -111,10 +111,26 @@ int bw_tapesamebytes (const uint64_t *s, uint64_t pos, const char *p,
   return len == 0 || get(s, pos, (unsigned)len * 8) == chunk(p, len);
 }
 
-/* Copy the 'n' bits at bit 'pos' of 's'. */
+/* Copy the 'n' bits at bit 'pos' of 's': room made once, then a word at
+** a time (a run of kept elements is many words). */
 void bw_tapeputbits (Ctx *c, TapeBuf *b, const uint64_t *s, uint64_t pos,
                      uint64_t n) {
-  for (; n >= 64; n -= 64, pos += 64) put(c, b, get(s, pos, 64), 64);
+  size_t i = (size_t)(b->pos >> 6), words = (size_t)(n >> 6);
+  unsigned off = (unsigned)(b->pos & 63), soff = (unsigned)(pos & 63);
+  const uint64_t *p = s + (pos >> 6);
+  size_t k;
+  if (i + words + 2 > b->cap) bw_tapegrow(c, b, i + words + 2);
+  for (k = 0; k < words; k++, i++, p++) {
+    uint64_t v = soff == 0 ? p[0] : p[0] >> soff | p[1] << (64 - soff);
+    if (off == 0) b->s[i] = v;  /* the bits past 'pos' stay 0 */
+    else {
+      b->s[i] |= v << off;
+      b->s[i + 1] = v >> (64 - off);
+    }
+  }
+  b->pos += (uint64_t)words * 64;
+  pos += (uint64_t)words * 64;
+  n &= 63;
   if (n > 0) put(c, b, get(s, pos, (unsigned)n), (unsigned)n);
 }
 
