@@ -137,10 +137,11 @@ build/bitwire/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	@mkdir -p build/bitwire
 	$(CC) $(ALL_CFLAGS) $(MODFLAGS) -fPIC $(LUA_CFLAGS) $(LIBFLAG) -o $@ $(CORE_SRC) $(BIND_SRC) $(LIBS)
 
-build/test_%: core/test/test_%.c $(CORE_SRC) $(CORE_HDR) core/test/check.h \
+# the core compiled once, as the library, for every C test
+build/test_%: core/test/test_%.c build/libbitwire.a $(CORE_HDR) core/test/check.h \
               core/test/streamcheck.h
 	@mkdir -p build
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_SRC) $(LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< build/libbitwire.a $(LIBS)
 
 C_TESTS = $(patsubst core/test/test_%.c,build/test_%,$(wildcard core/test/test_*.c)) \
           build/test_share build/test_sandbox
@@ -241,10 +242,19 @@ build/bench_stream: bench/bench_stream.c $(CORE_SRC) $(CORE_HDR)
 # lua5.4 is not instrumented, so the sanitizer runtime is preloaded (when
 # $(CC) has a shared one: gcc's libasan.so); leaks are valgrind's job.
 SAN_RT ?= $(shell $(CC) -print-file-name=libasan.so 2>/dev/null)
-sanitize: test-deps
+SAN_OBJ = $(patsubst core/%.c,build/san/lib/%.o,$(CORE_SRC))
+build/san/lib/%.o: core/%.c $(CORE_HDR)
+	@mkdir -p build/san/lib
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -c -o $@ $<
+build/san/libbitwire.a: $(SAN_OBJ)
+	rm -f $@
+	ar rcs $@ $(SAN_OBJ)
+
+sanitize: test-deps build/san/libbitwire.a
 	@mkdir -p build/san/bitwire
 	@for t in $(patsubst core/test/test_%.c,%,$(wildcard core/test/test_*.c)); do \
-	  $(CC) $(ALL_CFLAGS) $(SANFLAGS) -o build/san/test_$$t core/test/test_$$t.c $(CORE_SRC) $(LIBS) \
+	  $(CC) $(ALL_CFLAGS) $(SANFLAGS) -o build/san/test_$$t core/test/test_$$t.c \
+	    build/san/libbitwire.a $(LIBS) \
 	  && ./build/san/test_$$t || exit 1; done
 	@echo "C tests clean under ASan+UBSan"
 	@$(CC) $(ALL_CFLAGS) $(SANFLAGS) -fPIC $(LUA_CFLAGS) $(LIBFLAG) \
