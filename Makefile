@@ -73,7 +73,7 @@ all: deps build/bitwire/core.so $(CLIB)
 help:
 	@echo "make [all]    build build/bitwire/core.so"
 	@echo "make test     install missing packages, build, run C tests and specs,"
-	@echo "              then sanitize, fuzz-short and valgrind (about 5 minutes)"
+	@echo "              then sanitize, fuzz-short and valgrind (about 12 minutes)"
 	@echo "make demo     run the end-to-end example"
 	@echo "make bench    C stream and Lua schema benchmarks"
 	@echo "make bandwidth  sizes of the game-state encodings (docs/BANDWIDTH.md)"
@@ -174,7 +174,8 @@ spec: test-deps all
 
 # Counts every C check and busted case into one closing line; the C tests
 # and specs under ASan+UBSan (sanitize), a short fuzz run (fuzz-short, about
-# 30 s) and the specs under valgrind (about 3 minutes) count as one each.
+# 3 minutes with its builds) and the specs under valgrind (about 4 minutes)
+# count as one each.
 TEST_STEPS = "$(MAKE) --no-print-directory lint" \
              "$(MAKE) --no-print-directory test-clib" \
              "$(MAKE) --no-print-directory test-gen" \
@@ -269,7 +270,7 @@ sanitize: test-deps build/san/libbitwire.a
 
 # test_share and the busted suite under memcheck: any memory error, or any
 # definite or indirect leak, fails. lua5.4 and busted close their state on
-# exit, so nothing is left to suppress. About 3 minutes; logs in build/.
+# exit, so nothing is left to suppress. About 4 minutes; logs in build/.
 VALGRIND ?= valgrind --tool=memcheck --error-exitcode=99 --leak-check=full \
             --errors-for-leak-kinds=definite,indirect \
             --show-leak-kinds=definite,indirect
@@ -373,7 +374,7 @@ build/fuzz/fuzz_unblob_seed: $(FUZZ_DEC_DEPS) bindings/test/fuzz_unblob.lua
 fuzz: fuzz-deps $(FUZZ_BINS)
 	@sh tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-# for make test: FUZZ_SHORT_SECONDS each, about 32 s for the four
+# for make test: FUZZ_SHORT_SECONDS each, about a minute for the seven
 fuzz-short: fuzz-deps $(FUZZ_BINS)
 	@sh tools/fuzz.sh $(FUZZ_SHORT_SECONDS) $(FUZZ_TARGETS)
 
