@@ -58,6 +58,19 @@ static inline uint64_t refget (const uint8_t *buf, uint64_t pos, unsigned n) {
   return v;
 }
 
+/* 'n' random widths (0..64) and values in 'widths' and 'vals', written to
+** 'w' and, in the reference order, to 'ref' from bit '*pos' */
+static inline void randomwrites (bw_Writer *w, uint8_t *ref, uint64_t *pos,
+                                 unsigned *widths, uint64_t *vals, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    widths[i] = (unsigned)(rng() % 65);
+    vals[i] = rng() & lowmask(widths[i]);
+    refput(ref, pos, vals[i], widths[i]);
+    bw_writebits(w, vals[i], widths[i]);
+  }
+}
+
 static inline void tohex (const uint8_t *p, size_t n, char *out) {
   static const char digits[] = "0123456789abcdef";
   size_t i;
@@ -90,26 +103,13 @@ static inline uint8_t *tightcopy (const void *p, size_t n) {
   return q;
 }
 
-static inline uint32_t f2u (float x) {
-  uint32_t u;
-  memcpy(&u, &x, 4);
-  return u;
-}
-static inline float u2f (uint32_t u) {
-  float x;
-  memcpy(&x, &u, 4);
-  return x;
-}
-static inline uint64_t d2u (double x) {
-  uint64_t u;
-  memcpy(&u, &x, 8);
-  return u;
-}
-static inline double u2d (uint64_t u) {
-  double x;
-  memcpy(&x, &u, 8);
-  return x;
-}
+/* bit casts: f2u, u2f, d2u, u2d */
+#define BITCAST(name, from, to) \
+  static inline to name (from x) { to y; memcpy(&y, &x, sizeof y); return y; }
+BITCAST(f2u, float, uint32_t)
+BITCAST(u2f, uint32_t, float)
+BITCAST(d2u, double, uint64_t)
+BITCAST(u2d, uint64_t, double)
 
 /* a realloc-based bw_Alloc that counts, and fails on request */
 typedef struct Heap {

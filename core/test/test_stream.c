@@ -94,12 +94,7 @@ static void test_bits_random_sequence (void) {
   int bad = 0;
   memset(ref, 0, sizeof(ref));
   bw_writerinit(&w, buf, sizeof(buf));
-  for (i = 0; i < NVAL; i++) {
-    widths[i] = (unsigned)(rng() % 65);
-    vals[i] = rng() & lowmask(widths[i]);
-    refput(ref, &pos, vals[i], widths[i]);
-    bw_writebits(&w, vals[i], widths[i]);
-  }
+  randomwrites(&w, ref, &pos, widths, vals, NVAL);
   data = bw_writerdata(&w, &len);
   CHECK(w.status == BW_OK);
   CHECK(bw_bitswritten(&w) == pos);

@@ -164,6 +164,16 @@ static const Vector accepts[] = {
     BW_OK, 0},
 };
 
+/* A reader over the bytes of 'hex', copied to the end of a block of
+** exactly their size (free the pointer returned). */
+static uint8_t *openhex (const char *hex, bw_Reader *r) {
+  uint8_t bytes[128], *p;
+  size_t len = fromhex(hex, bytes);
+  p = tightcopy(bytes, len);
+  bw_readerinit(r, p, len);
+  return p;
+}
+
 static int nops (const Vector *vec) {
   int i = 0;
   while (i < MAXOPS && vec->ops[i].kind != K_END) i++;
@@ -254,12 +264,9 @@ static void test_vectors_read (void) {
   size_t i;
   for (i = 0; i < NELEMS(vectors); i++) {
     const Vector *vec = &vectors[i];
-    uint8_t bytes[128], *p;
-    size_t len = fromhex(vec->hex, bytes);
     bw_Reader r;
+    uint8_t *p = openhex(vec->hex, &r);
     int k, n = nops(vec), bad = 0;
-    p = tightcopy(bytes, len);
-    bw_readerinit(&r, p, len);
     for (k = 0; k < n; k++)
       EXPECT(bad, readop(&r, &vec->ops[k]), "%s op %d (%s)", vec->name,
              k + 1, bw_codename(r.status));
@@ -300,12 +307,9 @@ static void test_vectors_negative (void) {
   size_t i;
   for (i = 0; i < NELEMS(negatives); i++) {
     const Vector *vec = &negatives[i];
-    uint8_t bytes[64], *p;
-    size_t len = fromhex(vec->hex, bytes);
     bw_Reader r;
+    uint8_t *p = openhex(vec->hex, &r);
     int k, n = nops(vec), bad = 0;
-    p = tightcopy(bytes, len);
-    bw_readerinit(&r, p, len);
     for (k = 0; k < n; k++) {
       readop(&r, &vec->ops[k]);
       if (r.status != BW_OK) break;
@@ -325,12 +329,9 @@ static void test_vectors_accept (void) {
   size_t i;
   for (i = 0; i < NELEMS(accepts); i++) {
     const Vector *vec = &accepts[i];
-    uint8_t bytes[64], *p;
-    size_t len = fromhex(vec->hex, bytes);
     bw_Reader r;
+    uint8_t *p = openhex(vec->hex, &r);
     int k, n = nops(vec), bad = 0;
-    p = tightcopy(bytes, len);
-    bw_readerinit(&r, p, len);
     for (k = 0; k < n; k++)
       EXPECT(bad, readop(&r, &vec->ops[k]), "%s op %d", vec->name, k + 1);
     CHECK(bad == 0);

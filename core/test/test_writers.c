@@ -270,12 +270,7 @@ static void test_growable (void) {
   memset(ref, 0, sizeof(ref));
   bw_writerinitgrow(&w, heapalloc, &heap, sizeof(ref));
   CHECK(w.buf == NULL && w.cap == 0);
-  for (i = 0; i < NVAL; i++) {
-    widths[i] = (unsigned)(rng() % 65);
-    vals[i] = rng() & lowmask(widths[i]);
-    refput(ref, &pos, vals[i], widths[i]);
-    bw_writebits(&w, vals[i], widths[i]);
-  }
+  randomwrites(&w, ref, &pos, widths, vals, NVAL);
   data = bw_writerdata(&w, &len);
   CHECK(w.status == BW_OK && bw_bitswritten(&w) == pos);
   CHECK(len == (pos + 7) / 8 && memcmp(data, ref, len) == 0);
