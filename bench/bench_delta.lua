@@ -73,13 +73,16 @@ for _, c in ipairs(cases) do
   local label, b, share = c[1], c[2], c[3]
   local full = s:encode("Snapshot", b)
   local delta = s:encode("Snapshot", b, { baseline = a })
+  -- each op's options made once, as a server reusing them per client
+  -- would (the table's allocation is the caller's, not the encoder's)
+  local eopts = { baseline = a }
   local dopts = { baseline = base, share = share }
   local got = assert(s:decode("Snapshot", delta, dopts))
   local want = s:decode("Snapshot", full)
   assert(s:encode("Snapshot", got) == s:encode("Snapshot", want), "delta decode differs")
   local ops = {
     ef = function () return s:encode("Snapshot", b) end,
-    ed = function () return s:encode("Snapshot", b, { baseline = a }) end,
+    ed = function () return s:encode("Snapshot", b, eopts) end,
     df = function () return s:decode("Snapshot", full) end,
     dd = function () return s:decode("Snapshot", delta, dopts) end,
   }
