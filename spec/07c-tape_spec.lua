@@ -99,6 +99,21 @@ local function poisoned (a)
   return p
 end
 
+-- the delta of 'v' against 'base' read from its tape is the walk over the
+-- table's (poisoned(base) makes the encode walk it); returns the bytes
+local function sameastable (s, name, v, base, version, msg)
+  local want = s:encode(name, v, { baseline = poisoned(base), version = version })
+  assert.equal(H.tohex(want), H.tohex(s:encode(name, v, { baseline = base, version = version })),
+               msg)
+  return want
+end
+
+-- a delta decoded against the tape is what the walk over tables (share) gives
+local function decodesame (s, name, bytes, base, version)
+  assert.same(s:decode(name, bytes, { baseline = base, version = version, share = true }),
+              s:decode(name, bytes, { baseline = base, version = version }))
+end
+
 describe("deltas against tapes", function ()
   it("encode the same bytes as the walk over the baseline table", function ()
     local rand = lcg(7)
@@ -107,15 +122,11 @@ describe("deltas against tapes", function ()
       local a = gen(rand)
       local b = change(rand, a)
       local version = round % 3 == 0 and 0 or nil
-      local want = s:encode("Root", b, { baseline = poisoned(a), version = version })
-      local got = s:encode("Root", b, { baseline = a, version = version })
-      assert.equal(H.tohex(want), H.tohex(got))
+      local want = sameastable(s, "Root", b, a, version)
       -- again, against the tape the first one left on 'a'
       assert.equal(want, s:encode("Root", b, { baseline = a, version = version }))
       -- and a chain: 'c' against 'b', whose tape its own delta left
-      local c = change(rand, b)
-      assert.equal(s:encode("Root", c, { baseline = poisoned(b), version = version }),
-                   s:encode("Root", c, { baseline = b, version = version }))
+      sameastable(s, "Root", change(rand, b), b, version)
     end
   end)
 
@@ -244,9 +255,7 @@ describe("deltas against tapes", function ()
         b.name = "a much longer name here"
         s:encode("Root", b, { baseline = a2 })
       end
-      local c = change(rand, b)
-      assert.equal(s:encode("Root", c, { baseline = poisoned(b) }),
-                   s:encode("Root", c, { baseline = b }))
+      sameastable(s, "Root", change(rand, b), b)
     end
   end)
 
@@ -260,12 +269,9 @@ describe("deltas against tapes", function ()
     for i = 1, 120 do a["z" .. i] = 5 end
     local b = copy(a)
     b.k = 2
-    local got = s:encode("T", b, { baseline = a })
-    assert.equal(s:encode("T", b, { baseline = poisoned(a) }), got)
+    local got = sameastable(s, "T", b, a)
     assert.equal(11 + 121, s:bits("T", b, { baseline = a }))  -- k; 121 unchanged
-    local base = s:decode("T", s:encode("T", a))
-    assert.same(s:decode("T", got, { baseline = base, share = true }),
-                s:decode("T", got, { baseline = base }))
+    decodesame(s, "T", got, s:decode("T", s:encode("T", a)))
     b.z7 = 6  -- refused in the run, at its own bit
     local err = errorof(s.encode, s, "T", b, { baseline = a })
     assert.equal(errorof(s.encode, s, "T", b, { baseline = poisoned(a) }), err)
@@ -316,12 +322,8 @@ describe("deltas against tapes", function ()
         local a = gen_random.value(prog, prog.byname.T1)
         local b = gen_random.near(prog, prog.byname.T1, a)
         b.k = (a.k + 1) % 1001
-        local want = s:encode("T1", b, { baseline = poisoned(a) })
-        assert.equal(H.tohex(want), H.tohex(s:encode("T1", b, { baseline = a })),
-                     "round " .. round)
-        local base = s:decode("T1", s:encode("T1", a))
-        assert.same(s:decode("T1", want, { baseline = base, share = true }),
-                    s:decode("T1", want, { baseline = base }))
+        local want = sameastable(s, "T1", b, a, nil, "round " .. round)
+        decodesame(s, "T1", want, s:decode("T1", s:encode("T1", a)))
       end
     end
   end)
@@ -332,12 +334,10 @@ describe("deltas against tapes", function ()
     local a = gen(rand)
     local b = change(rand, a)
     for _, version in ipairs { 1, 0, 1, 0 } do
-      local want = s:encode("Root", b, { baseline = poisoned(a), version = version })
-      assert.equal(want, s:encode("Root", b, { baseline = a, version = version }))
+      local want = sameastable(s, "Root", b, a, version)
       local base = s:decode("Root", s:encode("Root", a, { version = version }),
                             { version = version })
-      assert.same(s:decode("Root", want, { baseline = base, version = version, share = true }),
-                  s:decode("Root", want, { baseline = base, version = version }))
+      decodesame(s, "Root", want, base, version)
     end
   end)
 
@@ -375,13 +375,11 @@ describe("deltas against tapes", function ()
             if rand(4) == 0 then b.items[i].hp = rand(51) end
           end
         end
-        local want = s:encode("List", b, { baseline = poisoned(a) })
-        assert.equal(H.tohex(want), H.tohex(s:encode("List", b, { baseline = a })))
+        sameastable(s, "List", b, a)
         -- the tape 'b' now has is what it sent
         local c = { k = b.k - 1, items = {} }
         for i = 1, #b.items do c.items[i] = rand(3) == 0 and item() or b.items[i] end
-        assert.equal(s:encode("List", c, { baseline = poisoned(b) }),
-                     s:encode("List", c, { baseline = b }))
+        sameastable(s, "List", c, b)
       end
     end
   end)
