@@ -109,6 +109,32 @@ static INLINE int floatok (Ctx *c, const bw_Field *f, double x, int raise) {
   return 1;
 }
 
+/* The index of the enum value at 'idx' of Lua type 'tt' of field 'f', in
+** '*out'; as wanttype or REFUSE when it is none. */
+static INLINE int enumcode (Ctx *c, const bw_Field *f, int idx, int tt,
+                            int raise, uint64_t *out) {
+  size_t len = 0, i, n = (size_t)f->max + 1;
+  const char *s;
+  if (!wanttype(c, idx, tt, LUA_TSTRING, "a string", raise)) return 0;
+  s = lua_tolstring(c->L, idx, &len);
+  for (i = 0; i < n; i++) {
+    uint32_t nm = f->ref + (uint32_t)i;
+    if (c->S->namelens[nm] == len && memcmp(c->S->names[nm], s, len) == 0)
+      break;
+  }
+  if (i == n) REFUSE(c, raise, "'%s' is not one of its enum values", s);
+  *out = (uint64_t)i;
+  return 1;
+}
+
+/* The bits of number 'x' as float field 'f', in '*out'; as REFUSE. */
+static INLINE int floatcode (Ctx *c, const bw_Field *f, double x, int raise,
+                             uint64_t *out) {
+  if (!floatok(c, f, x, raise)) return 0;
+  *out = bw_qfloatencode(&f->q, x);
+  return 1;
+}
+
 /* The bits of fixed-width scalar 'f' (fixedscalar) for the value at 'idx'
 ** of Lua type 'tt', in '*out'. A value it cannot take raises when 'raise',
 ** else returns 0 (a delta's baseline: it then differs from any value). */
@@ -123,28 +149,56 @@ static INLINE int fixedcode (Ctx *c, const bw_Field *f, int idx, int tt,
       if (!wanttype(c, idx, tt, LUA_TBOOLEAN, "a boolean", raise)) return 0;
       *out = (uint64_t)lua_toboolean(c->L, idx);
       return 1;
+    case BW_KFLOAT:
+      if (!wanttype(c, idx, tt, LUA_TNUMBER, "a number", raise)) return 0;
+      return floatcode(c, f, (double)lua_tonumber(c->L, idx), raise, out);
+    default:  /* BW_KENUM */
+      return enumcode(c, f, idx, tt, raise, out);
+  }
+}
+
+/* fixedcode in two steps. The raw value, in '*raw', is what the code is a
+** function of (the integer, the number's bits, the boolean, the enum
+** value's index): equal raws have equal codes, so a delta against a tape
+** does not range-check or quantize what its baseline had (lbw_tapeenc.c).
+** A value of the wrong type is refused here, one out of range by rawcode. */
+static INLINE int fixedraw (Ctx *c, const bw_Field *f, int idx, int tt,
+                            int raise, uint64_t *raw) {
+  switch (f->kind) {
+    case BW_KINT: case BW_KUINT: {
+      lua_Integer v = 0;
+      if (!toint(c, idx, tt, raise, &v)) return 0;
+      memcpy(raw, &v, sizeof(v));
+      return 1;
+    }
     case BW_KFLOAT: {
       double x;
       if (!wanttype(c, idx, tt, LUA_TNUMBER, "a number", raise)) return 0;
       x = (double)lua_tonumber(c->L, idx);
-      if (!floatok(c, f, x, raise)) return 0;
-      *out = bw_qfloatencode(&f->q, x);
+      memcpy(raw, &x, sizeof(x));
       return 1;
     }
-    default: {  /* BW_KENUM */
-      size_t len = 0, i, n = (size_t)f->max + 1;
-      const char *s;
-      if (!wanttype(c, idx, tt, LUA_TSTRING, "a string", raise)) return 0;
-      s = lua_tolstring(c->L, idx, &len);
-      for (i = 0; i < n; i++) {
-        uint32_t nm = f->ref + (uint32_t)i;
-        if (c->S->namelens[nm] == len && memcmp(c->S->names[nm], s, len) == 0)
-          break;
-      }
-      if (i == n) REFUSE(c, raise, "'%s' is not one of its enum values", s);
-      *out = (uint64_t)i;
-      return 1;
+    default:  /* BW_KBOOL, BW_KENUM: the raw is the code */
+      return fixedcode(c, f, idx, tt, raise, raw);
+  }
+}
+
+static INLINE int rawcode (Ctx *c, const bw_Field *f, uint64_t raw,
+                           int raise, uint64_t *out) {
+  switch (f->kind) {
+    case BW_KINT: case BW_KUINT: {
+      lua_Integer v;
+      memcpy(&v, &raw, sizeof(v));
+      return intcode(c, f, v, raise, out);
     }
+    case BW_KFLOAT: {
+      double x;
+      memcpy(&x, &raw, sizeof(x));
+      return floatcode(c, f, x, raise, out);
+    }
+    default:
+      *out = raw;
+      return 1;
   }
 }
 

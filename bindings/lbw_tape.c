@@ -66,6 +66,8 @@ void bw_tapesmake (Tapes *tp, const bw_Schema *S) {
 void bw_tapesfree (Tapes *tp) {
   free(tp->out.s);
   free(tp->base.s);
+  free(tp->rout.s);
+  free(tp->rbase.s);
   free(tp->ok);
   memset(tp, 0, sizeof(*tp));
 }
@@ -139,11 +141,10 @@ void bw_tapeputbits (Ctx *c, TapeBuf *b, const uint64_t *s, uint64_t pos,
 
 /* {===================== tapes of tables ===================== */
 
-static int buildstruct (Ctx *c, TapeBuf *b, uint32_t t, int idx);
+static int buildstruct (Ctx *c, TapeBuf *b, TapeBuf *r, uint32_t t, int idx);
 
-/* Append the tape of the value at 'v' (of Lua type 'vt', not nil) of field
-** 'f'; 0 when it is not a value of the field (nothing raised). */
-int bw_tapebuild (Ctx *c, TapeBuf *b, const bw_Field *f, int v, int vt) {
+int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
+                  int vt) {
   lua_State *L = c->L;
   switch (f->kind) {
     case BW_KSTRING: {
@@ -155,7 +156,8 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, const bw_Field *f, int v, int vt) {
       bw_tapeputstr(c, b, f, s, len);
       return 1;
     }
-    case BW_KSTRUCT: return vt == LUA_TTABLE && buildstruct(c, b, f->ref, v);
+    case BW_KSTRUCT:
+      return vt == LUA_TTABLE && buildstruct(c, b, r, f->ref, v);
     case BW_KARRAY: {
       const bw_Field *e = &c->S->fields[f->ref];
       lua_Integer i, n;
@@ -165,16 +167,18 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, const bw_Field *f, int v, int vt) {
       put(c, b, (uint64_t)n - (uint64_t)f->min, f->nbits);
       for (i = 1; i <= n; i++) {
         int et = lua_rawgeti(L, v, i), ok;
-        ok = et != LUA_TNIL && bw_tapebuild(c, b, e, lua_gettop(L), et);
+        ok = et != LUA_TNIL && bw_tapebuild(c, b, r, e, lua_gettop(L), et);
         lua_pop(L, 1);
         if (!ok) return 0;
       }
       return 1;
     }
     default: {
-      uint64_t code;
-      if (!fixedcode(c, f, v, vt, 0, &code)) return 0;
+      uint64_t raw, code;
+      if (!fixedraw(c, f, v, vt, 0, &raw) || !rawcode(c, f, raw, 0, &code))
+        return 0;
       put(c, b, code, fixedbits(f));
+      rawput(c, r, raw);
       return 1;
     }
   }
@@ -183,7 +187,7 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, const bw_Field *f, int v, int vt) {
 /* Append the tape of the record at 'idx' of type 't' (a tapeok type), as
 ** the walks over tables read a baseline: a missing field takes its
 ** default. 0 when the table is not a value of the type. */
-static int buildstruct (Ctx *c, TapeBuf *b, uint32_t t, int idx) {
+static int buildstruct (Ctx *c, TapeBuf *b, TapeBuf *r, uint32_t t, int idx) {
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
   const bw_Field *f = &c->S->fields[ty->first], *end = f + ty->count;
@@ -203,7 +207,7 @@ static int buildstruct (Ctx *c, TapeBuf *b, uint32_t t, int idx) {
       vt = lua_type(L, -1);
     }
     else if (f->optional) put(c, b, 1, 1);
-    ok = bw_tapebuild(c, b, f, lua_gettop(L), vt);
+    ok = bw_tapebuild(c, b, r, f, lua_gettop(L), vt);
     lua_pop(L, 1);
     if (!ok) return 0;
   }
@@ -215,7 +219,8 @@ static int buildstruct (Ctx *c, TapeBuf *b, uint32_t t, int idx) {
 
 /* {===================== reading a baseline's tape ===================== */
 
-/* Step over the baseline's value of 'f' (past an optional's presence). */
+/* Step over the baseline's value of 'f' (past an optional's presence),
+** and its raws. */
 void bw_tapeskip (Walk *w, const bw_Field *f) {
   const bw_Schema *S = w->c->S;
   switch (f->kind) {
@@ -228,6 +233,7 @@ void bw_tapeskip (Walk *w, const bw_Field *f) {
       for (; g < end; g++) {
         if (g->fuse > 1) {  /* fixed scalars, unversioned: one step */
           w->ip += g->fusebits;
+          w->rp += g->fuse;
           g += g->fuse - 1;
           continue;
         }
@@ -240,20 +246,25 @@ void bw_tapeskip (Walk *w, const bw_Field *f) {
     case BW_KARRAY: {
       const bw_Field *e = &S->fields[f->ref];
       uint64_t n = take(w, f->nbits) + (uint64_t)f->min;
-      if (fixedscalar(e)) w->ip += n * fixedbits(e);
+      if (fixedscalar(e)) {
+        w->ip += n * fixedbits(e);
+        w->rp += n;
+      }
       else while (n-- > 0) bw_tapeskip(w, e);
       return;
     }
     default:
       w->ip += fixedbits(f);
+      w->rp++;
   }
 }
 
 /* Copy the baseline's value of 'f', unchanged, to the value's tape. */
 void bw_tapecopy (Walk *w, const bw_Field *f) {
-  uint64_t start = w->ip;
+  Kept k = { NONE, 0 };
+  keepfrom(w, &k);
   bw_tapeskip(w, f);
-  bw_tapeputbits(w->c, w->out, w->in, start, w->ip - start);
+  keepbits(w, &k);
 }
 
 /* }========================================================== */
@@ -263,13 +274,18 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx);
 
 #define pushtapes(L)  bw_pushweakuv(L, UV_TAPES)
 
-/* Keep the tape in 'b' for the table at 'idx', in the tapes table at
-** 'tapes'; returns the kept tape (a userdata left on the stack). */
+/* Keep the tape in 'b' and its raws in 'r' (NULL: none) for the table at
+** 'idx', in the tapes table at 'tapes'; returns the kept tape (a userdata
+** left on the stack). */
 static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
-                       const TapeBuf *b, int again) {
+                       const TapeBuf *b, const TapeBuf *r, int again) {
   lua_State *L = c->L;
   size_t words = (size_t)(b->pos >> 6) + 1;  /* + 1: get reads a word past */
-  size_t size = sizeof(Tape) + words * sizeof(uint64_t);
+  size_t nraws = r != NULL ? (size_t)r->pos : 0;
+  size_t size;
+  if (nraws > ((size_t)-1 - sizeof(Tape)) / sizeof(uint64_t) - words)
+    luaL_error(L, "not enough memory");
+  size = sizeof(Tape) + (words + nraws) * sizeof(uint64_t);
   Tape *tape = NULL;
   if (again) {  /* a table encoded again (to each peer against its own
                    baseline): its tape's memory, when it is large enough */
@@ -288,18 +304,30 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
   tape->type = t;
   tape->version = c->version;
   tape->bits = b->pos;
+  tape->nraws = nraws;
+  tape->raws = r != NULL;
   memcpy(tape->s, b->s, (size_t)((b->pos + 63) >> 6) * sizeof(uint64_t));
   if ((b->pos & 63) == 0) tape->s[words - 1] = 0;
+  if (nraws > 0) memcpy(tape->s + words, r->s, nraws * sizeof(uint64_t));
   return tape;
 }
 
-/* A walk against 'base', writing the value's tape from its start. */
-static void startwalk (Walk *w, Ctx *c, const Tape *base) {
+/* A walk against 'base', writing the value's tape from its start, and
+** its raws when 'raws' and the baseline has them. */
+static void startwalk (Walk *w, Ctx *c, const Tape *base, int raws) {
   w->c = c;
   w->out = &c->tapes->out;
   w->in = base->s;
   w->ip = 0;
   w->out->pos = 0;
+  w->rp = 0;
+  w->rin = NULL;
+  w->rout = NULL;
+  if (raws && base->raws) {
+    w->rin = base->s + (size_t)(base->bits >> 6) + 1;
+    w->rout = &c->tapes->rout;
+    w->rout->pos = 0;
+  }
 }
 
 int bw_enctape (Ctx *c, uint32_t t, int idx, int bidx) {
@@ -315,14 +343,14 @@ int bw_enctape (Ctx *c, uint32_t t, int idx, int bidx) {
     lua_settop(L, top);
     return 0;
   }
-  startwalk(&w, c, base);
+  startwalk(&w, c, base, 1);
   c->pending = 0;
   bw_tapeencstruct(&w, t, idx, bidx, &run);
   runflush(c, &run);
   if (c->w->status != BW_OK)
     bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
                 (lua_Integer)c->w->maxbytes);
-  keeptape(c, top + 1, idx, t, &tp->out, 1);
+  keeptape(c, top + 1, idx, t, &tp->out, w.rout, 1);
   lua_settop(L, top);
   return 1;
 }
@@ -345,8 +373,9 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx) {
   }
   lua_pop(L, 1);
   tp->base.pos = 0;  /* a baseline this schema has not sent: from its table */
-  if (!buildstruct(c, &tp->base, t, bidx)) return NULL;
-  return keeptape(c, tapes, bidx, t, &tp->base, 0);
+  tp->rbase.pos = 0;
+  if (!buildstruct(c, &tp->base, &tp->rbase, t, bidx)) return NULL;
+  return keeptape(c, tapes, bidx, t, &tp->base, &tp->rbase, 0);
 }
 
 int bw_dectape (Ctx *c, uint32_t t, int bidx) {
@@ -361,9 +390,9 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx) {
     lua_settop(L, top);
     return -1;
   }
-  startwalk(&w, c, base);
+  startwalk(&w, c, base, 0);
   if (!bw_tapedecstruct(&w, t)) return 0;
-  keeptape(c, tapes, lua_gettop(L), t, &tp->out, 0);
+  keeptape(c, tapes, lua_gettop(L), t, &tp->out, NULL, 0);
   lua_pop(L, 1);
   lua_replace(L, tapes);  /* the value, where the tapes table was */
   lua_settop(L, tapes);

@@ -7,13 +7,22 @@
 #ifndef lbw_tape_h
 #define lbw_tape_h
 
+#include <string.h>
+
 #include "lbw_encvalue.h"
 
-typedef struct Tape {  /* the userdata of a table's tape */
+/* The userdata of a table's tape: its codes, and the raw values
+** (fixedraw) of its fixed scalars in the same order, one word each, when
+** the table's own values made it (an encode's or a baseline's). A delta
+** encode against it compares a scalar's raw first: equal raws have equal
+** codes, so an unchanged value is not range-checked or quantized again. */
+typedef struct Tape {
   const bw_Schema *S;
   uint32_t type, version;
   uint64_t bits;
-  uint64_t s[];  /* bits / 64 + 1 words */
+  uint64_t nraws;  /* raws after the codes' words */
+  int      raws;   /* 0: none (a decode's: it has no raws to keep) */
+  uint64_t s[];    /* bits / 64 + 1 words of codes, then the raws */
 } Tape;
 
 enum { TAPEOK = 1, TAPENESTS = 2 };  /* Tapes.ok: tapes; and nested fields */
@@ -53,7 +62,23 @@ typedef struct Walk {
   TapeBuf        *out;  /* the value's tape */
   const uint64_t *in;   /* the baseline's */
   uint64_t        ip;   /* the next bit of 'in' */
+  const uint64_t *rin;  /* the baseline's raws (an encode's), or NULL */
+  uint64_t        rp;   /* the next raw of 'rin' */
+  TapeBuf        *rout; /* the value's raws: NULL when 'rin' is */
 } Walk;
+
+/* Room for 'n' more raws in 'b': where they go. */
+static INLINE uint64_t *rawroom (Ctx *c, TapeBuf *b, size_t n) {
+  if (b->pos + n > b->cap) bw_tapegrow(c, b, (size_t)b->pos + n);
+  return b->s + b->pos;
+}
+
+/* Append raw 'raw' to 'b' (NULL: the tape keeps no raws). */
+static INLINE void rawput (Ctx *c, TapeBuf *b, uint64_t raw) {
+  if (b == NULL) return;
+  *rawroom(c, b, 1) = raw;
+  b->pos++;
+}
 
 static INLINE uint64_t take (Walk *w, unsigned n) {
   uint64_t v = get(w->in, w->ip, n);
@@ -70,20 +95,42 @@ int  bw_tapesamebytes (const uint64_t *s, uint64_t pos, const char *p,
 void bw_tapeputbits (Ctx *c, TapeBuf *b, const uint64_t *s, uint64_t pos,
                      uint64_t n);
 /* Append the tape of the value at 'v' (of Lua type 'vt', not nil) of field
-** 'f'; 0 when it is not a value of the field (nothing raised). */
-int  bw_tapebuild (Ctx *c, TapeBuf *b, const bw_Field *f, int v, int vt);
+** 'f', its raws to 'r' (NULL: none kept); 0 when it is not a value of the
+** field (nothing raised). */
+int  bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
+                   int vt);
 /* Step over, or copy to the value's tape, the baseline's value of 'f'. */
 void bw_tapeskip (Walk *w, const bw_Field *f);
 void bw_tapecopy (Walk *w, const bw_Field *f);
 
 #define NONE  UINT64_MAX
 
-/* Copy the baseline's bits from '*from' (unless NONE) to w->ip: values
-** kept one after another. */
-static INLINE void keepbits (Walk *w, uint64_t *from) {
-  if (*from == NONE) return;
-  bw_tapeputbits(w->c, w->out, w->in, *from, w->ip - *from);
-  *from = NONE;
+/* Copy the baseline's raws from 'from' to w->rp, when the walk keeps
+** them. */
+static INLINE void keepraws (Walk *w, uint64_t from) {
+  if (w->rout == NULL || w->rp == from) return;
+  memcpy(rawroom(w->c, w->rout, (size_t)(w->rp - from)), w->rin + from,
+         (size_t)(w->rp - from) * sizeof(uint64_t));
+  w->rout->pos += w->rp - from;
+}
+
+/* Where a run of kept values starts: a bit of 'in' (NONE: no run), and a
+** raw of 'rin'. */
+typedef struct Kept { uint64_t ip, rp; } Kept;
+
+static INLINE void keepfrom (Walk *w, Kept *k) {
+  if (k->ip != NONE) return;
+  k->ip = w->ip;
+  k->rp = w->rp;
+}
+
+/* Copy the baseline's bits and raws from the start of run 'k' (if any)
+** to w->ip: values kept one after another. */
+static INLINE void keepbits (Walk *w, Kept *k) {
+  if (k->ip == NONE) return;
+  bw_tapeputbits(w->c, w->out, w->in, k->ip, w->ip - k->ip);
+  keepraws(w, k->rp);
+  k->ip = NONE;
 }
 
 /* The walks: a record against the baseline's tape at w->ip, its bits

@@ -106,7 +106,7 @@ static int tapedecvalue (Walk *w, const bw_Field *f, int had) {
         return f->kind == BW_KSTRUCT ? bw_tapedecstruct(w, f->ref)
                                      : tapedecarray(w, f);
       if (!bw_decvalue(c, f, 0)) return 0;
-      if (!bw_tapebuild(c, w->out, f, lua_gettop(L), LUA_TTABLE))
+      if (!bw_tapebuild(c, w->out, NULL, f, lua_gettop(L), LUA_TTABLE))
         return bw_decfail(c, BW_ESCHEMA, c->r.pos, "decoded value refused");
       return 1;
     case BW_KSTRING: {
@@ -135,7 +135,7 @@ static int tapedecarray (Walk *w, const bw_Field *f) {
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
   int64_t i, n, bn = (int64_t)(take(w, f->nbits) + (uint64_t)f->min);
-  uint64_t kept = NONE;
+  Kept kept = { NONE, 0 };
   int t;
   if (!bw_decdeltacount(c, f, bn, &n)) return 0;
   t = lua_gettop(L);
@@ -146,7 +146,7 @@ static int tapedecarray (Walk *w, const bw_Field *f) {
       uint64_t changed = bw_readbits(&c->r, 1);
       if (c->r.status != BW_OK) return bw_readfail(c);
       if (!changed) {  /* consecutive kept elements: their bits copied once */
-        if (kept == NONE) kept = w->ip;
+        keepfrom(w, &kept);
         pushfrom(w, e);
       }
       else {
@@ -157,7 +157,7 @@ static int tapedecarray (Walk *w, const bw_Field *f) {
     else {
       keepbits(w, &kept);
       if (!bw_decvalue(c, e, 0)) return 0;
-      if (!bw_tapebuild(c, w->out, e, t + 1, lua_type(L, t + 1)))
+      if (!bw_tapebuild(c, w->out, NULL, e, t + 1, lua_type(L, t + 1)))
         return bw_decfail(c, BW_ESCHEMA, c->r.pos, "decoded value refused");
     }
     lua_rawseti(L, t, (lua_Integer)i);

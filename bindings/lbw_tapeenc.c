@@ -19,7 +19,7 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
 static void sendwhole (Walk *w, const bw_Field *f, int v, int vt) {
   Ctx *c = w->c;
   bw_encvalue(c, f, v, vt);
-  if (!bw_tapebuild(c, w->out, f, v, vt))  /* it encoded, so it is a value */
+  if (!bw_tapebuild(c, w->out, w->rout, f, v, vt))  /* it encoded: a value */
     bw_encerror(c, "value changed while encoded");
 }
 
@@ -76,14 +76,17 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       return !same;
     }
     default: {
-      uint64_t code = 0;
+      uint64_t raw = 0, code = 0;
       unsigned bits = fixedbits(f);
-      if (!fixedcode(c, f, v, vt, 0, &code)) {  /* raise where the walk */
+      if (!fixedraw(c, f, v, vt, 0, &raw)
+          || !rawcode(c, f, raw, 0, &code)) {  /* raise where the walk */
         if (deltafixed(f)) fixedvalue(c, f, v, vt);  /* over tables does */
         runflush(c, r);
         bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
         bw_encleaf(c, f, v, vt);
       }
+      rawput(c, w->rout, raw);
+      w->rp++;
       put(c, w->out, code, bits);
       if (code == take(w, bits)) {
         runadd(c, r, 0, 1);
@@ -105,7 +108,7 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer i, n, bn = (lua_Integer)(take(w, f->nbits) + (uint64_t)f->min);
   int changed, top = lua_gettop(L), tables = e->kind == BW_KSTRUCT && bidx;
-  uint64_t kept = NONE;
+  Kept kept = { NONE, 0 };
   lua_Integer probe = 1;  /* the next element checked for sharing */
   int hits = 0, btab;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
@@ -136,7 +139,7 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
         /* shared with the baseline: unchanged; the bits of a run of them
         ** are copied at once */
         runadd(c, r, 0, 1);
-        if (kept == NONE) kept = w->ip;
+        keepfrom(w, &kept);
         bw_tapeskip(w, e);
       }
       else {
@@ -193,21 +196,47 @@ static NOINLINE void runchanges (Ctx *c, uint64_t *r, const bw_Field *f,
 /* The fused run [f, f + f->fuse) of fixed scalars, their values at 'v',
 ** v + 1, ... of Lua types tt[0], tt[1], ...: compared as one code with the
 ** baseline's when every value is one the fields take; else field by field.
-** Returns 1 if any changed. The slow paths stay out of line, so the loop
-** keeps its code in registers. */
+** Against a baseline's raws, a run whose raws are all the baseline's has
+** its codes: nothing is range-checked or quantized. Returns 1 if any
+** changed. The slow paths stay out of line, so the loop keeps its code in
+** registers. */
 static INLINE int taperun (Walk *w, uint64_t *r, Frame *fr, const bw_Field *f,
                            int v, const int *tt) {
   Ctx *c = w->c;
   unsigned k = f->fuse, bits = f->fusebits, j, sh = 0;
   uint64_t acc = 0, base;
-  for (j = 0; j < k; j++) {
-    uint64_t code;
-    if (tt[j] == LUA_TNIL || !fixedcode(c, &f[j], v + (int)j, tt[j], 0, &code))
-      return runfields(w, r, fr, f, v, tt);
-    acc |= code << sh;
-    sh += fixedbits(&f[j]);
+  if (w->rin != NULL) {
+    uint64_t *raw = rawroom(c, w->rout, k), diff = 0;
+    const uint64_t *braw = w->rin + w->rp;
+    for (j = 0; j < k; j++) {
+      if (tt[j] == LUA_TNIL
+          || !fixedraw(c, &f[j], v + (int)j, tt[j], 0, &raw[j]))
+        return runfields(w, r, fr, f, v, tt);
+      diff |= raw[j] ^ braw[j];
+    }
+    for (j = 0; diff != 0 && j < k; j++) {
+      uint64_t code;
+      if (!rawcode(c, &f[j], raw[j], 0, &code))
+        return runfields(w, r, fr, f, v, tt);
+      acc |= code << sh;
+      sh += fixedbits(&f[j]);
+    }
+    w->rp += k;
+    w->rout->pos += k;
+    base = take(w, bits);
+    if (diff == 0) acc = base;  /* the baseline's raws: its codes */
   }
-  base = take(w, bits);
+  else {
+    for (j = 0; j < k; j++) {
+      uint64_t code;
+      if (tt[j] == LUA_TNIL
+          || !fixedcode(c, &f[j], v + (int)j, tt[j], 0, &code))
+        return runfields(w, r, fr, f, v, tt);
+      acc |= code << sh;
+      sh += fixedbits(&f[j]);
+    }
+    base = take(w, bits);
+  }
   put(c, w->out, acc, bits);
   if (acc != base) {
     runchanges(c, r, f, acc, base);
@@ -246,8 +275,8 @@ int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
       v = top + 1;
     }
     if (f->fuse > 1) {  /* fixed scalars, unversioned, none optional */
-      int tt[MAXFUSE], j;
-      for (j = 0; j < f->fuse; j++) {
+      int tt[MAXFUSE], j, k = f->fuse;
+      for (j = 0; j < k; j++) {
         pushkey(c, f[j].name);
         tt[j] = lua_rawget(L, idx);
       }

@@ -384,6 +384,65 @@ describe("deltas against tapes", function ()
     end
   end)
 
+  it("compare each value with its own baseline value, whatever the walk skips", function ()
+    -- a tape keeps each scalar's Lua value next to its code, and a run
+    -- whose values are all the baseline's is not quantized again; the
+    -- values here make a run that read the wrong baseline values (after
+    -- skipping or keeping a record, a scalar or array elements) look
+    -- unchanged when it changed
+    local s = bitwire.schema {
+      Pair = { { "u", "int", min = 0, max = 9 }, { "v", "int", min = 0, max = 9 } },
+      Root = { { "k", "int", min = 0, max = 1000 },
+               { "o", "int", min = 0, max = 9, optional = true },
+               { "items", "array", of = "Pair", max = 4 },
+               { "nums", "array", of = { "int", min = 0, max = 9 }, max = 4 },
+               { "onums", "array", of = { "int", min = 0, max = 9 }, max = 4,
+                 optional = true },
+               { "r", "Pair" } },
+    }
+    local function P (u, v) return { u = u, v = v } end
+    local cases = {
+      -- the baseline's second element, past the value's count, skipped
+      { { k = 0, items = { P(1, 2), P(3, 4) }, nums = {}, r = P(7, 8) },
+        function () return { k = 1, items = { P(1, 2) }, nums = {}, r = P(3, 4) } end },
+      -- a shared element skipped; the next one is the skipped one's values
+      { { k = 0, items = { P(5, 6), P(1, 1) }, nums = {}, r = P(0, 0) },
+        function (a) return { k = 1, items = { a.items[1], P(5, 6) }, nums = {}, r = P(0, 0) } end },
+      -- an optional scalar the value drops
+      { { k = 0, o = 5, items = {}, nums = {}, r = P(1, 1) },
+        function () return { k = 1, items = {}, nums = {}, r = P(5, 1) } end },
+      -- an optional scalar both have
+      { { k = 0, o = 5, items = {}, nums = {}, r = P(1, 1) },
+        function () return { k = 1, o = 5, items = {}, nums = {}, r = P(5, 1) } end },
+      -- scalar elements past the value's count
+      { { k = 0, items = {}, nums = { 3, 4, 9 }, r = P(1, 1) },
+        function () return { k = 1, items = {}, nums = { 3 }, r = P(4, 9) } end },
+      -- an array of scalars the value drops
+      { { k = 0, items = {}, nums = {}, onums = { 4, 9 }, r = P(1, 1) },
+        function () return { k = 1, items = {}, nums = {}, r = P(4, 9) } end },
+    }
+    for n, case in ipairs(cases) do
+      local a = case[1]
+      local b = case[2](a)
+      local want = sameastable(s, "Root", b, a, nil, "case " .. n)
+      decodesame(s, "Root", want, s:decode("Root", s:encode("Root", a)))
+    end
+    -- the tape a delta leaves holds the values it kept: a shared element's,
+    -- an element sent whole past the baseline's count
+    local a = { k = 0, items = { P(5, 6), P(1, 1) }, nums = {}, r = P(0, 0) }
+    local b = { k = 1, items = { a.items[1], P(2, 2), P(3, 3) }, nums = {}, r = P(0, 0) }
+    s:encode("Root", b, { baseline = a })
+    local c = { k = 2, items = { P(2, 2), P(3, 3), P(0, 0) }, nums = {}, r = P(3, 3) }
+    sameastable(s, "Root", c, b, nil, "the chain")
+    -- a float whose value moved less than a step keeps its code
+    local f = bitwire.schema { V = { { "k", "int", min = 0, max = 9 },
+                                     { "x", "float", min = 0, max = 1, res = 0.1 } } }
+    local fa, fb = { k = 0, x = 0.5 }, { k = 1, x = 0.51 }
+    assert.equal(4 + 1 + 1, f:bits("V", fb, { baseline = fa }))  -- k; x unchanged
+    sameastable(f, "V", fb, fa)
+    sameastable(f, "V", { k = 2, x = 0.5 }, fb)  -- fb's tape: its own value
+  end)
+
   it("keep tapes no longer than the tables they describe", function ()
     local s = bitwire.schema(DESC)
     local rand = lcg(29)
