@@ -320,6 +320,7 @@ static void startwalk (Walk *w, Ctx *c, const Tape *base, int raws) {
   w->in = base->s;
   w->ip = 0;
   w->out->pos = 0;
+  w->room = 0;
   w->rp = 0;
   w->rin = NULL;
   w->rout = NULL;

@@ -65,6 +65,8 @@ typedef struct Walk {
   const uint64_t *rin;  /* the baseline's raws (an encode's), or NULL */
   uint64_t        rp;   /* the next raw of 'rin' */
   TapeBuf        *rout; /* the value's raws: NULL when 'rin' is */
+  int             room; /* the stack has room up to this index (a walk
+                           runs in one C call: lua_checkstack's room stays) */
 } Walk;
 
 /* Room for 'n' more raws in 'b': where they go. */

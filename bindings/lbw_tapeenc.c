@@ -262,8 +262,11 @@ int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
   int top = lua_gettop(L), changed = 0, v = top + 1;
   Frame *fr;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
-  if (!lua_checkstack(L, 2 * BATCH + MAXFUSE + 8))
-    bw_encerror(c, "stack overflow");
+  if (top + 2 * BATCH + MAXFUSE + 8 > w->room) {  /* once per array */
+    if (!lua_checkstack(L, 2 * BATCH + MAXFUSE + 8))
+      bw_encerror(c, "stack overflow");
+    w->room = top + 2 * BATCH + MAXFUSE + 8;
+  }
   fr = enterframe(c);
   fr->index = 0;
   for (; f < end; f++) {
