@@ -327,32 +327,6 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
 ** is taken as it was decoded: a table changed by hand afterwards is the
 ** caller's to keep valid. */
 
-#define pushorigins(L)  bw_pushweakuv(L, UV_ORIGINS)
-
-/* 1 if the table at 'b' was decoded as type 't' by the schema at index 1
-** at the version of 'c'. */
-static int trusted (Ctx *c, uint32_t t, int b) {
-  lua_State *L = c->L;
-  int ok;
-  if (c->version != c->S->version) return 0;
-  pushorigins(L);
-  lua_pushvalue(L, b);
-  ok = lua_rawget(L, -2) == LUA_TNUMBER && lua_tointeger(L, -1) == (lua_Integer)t;
-  lua_pop(L, 2);
-  return ok;
-}
-
-/* Record (or, 'ok' == 0, forget) that the table at 'tbl' is a 't'. */
-static void setorigin (Ctx *c, uint32_t t, int tbl, int ok) {
-  lua_State *L = c->L;
-  pushorigins(L);
-  lua_pushvalue(L, tbl);
-  if (ok && c->version == c->S->version) lua_pushinteger(L, (lua_Integer)t);
-  else lua_pushnil(L);
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
-}
-
 /* Make the table at 'into' hold the keys of the table on top, and put it
 ** on top instead: a delta decoded 'into' a table. */
 static void moveinto (lua_State *L, int into) {
@@ -377,21 +351,22 @@ static void moveinto (lua_State *L, int into) {
 
 /* Pushes the value (1) or returns 0 with the failure in 'c'. */
 int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
-  int ok;
+  int ok, taped = 0;
   if (into) bw_tapedrop(c->L, into);  /* what it was sent as no longer */
   if (b) {
-    c->checked = trusted(c, t, b);
+    c->checked = bw_decodedas(c, t, b);
     if (c->share && c->checked) c->share = 2;
     /* a tape holds what a baseline of this schema's own decoded to */
     ok = into || c->share || !c->checked ? -1 : bw_dectape(c, t, b);
+    taped = ok > 0;  /* the tape it keeps says it was decoded */
     if (ok < 0) ok = bw_decdeltastruct(c, t, b);
     c->checked = 0;
     if (ok && into) moveinto(c->L, into);
   }
   else ok = bw_decstruct(c, t, into);
   if (ok == 2) lua_pushvalue(c->L, into);  /* refilled in place */
-  if (ok) setorigin(c, t, lua_gettop(c->L), 1);
-  else if (into) setorigin(c, t, into, 0);
+  if (ok && !taped) bw_setdecoded(c, t, lua_gettop(c->L), 1);
+  else if (!ok && into) bw_setdecoded(c, t, into, 0);
   return ok != 0;
 }
 

@@ -61,9 +61,9 @@ static inline unsigned fixedbits (const bw_Field *f) {
 
 /* user values of a schema userdata */
 enum { UV_NAMES = 1, UV_TYPES,
-       UV_ORIGINS,  /* weak-keyed: decoded table -> type id (lbw_decdelta.c) */
-       UV_TAPES,    /* weak-keyed: table -> its tape (lbw_tape.c) */
-       NUV = UV_TAPES };
+       UV_KNOWN,  /* weak-keyed: table -> what the schema knows of it: the
+                     type id a decode gave it, or its tape (lbw_tape.c) */
+       NUV = UV_KNOWN };
 
 /* The tables one decode into has refilled, so a table reached twice (two
 ** fields or elements sharing it) is refilled once and replaced by a fresh
@@ -256,6 +256,11 @@ int  bw_dectape (Ctx *c, uint32_t t, int bidx);
 /* Forget the tape of the table at 'idx' (a decode refills it) of the
 ** schema at index 1. */
 void bw_tapedrop (lua_State *L, int idx);
+/* 1 if the table at 'b' is what a decode of this schema made as type 't',
+** at the schema's own version; remember (ok) or forget that of the table
+** at 'tbl'. */
+int  bw_decodedas (Ctx *c, uint32_t t, int b);
+void bw_setdecoded (Ctx *c, uint32_t t, int tbl, int ok);
 void bw_tapesmake (Tapes *tp, const bw_Schema *S);
 void bw_tapesfree (Tapes *tp);
 /* Decode (lbw_decode.c): push the value and return 1, or return 0 with the
@@ -281,7 +286,7 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx);
 /* A delta array's count against a baseline of 'bn' elements, in '*n', and
 ** its table pushed; 0 with the failure. */
 int bw_decdeltacount (Ctx *c, const bw_Field *f, int64_t bn, int64_t *n);
-/* Push the weak-keyed table of user value 'uv' (UV_ORIGINS, UV_TAPES) of
+/* Push the weak-keyed table of user value 'uv' (UV_KNOWN) of
 ** the schema at index 1 (lbw_methods.c). */
 void bw_pushweakuv (lua_State *L, int uv);
 /* A whole value: a delta against the baseline at 'b' (when set, and then

@@ -272,13 +272,61 @@ void bw_tapecopy (Walk *w, const bw_Field *f) {
 
 static const Tape *basetape (Ctx *c, uint32_t t, int bidx);
 
-#define pushtapes(L)  bw_pushweakuv(L, UV_TAPES)
+/* Each schema keeps one weak-keyed table (a user value) of what it knows
+** of tables: a table its decode returned, when it decoded at the schema's
+** own version, maps to its type id; a table with a tape maps to the tape,
+** which says the same in 'decoded'. A delta against a table decoded as its
+** type keeps its values unchecked (they are values of the type already);
+** any other baseline (built by hand, of another type, decoded under other
+** definitions or at another version) has each kept value checked, the
+** fields it lacks take their default and the fields the type lacks are
+** dropped (lbw_decdelta.c). A baseline is taken as it was decoded: a table
+** changed by hand afterwards is the caller's to keep valid. One table
+** makes one entry per decoded value, and one lookup per baseline. */
+
+#define pushknown(L)  bw_pushweakuv(L, UV_KNOWN)
+
+/* 1 if the known entry on top (a type id or a tape) says its table is
+** what a decode of this schema made as type 't'. */
+static int decodedentry (Ctx *c, uint32_t t, int type) {
+  lua_State *L = c->L;
+  if (type == LUA_TNUMBER) return lua_tointeger(L, -1) == (lua_Integer)t;
+  if (type == LUA_TUSERDATA) {
+    const Tape *tape = (const Tape *)lua_touserdata(L, -1);
+    return tape->decoded && tape->S == c->S && tape->type == t
+           && tape->version == c->S->version;
+  }
+  return 0;
+}
+
+int bw_decodedas (Ctx *c, uint32_t t, int b) {
+  lua_State *L = c->L;
+  int ok;
+  if (c->version != c->S->version) return 0;
+  pushknown(L);
+  lua_pushvalue(L, b);
+  ok = decodedentry(c, t, lua_rawget(L, -2));
+  lua_pop(L, 2);
+  return ok;
+}
+
+void bw_setdecoded (Ctx *c, uint32_t t, int tbl, int ok) {
+  lua_State *L = c->L;
+  pushknown(L);
+  lua_pushvalue(L, tbl);
+  if (ok && c->version == c->S->version) lua_pushinteger(L, (lua_Integer)t);
+  else lua_pushnil(L);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
 
 /* Keep the tape in 'b' and its raws in 'r' (NULL: none) for the table at
-** 'idx', in the tapes table at 'tapes'; returns the kept tape (a userdata
-** left on the stack). */
+** 'idx', in the known table at 'tapes'; 'decoded': a decode of this schema
+** made the table (when 'again', what its entry said). Returns the kept
+** tape (a userdata left on the stack). */
 static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
-                       const TapeBuf *b, const TapeBuf *r, int again) {
+                       const TapeBuf *b, const TapeBuf *r, int again,
+                       int decoded) {
   lua_State *L = c->L;
   size_t words = (size_t)(b->pos >> 6) + 1;  /* + 1: get reads a word past */
   size_t nraws = r != NULL ? (size_t)r->pos : 0;
@@ -289,8 +337,11 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
   Tape *tape = NULL;
   if (again) {  /* a table encoded again (to each peer against its own
                    baseline): its tape's memory, when it is large enough */
+    int type;
     lua_pushvalue(L, idx);
-    if (lua_rawget(L, tapes) == LUA_TUSERDATA && lua_rawlen(L, -1) >= size)
+    type = lua_rawget(L, tapes);
+    decoded = c->version == c->S->version && decodedentry(c, t, type);
+    if (type == LUA_TUSERDATA && lua_rawlen(L, -1) >= size)
       tape = (Tape *)lua_touserdata(L, -1);
     else lua_pop(L, 1);
   }
@@ -303,6 +354,7 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
   tape->S = c->S;
   tape->type = t;
   tape->version = c->version;
+  tape->decoded = decoded;
   tape->bits = b->pos;
   tape->nraws = nraws;
   tape->raws = r != NULL;
@@ -351,7 +403,7 @@ int bw_enctape (Ctx *c, uint32_t t, int idx, int bidx) {
   if (c->w->status != BW_OK)
     bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
                 (lua_Integer)c->w->maxbytes);
-  keeptape(c, top + 1, idx, t, &tp->out, w.rout, 1);
+  keeptape(c, top + 1, idx, t, &tp->out, w.rout, 1, 0);
   lua_settop(L, top);
   return 1;
 }
@@ -363,20 +415,22 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx) {
   lua_State *L = c->L;
   Tapes *tp = c->tapes;
   const Tape *base = NULL;
-  int tapes;
-  pushtapes(L);
+  int tapes, type, decoded;
+  pushknown(L);
   tapes = lua_gettop(L);
   lua_pushvalue(L, bidx);
-  if (lua_rawget(L, tapes) == LUA_TUSERDATA) {
+  type = lua_rawget(L, tapes);
+  if (type == LUA_TUSERDATA) {
     base = (const Tape *)lua_touserdata(L, -1);
     if (base->S == c->S && base->type == t && base->version == c->version)
       return base;
   }
+  decoded = c->version == c->S->version && decodedentry(c, t, type);
   lua_pop(L, 1);
   tp->base.pos = 0;  /* a baseline this schema has not sent: from its table */
   tp->rbase.pos = 0;
   if (!buildstruct(c, &tp->base, &tp->rbase, t, bidx)) return NULL;
-  return keeptape(c, tapes, bidx, t, &tp->base, &tp->rbase, 0);
+  return keeptape(c, tapes, bidx, t, &tp->base, &tp->rbase, 0, decoded);
 }
 
 int bw_dectape (Ctx *c, uint32_t t, int bidx) {
@@ -393,7 +447,8 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx) {
   }
   startwalk(&w, c, base, 0);
   if (!bw_tapedecstruct(&w, t)) return 0;
-  keeptape(c, tapes, lua_gettop(L), t, &tp->out, NULL, 0);
+  keeptape(c, tapes, lua_gettop(L), t, &tp->out, NULL, 0,
+           c->version == c->S->version);
   lua_pop(L, 1);
   lua_replace(L, tapes);  /* the value, where the tapes table was */
   lua_settop(L, tapes);
@@ -401,7 +456,7 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx) {
 }
 
 void bw_tapedrop (lua_State *L, int idx) {
-  if (lua_getiuservalue(L, 1, UV_TAPES) == LUA_TTABLE) {
+  if (lua_getiuservalue(L, 1, UV_KNOWN) == LUA_TTABLE) {
     lua_pushvalue(L, idx);
     lua_pushnil(L);
     lua_rawset(L, -3);

@@ -19,6 +19,8 @@
 typedef struct Tape {
   const bw_Schema *S;
   uint32_t type, version;
+  int      decoded;  /* its table is what a decode of S made (a type
+                        id in the known table says the same) */
   uint64_t bits;
   uint64_t nraws;  /* raws after the codes' words */
   int      raws;   /* 0: none (a decode's: it has no raws to keep) */

@@ -443,6 +443,41 @@ describe("deltas against tapes", function ()
     sameastable(f, "V", { k = 2, x = 0.5 }, fb)  -- fb's tape: its own value
   end)
 
+  it("remember a decoded table as decoded, whatever tape it takes", function ()
+    -- a baseline a decode made keeps its values unchecked: with share, the
+    -- result holds its unchanged records themselves; a hand-built one is
+    -- checked and copied. One weak table holds what the schema knows of a
+    -- table, its type id or its tape, and a tape carries the type id's word
+    local s = bitwire.schema {
+      V = { { "x", "int", min = 0, max = 9 }, { "y", "int", min = 0, max = 9 } },
+      R = { { "k", "int", min = 0, max = 99 }, { "v", "V" }, { "w", "V" },
+            { "z", "int", min = 0, max = 9, since = 1, default = 0 } } }
+    local a = { k = 1, v = { x = 1, y = 2 }, w = { x = 3, y = 4 } }
+    local b = { k = 2, v = { x = 1, y = 2 }, w = { x = 5, y = 4 } }
+    local delta = s:encode("R", b, { baseline = a })
+    local function trusted (base)
+      local r = assert(s:decode("R", delta, { baseline = base, share = true }))
+      return r.v == base.v
+    end
+    local function decoded () return s:decode("R", s:encode("R", a)) end
+    local hand = copy(a)
+    assert.is_false(trusted(hand))
+    assert.is_true(trusted(decoded()))
+    local d = decoded()
+    s:encode("R", b, { baseline = d })          -- the baseline of an encode
+    assert.is_true(trusted(d))
+    d = decoded()
+    s:encode("R", d, { baseline = hand })       -- encoded itself
+    assert.is_true(trusted(d))
+    d = assert(s:decode("R", s:encode("R", a, { baseline = a }), { baseline = decoded() }))
+    assert.is_true(trusted(d))                  -- a delta decode's, with a tape
+    s:encode("R", d, { baseline = hand })
+    assert.is_true(trusted(d))
+    assert.is_false(trusted(hand))              -- encoded and a baseline: still not
+    -- decoded at another version than the schema's (1): checked
+    assert.is_false(trusted(s:decode("R", s:encode("R", a, { version = 0 }), { version = 0 })))
+  end)
+
   it("keep tapes no longer than the tables they describe", function ()
     local s = bitwire.schema(DESC)
     local rand = lcg(29)
