@@ -41,6 +41,7 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       /* written after a changed bit of 1, and when nothing in it changed,
       ** taken back for a 0: dropped from 'r' while it holds all of it */
       runadd(c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
+      if (vt != LUA_TTABLE) bw_enctype(c, v, "a table");
       if (btab && ((f->kind == BW_KSTRUCT
                     && !(c->tapes->ok[f->ref] & TAPENESTS))
                    || lua_type(L, btab) != LUA_TTABLE))
@@ -99,8 +100,8 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
   }
 }
 
-/* An array against the baseline's (see lbw_encdelta.c's encdeltaarray);
-** returns 1 if anything changed. */
+/* An array (a table: tapefield checks) against the baseline's (see
+** lbw_encdelta.c's encdeltaarray); returns 1 if anything changed. */
 static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
                       uint64_t *r) {
   Ctx *c = w->c;
@@ -111,7 +112,6 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
   Kept kept = { NONE, 0 };
   lua_Integer probe = 1;  /* the next element checked for sharing */
   int hits = 0, btab;
-  if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
   n = (lua_Integer)lua_rawlen(L, idx);
   bw_checklen(c, f, (size_t)n, "count");
   runadd(c, r, (uint64_t)n - (uint64_t)f->min, f->nbits);
@@ -251,8 +251,8 @@ static INLINE int taperun (Walk *w, uint64_t *r, Frame *fr, const bw_Field *f,
 }
 
 /* A record against the baseline's tape (see lbw_encdelta.c's deltastruct;
-** the same bits); 'bidx': the baseline's table, or 0. Returns 1 if any
-** field changed. */
+** the same bits), at 'idx' (a table: the callers know its type); 'bidx':
+** the baseline's table, or 0. Returns 1 if any field changed. */
 int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
   Ctx *c = w->c;
   lua_State *L = c->L;
@@ -261,7 +261,6 @@ int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
   const bw_Field *end = f + ty->count;
   int top = lua_gettop(L), changed = 0, v = top + 1;
   Frame *fr;
-  if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
   if (top + 2 * BATCH + MAXFUSE + 8 > w->room) {  /* once per array */
     if (!lua_checkstack(L, 2 * BATCH + MAXFUSE + 8))
       bw_encerror(c, "stack overflow");
