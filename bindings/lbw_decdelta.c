@@ -352,12 +352,13 @@ static void moveinto (lua_State *L, int into) {
 /* Pushes the value (1) or returns 0 with the failure in 'c'. */
 int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
   int ok, taped = 0;
+  const struct Tape *tape;
   if (into) bw_tapedrop(c->L, into);  /* what it was sent as no longer */
   if (b) {
-    c->checked = bw_decodedas(c, t, b);
+    c->checked = bw_decodedas(c, t, b, &tape);
     if (c->share && c->checked) c->share = 2;
     /* a tape holds what a baseline of this schema's own decoded to */
-    ok = into || c->share || !c->checked ? -1 : bw_dectape(c, t, b);
+    ok = into || c->share || !c->checked ? -1 : bw_dectape(c, t, b, tape);
     taped = ok > 0;  /* the tape it keeps says it was decoded */
     if (ok < 0) ok = bw_decdeltastruct(c, t, b);
     c->checked = 0;

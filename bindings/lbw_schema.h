@@ -250,16 +250,18 @@ int  bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
 /* The same delta from the baseline's tape (lbw_tape.c); returns 0, having
 ** written nothing, when type 't' or the baseline cannot take one. */
 int  bw_enctape (Ctx *c, uint32_t t, int idx, int bidx);
-/* Decode against the baseline's tape: pushes the value (1), or 0 with the
-** failure; -1, having read nothing, when 't' or the baseline take none. */
-int  bw_dectape (Ctx *c, uint32_t t, int bidx);
+struct Tape;  /* lbw_tape.h */
+/* Decode against the baseline's tape ('tape', when bw_decodedas found it;
+** else looked up or made): pushes the value (1), or 0 with the failure;
+** -1, having read nothing, when 't' or the baseline take none. */
+int  bw_dectape (Ctx *c, uint32_t t, int bidx, const struct Tape *tape);
 /* Forget the tape of the table at 'idx' (a decode refills it) of the
 ** schema at index 1. */
 void bw_tapedrop (lua_State *L, int idx);
 /* 1 if the table at 'b' is what a decode of this schema made as type 't',
-** at the schema's own version; remember (ok) or forget that of the table
-** at 'tbl'. */
-int  bw_decodedas (Ctx *c, uint32_t t, int b);
+** at the schema's own version, its tape for 't' in '*tape' if it has one
+** (else NULL); remember (ok) or forget that of the table at 'tbl'. */
+int  bw_decodedas (Ctx *c, uint32_t t, int b, const struct Tape **tape);
 void bw_setdecoded (Ctx *c, uint32_t t, int tbl, int ok);
 void bw_tapesmake (Tapes *tp, const bw_Schema *S);
 void bw_tapesfree (Tapes *tp);

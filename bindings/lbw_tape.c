@@ -299,13 +299,17 @@ static int decodedentry (Ctx *c, uint32_t t, int type) {
   return 0;
 }
 
-int bw_decodedas (Ctx *c, uint32_t t, int b) {
+int bw_decodedas (Ctx *c, uint32_t t, int b, const Tape **tape) {
   lua_State *L = c->L;
-  int ok;
+  int ok, type;
+  *tape = NULL;
   if (c->version != c->S->version) return 0;
   pushknown(L);
   lua_pushvalue(L, b);
-  ok = decodedentry(c, t, lua_rawget(L, -2));
+  type = lua_rawget(L, -2);
+  ok = decodedentry(c, t, type);
+  /* its key, 'b', keeps the tape: the pointer lasts this call */
+  if (ok && type == LUA_TUSERDATA) *tape = (const Tape *)lua_touserdata(L, -1);
   lua_pop(L, 2);
   return ok;
 }
@@ -433,14 +437,18 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx) {
   return keeptape(c, tapes, bidx, t, &tp->base, &tp->rbase, 0, decoded);
 }
 
-int bw_dectape (Ctx *c, uint32_t t, int bidx) {
+int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape) {
   lua_State *L = c->L;
   Tapes *tp = c->tapes;
-  const Tape *base;
+  const Tape *base = tape;
   int top = lua_gettop(L), tapes = top + 1;
   Walk w;
   if (tp->ok == NULL || !tp->ok[t]) return -1;
-  base = basetape(c, t, bidx);
+  if (base != NULL) {  /* as basetape leaves it: the known table, a slot */
+    pushknown(L);
+    lua_pushnil(L);
+  }
+  else base = basetape(c, t, bidx);
   if (base == NULL) {
     lua_settop(L, top);
     return -1;
