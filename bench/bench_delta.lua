@@ -6,9 +6,14 @@
 --   LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./build/?.so;;" \
 --   lua5.4 bench/bench_delta.lua [rounds [seconds]]
 --
--- Each operation runs for ~'seconds' (0.2) per round, interleaved, 'rounds'
--- (5) times; the medians are shown. Targets: delta no slower than full with
--- 2 changed, at most 1.5x full with all changed.
+-- The delta and the full op of a pair run in alternating blocks of BLOCK
+-- calls (which goes first flips each time) for ~'seconds' (0.2) per round,
+-- 'rounds' (5) times. A pair's ratio is delta / full of two adjacent blocks,
+-- which ran under the same conditions: on a machine whose neighbours and
+-- clock move within a second, timing each op alone for its own stretch
+-- made ratios of one build spread over 10%. The ratio shown is the median
+-- of all pairs; the times, the median blocks. Targets: delta no slower than
+-- full with 2 changed, at most 1.5x full with all changed.
 if not package.path:find("./?.lua", 1, true) then
   package.path = "./?.lua;" .. package.path
 end
@@ -49,14 +54,13 @@ local cases = {
   { "2 changed, shared", shared, true },
 }
 
-local function timed (f)
-  local n, t0 = 0, os.clock()
-  local deadline = t0 + SECONDS
-  repeat
-    for _ = 1, 20 do f() end
-    n = n + 20
-  until os.clock() >= deadline
-  return (os.clock() - t0) / n
+local BLOCK = 20
+local clock = os.clock
+
+local function block (f)
+  local t0 = clock()
+  for _ = 1, BLOCK do f() end
+  return (clock() - t0) / BLOCK
 end
 
 local function median (t)
@@ -64,9 +68,25 @@ local function median (t)
   return t[(#t + 1) // 2]
 end
 
+-- delta against full, paired: the median time of each and of their ratio
+local function paired (full, delta)
+  local tf, td, ratio, flip = {}, {}, {}, false
+  for _ = 1, ROUNDS do
+    local deadline = clock() + SECONDS
+    repeat
+      local f, d
+      flip = not flip
+      if flip then f = block(full); d = block(delta)
+      else d = block(delta); f = block(full) end
+      tf[#tf + 1], td[#td + 1], ratio[#ratio + 1] = f, d, d / f
+    until clock() >= deadline
+  end
+  return median(tf), median(td), median(ratio)
+end
+
 local failures = 0
-print(("delta vs full, %d entities, %d rounds of ~%.2f s per op, median us/op"):format(
-  N, ROUNDS, SECONDS))
+print(("delta vs full, %d entities, %d rounds of ~%.2f s per pair of ops, median us/op"
+  .. " and median of paired ratios"):format(N, ROUNDS, SECONDS))
 print(("%-18s %6s %6s %9s %9s %7s %9s %9s %7s"):format("case", "full B", "delta B",
   "enc full", "enc delta", "ratio", "dec full", "dec delta", "ratio"))
 for _, c in ipairs(cases) do
@@ -86,17 +106,10 @@ for _, c in ipairs(cases) do
     df = function () return s:decode("Snapshot", full) end,
     dd = function () return s:decode("Snapshot", delta, dopts) end,
   }
-  local times = { ef = {}, ed = {}, df = {}, dd = {} }
-  for _ = 1, ROUNDS do
-    for _, k in ipairs { "ef", "ed", "df", "dd" } do
-      times[k][#times[k] + 1] = timed(ops[k])
-    end
-  end
-  local m = {}
-  for k, t in pairs(times) do m[k] = median(t) * 1e6 end
-  local re, rd = m.ed / m.ef, m.dd / m.df
+  local ef, ed, re = paired(ops.ef, ops.ed)
+  local df, dd, rd = paired(ops.df, ops.dd)
   print(("%-18s %6d %6d %9.2f %9.2f %7.2f %9.2f %9.2f %7.2f"):format(label, #full,
-    #delta, m.ef, m.ed, re, m.df, m.dd, rd))
+    #delta, ef * 1e6, ed * 1e6, re, df * 1e6, dd * 1e6, rd))
   local goal = label:find("^all") and 1.5 or 1.0
   for _, r in ipairs { { "encode", re }, { "decode", rd } } do
     local ok = r[2] <= goal
