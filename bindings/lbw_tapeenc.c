@@ -204,39 +204,33 @@ static INLINE int taperun (Walk *w, uint64_t *r, Frame *fr, const bw_Field *f,
                            int v, const int *tt) {
   Ctx *c = w->c;
   unsigned k = f->fuse, bits = f->fusebits, j, sh = 0;
-  uint64_t acc = 0, base;
+  uint64_t acc = 0, base, diff = 1, *raw = NULL;
   if (w->rin != NULL) {
-    uint64_t *raw = rawroom(c, w->rout, k), diff = 0;
     const uint64_t *braw = w->rin + w->rp;
-    for (j = 0; j < k; j++) {
+    raw = rawroom(c, w->rout, k);
+    for (j = 0, diff = 0; j < k; j++) {
       if (tt[j] == LUA_TNIL
           || !fixedraw(c, &f[j], v + (int)j, tt[j], 0, &raw[j]))
         return runfields(w, r, fr, f, v, tt);
       diff |= raw[j] ^ braw[j];
     }
-    for (j = 0; diff != 0 && j < k; j++) {
-      uint64_t code;
-      if (!rawcode(c, &f[j], raw[j], 0, &code))
-        return runfields(w, r, fr, f, v, tt);
-      acc |= code << sh;
-      sh += fixedbits(&f[j]);
-    }
+  }
+  for (j = 0; diff != 0 && j < k; j++) {  /* the codes, unless the raws
+                                             are the baseline's */
+    uint64_t code;
+    if (raw != NULL ? !rawcode(c, &f[j], raw[j], 0, &code)
+        : tt[j] == LUA_TNIL
+          || !fixedcode(c, &f[j], v + (int)j, tt[j], 0, &code))
+      return runfields(w, r, fr, f, v, tt);
+    acc |= code << sh;
+    sh += fixedbits(&f[j]);
+  }
+  if (raw != NULL) {
     w->rp += k;
     w->rout->pos += k;
-    base = take(w, bits);
-    if (diff == 0) acc = base;  /* the baseline's raws: its codes */
   }
-  else {
-    for (j = 0; j < k; j++) {
-      uint64_t code;
-      if (tt[j] == LUA_TNIL
-          || !fixedcode(c, &f[j], v + (int)j, tt[j], 0, &code))
-        return runfields(w, r, fr, f, v, tt);
-      acc |= code << sh;
-      sh += fixedbits(&f[j]);
-    }
-    base = take(w, bits);
-  }
+  base = take(w, bits);
+  if (diff == 0) acc = base;  /* the baseline's raws: its codes */
   put(c, w->out, acc, bits);
   if (acc != base) {
     runchanges(c, r, f, acc, base);

@@ -443,6 +443,20 @@ describe("deltas against tapes", function ()
     sameastable(f, "V", { k = 2, x = 0.5 }, fb)  -- fb's tape: its own value
   end)
 
+  it("encode against what a delta decode made, whose tape keeps codes only", function ()
+    -- a relay: the table a delta decode returned (its tape: the codes it
+    -- was received as, no raw values) is the baseline of the next encode
+    local rand = lcg(43)
+    local s = bitwire.schema(DESC)
+    for _ = 1, 40 do
+      local a = gen(rand)
+      local b = change(rand, a)
+      local base = s:decode("Root", s:encode("Root", a))
+      local got = assert(s:decode("Root", s:encode("Root", b, { baseline = a }), { baseline = base }))
+      sameastable(s, "Root", change(rand, b), got)
+    end
+  end)
+
   it("remember a decoded table as decoded, whatever tape it takes", function ()
     -- a baseline a decode made keeps its values unchecked: with share, the
     -- result holds its unchanged records themselves; a hand-built one is
