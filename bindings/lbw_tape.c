@@ -326,7 +326,8 @@ void bw_setdecoded (Ctx *c, uint32_t t, int tbl, int ok) {
 
 /* Keep the tape in 'b' and its raws in 'r' (NULL: none) for the table at
 ** 'idx', in the known table at 'tapes'; 'decoded': a decode of this schema
-** made the table (when 'again', what its entry said). Returns the kept
+** made the table (when 'again', what its entry said; decodedentry alone
+** asks for the schema's version, which the tape records). Returns the kept
 ** tape (a userdata left on the stack). */
 static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
                        const TapeBuf *b, const TapeBuf *r, int again,
@@ -344,7 +345,7 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
     int type;
     lua_pushvalue(L, idx);
     type = lua_rawget(L, tapes);
-    decoded = c->version == c->S->version && decodedentry(c, t, type);
+    decoded = decodedentry(c, t, type);
     if (type == LUA_TUSERDATA && lua_rawlen(L, -1) >= size)
       tape = (Tape *)lua_touserdata(L, -1);
     else lua_pop(L, 1);
@@ -429,7 +430,7 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx) {
     if (base->S == c->S && base->type == t && base->version == c->version)
       return base;
   }
-  decoded = c->version == c->S->version && decodedentry(c, t, type);
+  decoded = decodedentry(c, t, type);
   lua_pop(L, 1);
   tp->base.pos = 0;  /* a baseline this schema has not sent: from its table */
   tp->rbase.pos = 0;
@@ -455,8 +456,7 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape) {
   }
   startwalk(&w, c, base, 0);
   if (!bw_tapedecstruct(&w, t)) return 0;
-  keeptape(c, tapes, lua_gettop(L), t, &tp->out, NULL, 0,
-           c->version == c->S->version);
+  keeptape(c, tapes, lua_gettop(L), t, &tp->out, NULL, 0, 1);
   lua_pop(L, 1);
   lua_replace(L, tapes);  /* the value, where the tapes table was */
   lua_settop(L, tapes);

@@ -490,6 +490,11 @@ describe("deltas against tapes", function ()
     assert.is_false(trusted(hand))              -- encoded and a baseline: still not
     -- decoded at another version than the schema's (1): checked
     assert.is_false(trusted(s:decode("R", s:encode("R", a, { version = 0 }), { version = 0 })))
+    -- a decoded table whose tape an encode at another version made: the
+    -- tape says what was sent at that version, not what was decoded
+    d = decoded()
+    s:encode("R", d, { baseline = hand, version = 0 })
+    assert.is_false(trusted(d))
   end)
 
   it("keep tapes no longer than the tables they describe", function ()
