@@ -175,6 +175,18 @@ static NOINLINE int runfields (Walk *w, uint64_t *r, Frame *fr,
   return changed;
 }
 
+/* runfields, once taperun has fetched the values before the 'j'-th: the
+** rest fetched. */
+static NOINLINE int runrest (Walk *w, uint64_t *r, Frame *fr,
+                             const bw_Field *f, int idx, int v, int *tt,
+                             unsigned j) {
+  for (; j < f->fuse; j++) {
+    pushkey(w->c, f[j].name);
+    tt[j] = lua_rawget(w->c->L, idx);
+  }
+  return runfields(w, r, fr, f, v, tt);
+}
+
 /* The changed bits and changed codes of taperun's fields, their codes in
 ** 'acc', the baseline's in 'base' (which differ). */
 static NOINLINE void runchanges (Ctx *c, uint64_t *r, const bw_Field *f,
@@ -201,20 +213,29 @@ static NOINLINE void runchanges (Ctx *c, uint64_t *r, const bw_Field *f,
 ** changed. The slow paths stay out of line, so the loop keeps its code in
 ** registers. */
 static INLINE int taperun (Walk *w, uint64_t *r, Frame *fr, const bw_Field *f,
-                           int v, const int *tt) {
+                           int idx, int v) {
   Ctx *c = w->c;
+  lua_State *L = c->L;
   unsigned k = f->fuse, bits = f->fusebits, j, sh = 0;
   uint64_t acc = 0, base, diff = 1, *raw = NULL;
-  if (w->rin != NULL) {
+  int tt[MAXFUSE];
+  if (w->rin != NULL) {  /* each value fetched and compared in turn */
     const uint64_t *braw = w->rin + w->rp;
     raw = rawroom(c, w->rout, k);
     for (j = 0, diff = 0; j < k; j++) {
+      pushkey(c, f[j].name);
+      tt[j] = lua_rawget(L, idx);
       if (tt[j] == LUA_TNIL
           || !fixedraw(c, &f[j], v + (int)j, tt[j], 0, &raw[j]))
-        return runfields(w, r, fr, f, v, tt);
+        return runrest(w, r, fr, f, idx, v, tt, j + 1);
       diff |= raw[j] ^ braw[j];
     }
   }
+  else
+    for (j = 0; j < k; j++) {
+      pushkey(c, f[j].name);
+      tt[j] = lua_rawget(L, idx);
+    }
   for (j = 0; diff != 0 && j < k; j++) {  /* the codes, unless the raws
                                              are the baseline's */
     uint64_t code;
@@ -271,12 +292,7 @@ int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
       v = top + 1;
     }
     if (f->fuse > 1) {  /* fixed scalars, unversioned, none optional */
-      int tt[MAXFUSE], j, k = f->fuse;
-      for (j = 0; j < k; j++) {
-        pushkey(c, f[j].name);
-        tt[j] = lua_rawget(L, idx);
-      }
-      changed |= taperun(w, r, fr, f, v, tt);
+      changed |= taperun(w, r, fr, f, idx, v);
       v += f->fuse;
       f += f->fuse - 1;
       continue;

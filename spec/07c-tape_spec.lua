@@ -278,6 +278,27 @@ describe("deltas against tapes", function ()
     assert.matches("^z7: 6 out of range %[5, 5%] %(bit 17%)$", err)
   end)
 
+  it("fetch the rest of a fused run whose missing field takes its default", function ()
+    local s = bitwire.schema { R = {
+      { "k", "int", min = 0, max = 1000 }, { "a", "int", min = 0, max = 7 },
+      { "b", "int", min = 0, max = 7, default = 3 }, { "c", "int", min = 0, max = 7 },
+      { "d", "bool" } } }
+    local a = { k = 1, a = 1, b = 2, c = 3, d = true }
+    local base = s:decode("R", s:encode("R", a))
+    for _, v in ipairs { { k = 2, a = 1, c = 5, d = false }, { k = 3, a = 1, c = 3, d = true },
+                         { k = 4, a = 4, c = 7, d = true } } do
+      local bytes = sameastable(s, "R", v, a)
+      local want = copy(v)
+      want.b = 3
+      assert.same(want, s:decode("R", bytes, { baseline = base }))
+    end
+    -- refused after the missing one: raised where the walk over tables does
+    local bad = { k = 2, a = 1, c = "x", d = true }
+    local err = errorof(s.encode, s, "R", bad, { baseline = a })
+    assert.equal(errorof(s.encode, s, "R", bad, { baseline = poisoned(a) }), err)
+    assert.matches("c: expected an integer", err, 1, true)
+  end)
+
   it("agree with the walk over tables on random definitions", function ()
     -- random types of the kinds tapes hold: zero-bit and 64-bit fields,
     -- long fused runs, optional and versioned ones, nested records and
