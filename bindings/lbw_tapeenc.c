@@ -175,15 +175,21 @@ static NOINLINE int runfields (Walk *w, uint64_t *r, Frame *fr,
   return changed;
 }
 
-/* runfields, once taperun has fetched the values before the 'j'-th: the
-** rest fetched. */
+/* Push the values of the fused run at 'f' in the record at 'idx' from
+** its 'j'-th field on, their Lua types in tt[j], tt[j + 1], ... */
+static INLINE void fetchrun (Ctx *c, const bw_Field *f, int idx, int *tt,
+                             unsigned j) {
+  for (; j < f->fuse; j++) {
+    pushkey(c, f[j].name);
+    tt[j] = lua_rawget(c->L, idx);
+  }
+}
+
+/* runfields, once taperun has fetched the values before the 'j'-th. */
 static NOINLINE int runrest (Walk *w, uint64_t *r, Frame *fr,
                              const bw_Field *f, int idx, int v, int *tt,
                              unsigned j) {
-  for (; j < f->fuse; j++) {
-    pushkey(w->c, f[j].name);
-    tt[j] = lua_rawget(w->c->L, idx);
-  }
+  fetchrun(w->c, f, idx, tt, j);
   return runfields(w, r, fr, f, v, tt);
 }
 
@@ -205,8 +211,8 @@ static NOINLINE void runchanges (Ctx *c, uint64_t *r, const bw_Field *f,
   }
 }
 
-/* The fused run [f, f + f->fuse) of fixed scalars, their values at 'v',
-** v + 1, ... of Lua types tt[0], tt[1], ...: compared as one code with the
+/* The fused run [f, f + f->fuse) of fixed scalars of the record at 'idx',
+** its values pushed to 'v', v + 1, ...: compared as one code with the
 ** baseline's when every value is one the fields take; else field by field.
 ** Against a baseline's raws, a run whose raws are all the baseline's has
 ** its codes: nothing is range-checked or quantized. Returns 1 if any
@@ -231,11 +237,7 @@ static INLINE int taperun (Walk *w, uint64_t *r, Frame *fr, const bw_Field *f,
       diff |= raw[j] ^ braw[j];
     }
   }
-  else
-    for (j = 0; j < k; j++) {
-      pushkey(c, f[j].name);
-      tt[j] = lua_rawget(L, idx);
-    }
+  else fetchrun(c, f, idx, tt, 0);
   for (j = 0; diff != 0 && j < k; j++) {  /* the codes, unless the raws
                                              are the baseline's */
     uint64_t code;
