@@ -118,4 +118,60 @@ for _, c in ipairs(cases) do
       ok and "ok" or "MISSED"))
   end
 end
+
+-- The same pairs over the shapes of bench_shapes.lua (bench/shapes/*.lua),
+-- reported, not targets: each value's first array (or sparse array) as
+-- fresh tables with 2 elements in 32 taken from another sample of the shape.
+local function copy (t)
+  if type(t) ~= "table" then return t end
+  local c = {}
+  for k, x in pairs(t) do c[k] = copy(x) end
+  return c
+end
+
+local function keysof (t)
+  local ks = {}
+  for k in pairs(t) do ks[#ks + 1] = k end
+  table.sort(ks)
+  return ks
+end
+
+-- 'a' again as fresh tables, 2 in 32 elements of its first table-valued
+-- field replaced by elements of 'other'
+local function changed (a, other)
+  local b = copy(a)
+  for _, field in ipairs(keysof(a)) do
+    if type(a[field]) == "table" then
+      local ks, oks = keysof(a[field]), keysof(other[field])
+      for i, k in ipairs(ks) do
+        if i % 16 == 5 and oks[i] then b[field][k] = copy(other[field][oks[i]]) end
+      end
+      return b
+    end
+  end
+  return b
+end
+
+print()
+print("delta vs full over the shapes of bench_shapes.lua, 2 in 32 elements changed"
+  .. " (reported, no target)")
+print(("%-14s %6s %6s %9s %9s %7s %9s %9s %7s"):format("shape", "full B", "delta B",
+  "enc full", "enc delta", "ratio", "dec full", "dec delta", "ratio"))
+for _, key in ipairs { "snapshot", "nested", "fixed", "optional", "cubes" } do
+  local sh = require("bench.shapes." .. key)
+  local ss, T = bitwire.schema(sh.description), sh.type
+  local sa = sh.data(7)
+  local sb = changed(sa, sh.data(8))
+  local sfull = ss:encode(T, sb)
+  local eopts = { baseline = sa }
+  local sdelta = ss:encode(T, sb, eopts)
+  local dopts = { baseline = ss:decode(T, ss:encode(T, sa)) }
+  assert(ss:encode(T, assert(ss:decode(T, sdelta, dopts))) == sfull, key .. ": delta decode differs")
+  local ef, ed, re = paired(function () return ss:encode(T, sb) end,
+                            function () return ss:encode(T, sb, eopts) end)
+  local df, dd, rd = paired(function () return ss:decode(T, sfull) end,
+                            function () return ss:decode(T, sdelta, dopts) end)
+  print(("%-14s %6d %6d %9.2f %9.2f %7.2f %9.2f %9.2f %7.2f"):format(key, #sfull,
+    #sdelta, ef * 1e6, ed * 1e6, re, df * 1e6, dd * 1e6, rd))
+end
 if failures > 0 then print(("%d delta targets missed"):format(failures)) end
