@@ -123,6 +123,7 @@ typedef struct Tapes {
   TapeBuf  out;   /* the value's, as the walk makes it */
   TapeBuf  base;  /* a baseline's, made from its table */
   TapeBuf  rout, rbase;  /* their raws (lbw_tape.h), 'pos' counting words */
+  TapeBuf  in;    /* a baseline's tape kept in pieces, gathered */
   uint8_t *ok;    /* per type: its deltas may take tapes (nonzero; see
                      lbw_tape.c); NULL: none may */
 } Tapes;

@@ -68,6 +68,7 @@ void bw_tapesfree (Tapes *tp) {
   free(tp->base.s);
   free(tp->rout.s);
   free(tp->rbase.s);
+  free(tp->in.s);
   free(tp->ok);
   memset(tp, 0, sizeof(*tp));
 }
@@ -270,7 +271,8 @@ void bw_tapecopy (Walk *w, const bw_Field *f) {
 /* }========================================================== */
 
 
-static const Tape *basetape (Ctx *c, uint32_t t, int bidx);
+static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
+                             const uint64_t **in);
 
 /* Each schema keeps one weak-keyed table (a user value) of what it knows
 ** of tables: a table its decode returned, when it decoded at the schema's
@@ -324,6 +326,45 @@ void bw_setdecoded (Ctx *c, uint32_t t, int tbl, int ok) {
   lua_pop(L, 1);
 }
 
+/* Copy the 'n' words at 'src' to word 'at' of the tape at stack index
+** 'ud' (NULL 'src': zeros). */
+static void tapefill (lua_State *L, int ud, Tape *tape, size_t at,
+                      const uint64_t *src, size_t n) {
+  while (n > 0) {
+    size_t k = at / TAPEWORDS, off = at % TAPEWORDS;
+    size_t m = tape->nchunks == 0 || n < TAPEWORDS - off ? n
+               : TAPEWORDS - off;
+    uint64_t *p = tape->s + at;
+    if (tape->nchunks > 0) {
+      lua_getiuservalue(L, ud, (int)k + 1);
+      p = (uint64_t *)lua_touserdata(L, -1) + off;
+      lua_pop(L, 1);  /* the tape's user value keeps it */
+    }
+    if (src != NULL) memcpy(p, src, m * sizeof(uint64_t));
+    else memset(p, 0, m * sizeof(uint64_t));
+    if (src != NULL) src += m;
+    at += m;
+    n -= m;
+  }
+}
+
+/* The words of the tape at stack index 'ud': its own, or its pieces
+** gathered in c->tapes->in (valid until the next gather). */
+static const uint64_t *tapewords (Ctx *c, const Tape *tape, int ud) {
+  TapeBuf *in = &c->tapes->in;
+  size_t words = (size_t)(tape->bits >> 6) + 1 + (size_t)tape->nraws, k;
+  if (tape->nchunks == 0) return tape->s;
+  if (words > in->cap) bw_tapegrow(c, in, words);
+  for (k = 0; k < tape->nchunks; k++) {
+    size_t n = words - k * TAPEWORDS;
+    lua_getiuservalue(c->L, ud, (int)k + 1);
+    memcpy(in->s + k * TAPEWORDS, lua_touserdata(c->L, -1),
+           (n < TAPEWORDS ? n : TAPEWORDS) * sizeof(uint64_t));
+    lua_pop(c->L, 1);
+  }
+  return in->s;
+}
+
 /* Keep the tape in 'b' and its raws in 'r' (NULL: none) for the table at
 ** 'idx', in the known table at 'tapes'; 'decoded': a decode of this schema
 ** made the table (when 'again', what its entry said; decodedentry alone
@@ -334,28 +375,40 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
                        int decoded) {
   lua_State *L = c->L;
   size_t words = (size_t)(b->pos >> 6) + 1;  /* + 1: get reads a word past */
-  size_t nraws = r != NULL ? (size_t)r->pos : 0;
-  size_t size;
-  if (nraws > ((size_t)-1 - sizeof(Tape)) / sizeof(uint64_t) - words)
-    luaL_error(L, "not enough memory");
-  size = sizeof(Tape) + (words + nraws) * sizeof(uint64_t);
+  size_t nraws = r != NULL ? (size_t)r->pos : 0, n, size, k;
+  uint32_t nchunks;
   Tape *tape = NULL;
+  int ud;
+  if (nraws > (size_t)-1 / sizeof(uint64_t) - words - TAPEWORDS)
+    luaL_error(L, "not enough memory");
+  n = words + nraws;
+  nchunks = n <= TAPEWORDS || n > TAPEWORDS * MAXCHUNKS
+            ? 0 : (uint32_t)((n + TAPEWORDS - 1) / TAPEWORDS);
+  size = sizeof(Tape) + (nchunks > 0 ? 0 : n * sizeof(uint64_t));
   if (again) {  /* a table encoded again (to each peer against its own
-                   baseline): its tape's memory, when it is large enough */
+                   baseline): its tape's memory, when it is the same shape */
     int type;
     lua_pushvalue(L, idx);
     type = lua_rawget(L, tapes);
     decoded = decodedentry(c, t, type);
-    if (type == LUA_TUSERDATA && lua_rawlen(L, -1) >= size)
+    if (type == LUA_TUSERDATA
+        && ((Tape *)lua_touserdata(L, -1))->nchunks == nchunks
+        && (nchunks > 0 || lua_rawlen(L, -1) >= size))
       tape = (Tape *)lua_touserdata(L, -1);
     else lua_pop(L, 1);
   }
   if (tape == NULL) {
-    tape = (Tape *)lua_newuserdatauv(L, size, 0);
+    tape = (Tape *)lua_newuserdatauv(L, size, (int)nchunks);
+    for (k = 1; k <= nchunks; k++) {
+      lua_newuserdatauv(L, TAPEWORDS * sizeof(uint64_t), 0);
+      lua_setiuservalue(L, -2, (int)k);
+    }
+    tape->nchunks = nchunks;
     lua_pushvalue(L, idx);
     lua_pushvalue(L, -2);
     lua_rawset(L, tapes);
   }
+  ud = lua_gettop(L);
   tape->S = c->S;
   tape->type = t;
   tape->version = c->version;
@@ -363,18 +416,19 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
   tape->bits = b->pos;
   tape->nraws = nraws;
   tape->raws = r != NULL;
-  memcpy(tape->s, b->s, (size_t)((b->pos + 63) >> 6) * sizeof(uint64_t));
-  if ((b->pos & 63) == 0) tape->s[words - 1] = 0;
-  if (nraws > 0) memcpy(tape->s + words, r->s, nraws * sizeof(uint64_t));
+  tapefill(L, ud, tape, 0, b->s, (size_t)((b->pos + 63) >> 6));
+  if ((b->pos & 63) == 0) tapefill(L, ud, tape, words - 1, NULL, 1);
+  if (nraws > 0) tapefill(L, ud, tape, words, r->s, nraws);
   return tape;
 }
 
-/* A walk against 'base', writing the value's tape from its start, and
-** its raws when 'raws' and the baseline has them. */
-static void startwalk (Walk *w, Ctx *c, const Tape *base, int raws) {
+/* A walk against 'base' (its words at 'in'), writing the value's tape from
+** its start, and its raws when 'raws' and the baseline has them. */
+static void startwalk (Walk *w, Ctx *c, const Tape *base,
+                       const uint64_t *in, int raws) {
   w->c = c;
   w->out = &c->tapes->out;
-  w->in = base->s;
+  w->in = in;
   w->ip = 0;
   w->out->pos = 0;
   w->room = 0;
@@ -382,7 +436,7 @@ static void startwalk (Walk *w, Ctx *c, const Tape *base, int raws) {
   w->rin = NULL;
   w->rout = NULL;
   if (raws && base->raws) {
-    w->rin = base->s + (size_t)(base->bits >> 6) + 1;
+    w->rin = in + (size_t)(base->bits >> 6) + 1;
     w->rout = &c->tapes->rout;
     w->rout->pos = 0;
   }
@@ -392,16 +446,17 @@ int bw_enctape (Ctx *c, uint32_t t, int idx, int bidx) {
   lua_State *L = c->L;
   Tapes *tp = c->tapes;
   const Tape *base;
+  const uint64_t *in;
   int top = lua_gettop(L);
   uint64_t run = 0;
   Walk w;
   if (tp->ok == NULL || !tp->ok[t] || !lua_istable(L, idx)) return 0;
-  base = basetape(c, t, bidx);
+  base = basetape(c, t, bidx, &in);
   if (base == NULL) {
     lua_settop(L, top);
     return 0;
   }
-  startwalk(&w, c, base, 1);
+  startwalk(&w, c, base, in, 1);
   c->pending = 0;
   bw_tapeencstruct(&w, t, idx, bidx, &run);
   runflush(c, &run);
@@ -414,9 +469,10 @@ int bw_enctape (Ctx *c, uint32_t t, int idx, int bidx) {
 }
 
 /* Look up, or make from its table, the tape of baseline 'bidx' for type
-** 't'; pushes the tapes table and the tape. NULL (with them pushed) when
-** the baseline is not a value of the type. */
-static const Tape *basetape (Ctx *c, uint32_t t, int bidx) {
+** 't', its words in '*in'; pushes the tapes table and the tape. NULL
+** (with them pushed) when the baseline is not a value of the type. */
+static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
+                             const uint64_t **in) {
   lua_State *L = c->L;
   Tapes *tp = c->tapes;
   const Tape *base = NULL;
@@ -427,34 +483,41 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx) {
   type = lua_rawget(L, tapes);
   if (type == LUA_TUSERDATA) {
     base = (const Tape *)lua_touserdata(L, -1);
-    if (base->S == c->S && base->type == t && base->version == c->version)
+    if (base->S == c->S && base->type == t && base->version == c->version) {
+      *in = tapewords(c, base, lua_gettop(L));
       return base;
+    }
   }
   decoded = decodedentry(c, t, type);
   lua_pop(L, 1);
   tp->base.pos = 0;  /* a baseline this schema has not sent: from its table */
   tp->rbase.pos = 0;
   if (!buildstruct(c, &tp->base, &tp->rbase, t, bidx)) return NULL;
-  return keeptape(c, tapes, bidx, t, &tp->base, &tp->rbase, 0, decoded);
+  base = keeptape(c, tapes, bidx, t, &tp->base, &tp->rbase, 0, decoded);
+  *in = tapewords(c, base, lua_gettop(L));
+  return base;
 }
 
 int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape) {
   lua_State *L = c->L;
   Tapes *tp = c->tapes;
   const Tape *base = tape;
+  const uint64_t *in = NULL;
   int top = lua_gettop(L), tapes = top + 1;
   Walk w;
   if (tp->ok == NULL || !tp->ok[t]) return -1;
-  if (base != NULL) {  /* as basetape leaves it: the known table, a slot */
+  if (base != NULL && base->nchunks == 0) {  /* as basetape leaves it: the
+                                                known table, a slot */
     pushknown(L);
     lua_pushnil(L);
+    in = base->s;
   }
-  else base = basetape(c, t, bidx);
+  else base = basetape(c, t, bidx, &in);  /* in pieces: looked up again */
   if (base == NULL) {
     lua_settop(L, top);
     return -1;
   }
-  startwalk(&w, c, base, 0);
+  startwalk(&w, c, base, in, 0);
   if (!bw_tapedecstruct(&w, t)) return 0;
   keeptape(c, tapes, lua_gettop(L), t, &tp->out, NULL, 0, 1);
   lua_pop(L, 1);

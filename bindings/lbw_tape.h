@@ -15,17 +15,30 @@
 ** (fixedraw) of its fixed scalars in the same order, one word each, when
 ** the table's own values made it (an encode's or a baseline's). A delta
 ** encode against it compares a scalar's raw first: equal raws have equal
-** codes, so an unchanged value is not range-checked or quantized again. */
+** codes, so an unchanged value is not range-checked or quantized again.
+** Its words (codes, then raws) are in 's' when they fit in TAPEWORDS;
+** else in 'nchunks' user values of TAPEWORDS words each, so that a tape
+** seldom asks malloc for a large block: a large request makes glibc consolidate
+** every small block freed since the last one, which a delta per call made
+** cost more than the rest of a decode's allocations. */
 typedef struct Tape {
   const bw_Schema *S;
+  uint64_t bits;
+  uint64_t nraws;    /* raws after the codes' words */
   uint32_t type, version;
   int      decoded;  /* its table is what a decode of S made (a type
                         id in the known table says the same) */
-  uint64_t bits;
-  uint64_t nraws;  /* raws after the codes' words */
-  int      raws;   /* 0: none (a decode's: it has no raws to keep) */
-  uint64_t s[];    /* bits / 64 + 1 words of codes, then the raws */
+  int      raws;     /* 0: none (a decode's: it has no raws to keep) */
+  uint32_t nchunks;
+  uint64_t s[];      /* bits / 64 + 1 words of codes, then the raws */
 } Tape;
+
+/* Words of a tape kept in one piece: a userdata of them stays under 1 KiB
+** with its headers (glibc's smallest large request). A tape of more than
+** MAXCHUNKS pieces (about 50 KB) is one block again: its user values would
+** pass 1 KiB, and one large request is little next to its walk. */
+#define TAPEWORDS  112
+#define MAXCHUNKS  56
 
 enum { TAPEOK = 1, TAPENESTS = 2 };  /* Tapes.ok: tapes; and nested fields */
 

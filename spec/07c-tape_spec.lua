@@ -299,6 +299,55 @@ describe("deltas against tapes", function ()
     assert.matches("c: expected an integer", err, 1, true)
   end)
 
+  it("keep a long tape in pieces and read it back whole", function ()
+    -- tapes past TAPEWORDS words (lbw_tape.h) live in pieces: inline and
+    -- in pieces, their count changing, again and in chains
+    local s = bitwire.schema { Vec = DESC.Vec, Item = DESC.Item, Big = {
+      { "k", "int", min = 0, max = 1000 }, { "ents", "array", of = "Item", max = 300 } } }
+    local rand = lcg(53)
+    local _, item = gen(rand)
+    local function vary (a)
+      local b = copy(a)
+      b.k = (a.k + 1 + rand(999)) % 1001  -- always changed: see poisoned
+      for i = 1, #b.ents do
+        if rand(8) == 0 then b.ents[i] = item() end
+      end
+      local r = rand(4)
+      if r == 0 then
+        for _ = 1, rand(120) do
+          if #b.ents < 300 then b.ents[#b.ents + 1] = item() end
+        end
+      elseif r == 1 then
+        for _ = 1, rand(120) do b.ents[#b.ents] = nil end
+      end
+      return b
+    end
+    for _, n in ipairs { 0, 3, 40, 150, 300 } do
+      local a = { k = rand(1001), ents = {} }
+      for i = 1, n do a.ents[i] = item() end
+      local base = s:decode("Big", s:encode("Big", a))
+      for _ = 1, 6 do
+        local b = vary(a)
+        local bytes = sameastable(s, "Big", b, a)
+        assert.equal(bytes, s:encode("Big", b, { baseline = a }))  -- again
+        decodesame(s, "Big", bytes, base)
+        local got = assert(s:decode("Big", bytes, { baseline = base }))
+        assert.same(s:decode("Big", s:encode("Big", b)), got)
+        -- a table sent again after it grew or shrank: its tape remade
+        local c = vary(b)
+        sameastable(s, "Big", c, b)
+        if #c.ents > 150 then
+          for _ = 1, 120 do c.ents[#c.ents] = nil end
+        else
+          for _ = 1, 120 do c.ents[#c.ents + 1] = item() end
+        end
+        sameastable(s, "Big", c, b)
+        sameastable(s, "Big", vary(c), c)
+        a, base = b, got  -- the next against the tapes these left
+      end
+    end
+  end)
+
   it("agree with the walk over tables on random definitions", function ()
     -- random types of the kinds tapes hold: zero-bit and 64-bit fields,
     -- long fused runs, optional and versioned ones, nested records and
