@@ -258,18 +258,25 @@ static INLINE int bw_fixedsame (Ctx *c, const bw_Field *f, int v, int vt,
 ** changed fixed scalars, one bw_writebits per run instead of per field;
 ** c->pending counts them, for the bit offsets of errors (the delta walks
 ** of lbw_encdelta.c and lbw_tape.c). */
-static INLINE void runadd (Ctx *c, uint64_t *acc, uint64_t v, unsigned n) {
-  if (c->pending + n > 64) {
-    bw_writebits(c->w, *acc, c->pending);
+static INLINE void runaddto (Ctx *c, uint64_t *acc, unsigned *pending,
+                             uint64_t v, unsigned n) {
+  if (*pending + n > 64) {
+    bw_writebits(c->w, *acc, *pending);
     *acc = 0;
-    c->pending = 0;
+    *pending = 0;
     if (n == 64) {  /* only a changed 64-bit uint's code: write it */
       bw_writebits(c->w, v, n);
       return;
     }
   }
-  *acc |= v << c->pending;  /* pending + n <= 64 and n < 64: no overflow */
-  c->pending += n;
+  *acc |= v << *pending;  /* pending + n <= 64 and n < 64: no overflow */
+  *pending += n;
+}
+
+/* runaddto on c->pending; a loop between Lua calls may hold the count in a
+** local instead (lbw_tapeenc.c's tapescalars). */
+static INLINE void runadd (Ctx *c, uint64_t *acc, uint64_t v, unsigned n) {
+  runaddto(c, acc, &c->pending, v, n);
 }
 
 static INLINE void runflush (Ctx *c, uint64_t *acc) {

@@ -100,6 +100,78 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
   }
 }
 
+/* Elements 1..m of the array at 'idx' of fixed scalars 'e', each against
+** the baseline's (tapefield's bits): a raw equal to the baseline's takes
+** its code. In blocks whose tape room is made once, the loop keeping its
+** positions and pending bits in locals (the Lua calls between would make
+** the compiler reload them from memory); an element missing or refused
+** goes by tapefield, which raises at its bit. Returns 1 if any changed. */
+static int tapescalars (Walk *w, const bw_Field *e, int idx, lua_Integer m,
+                        uint64_t *r) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  TapeBuf *out = w->out;
+  const uint64_t *in = w->in, *rin = w->rin;
+  unsigned bits = fixedbits(e);
+  int changed = 0, top = lua_gettop(L);
+  lua_Integer i = 1;
+  Frame *fr;
+  pushframe(c, BW_NONE, 1);
+  fr = &c->frames[c->nframes - 1 < MAXFRAMES ? c->nframes - 1 : MAXFRAMES - 1];
+  while (i <= m) {
+    lua_Integer end = m - i < 63 ? m : i + 63;
+    uint64_t need = ((out->pos + (uint64_t)(end - i + 1) * bits) >> 6) + 2;
+    uint64_t ip = w->ip, rp = w->rp, op, acc = *r, *os, *ro = NULL;
+    unsigned pend = c->pending;
+    int et = LUA_TNIL;
+    if (need > out->cap) bw_tapegrow(c, out, (size_t)need);
+    if (w->rout != NULL) ro = rawroom(c, w->rout, (size_t)(end - i + 1));
+    os = out->s;
+    op = out->pos;
+    for (; i <= end; i++) {
+      uint64_t raw = 0, code = 0, base;
+      size_t oi = (size_t)(op >> 6);
+      unsigned off = (unsigned)(op & 63);
+      et = lua_rawgeti(L, idx, i);
+      if (et == LUA_TNIL || !fixedraw(c, e, top + 1, et, 0, &raw)) break;
+      base = get(in, ip, bits);
+      if (rin != NULL && raw == rin[rp]) code = base;
+      else if (!rawcode(c, e, raw, 0, &code)) break;
+      ip += bits;
+      if (ro != NULL) ro[rp - w->rp] = raw;
+      rp++;
+      if (off == 0) os[oi] = code;  /* put's, in the room made above */
+      else {
+        os[oi] |= code << off;
+        if (off + bits > 64) os[oi + 1] = code >> (64 - off);
+      }
+      op += bits;
+      if (code == base) runaddto(c, &acc, &pend, 0, 1);
+      else {
+        runaddto(c, &acc, &pend, 1, 1);
+        runaddto(c, &acc, &pend, code, bits);
+        changed = 1;
+      }
+      lua_settop(L, top);
+    }
+    if (w->rout != NULL) w->rout->pos += rp - w->rp;
+    w->ip = ip;
+    w->rp = rp;
+    out->pos = op;
+    *r = acc;
+    c->pending = pend;
+    if (i <= end) {  /* element i missing or refused */
+      fr->index = i;
+      if (et == LUA_TNIL) bw_encerror(c, "missing");
+      changed |= tapefield(w, r, e, top + 1, et, 0);
+      lua_settop(L, top);
+      i++;
+    }
+  }
+  popframe(c);
+  return changed;
+}
+
 /* An array (a table: tapefield checks) against the baseline's (see
 ** lbw_encdelta.c's encdeltaarray); returns 1 if anything changed. */
 static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
@@ -117,7 +189,13 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
   runadd(c, r, (uint64_t)n - (uint64_t)f->min, f->nbits);
   put(c, w->out, (uint64_t)n - (uint64_t)f->min, f->nbits);
   changed = n != bn;
-  for (i = 1; i <= n; i++) {
+  i = 1;
+  if (fixedscalar(e)) {  /* no sharing to look for: the tight loop */
+    i = n < bn ? n : bn;
+    changed |= tapescalars(w, e, idx, i, r);
+    i++;
+  }
+  for (; i <= n; i++) {
     int et;
     pushframe(c, BW_NONE, i);
     et = lua_rawgeti(L, idx, i);
