@@ -136,20 +136,20 @@ local function keysof (t)
   return ks
 end
 
--- 'a' again as fresh tables, 2 in 32 elements of its first table-valued
+-- 'v' again as fresh tables, 2 in 32 elements of its first table-valued
 -- field replaced by elements of 'other'
-local function changed (a, other)
-  local b = copy(a)
-  for _, field in ipairs(keysof(a)) do
-    if type(a[field]) == "table" then
-      local ks, oks = keysof(a[field]), keysof(other[field])
+local function changed (v, other)
+  local w = copy(v)
+  for _, field in ipairs(keysof(v)) do
+    if type(v[field]) == "table" then
+      local ks, oks = keysof(v[field]), keysof(other[field])
       for i, k in ipairs(ks) do
-        if i % 16 == 5 and oks[i] then b[field][k] = copy(other[field][oks[i]]) end
+        if i % 16 == 5 and oks[i] then w[field][k] = copy(other[field][oks[i]]) end
       end
-      return b
+      return w
     end
   end
-  return b
+  return w
 end
 
 print()

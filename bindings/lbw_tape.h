@@ -18,9 +18,9 @@
 ** codes, so an unchanged value is not range-checked or quantized again.
 ** Its words (codes, then raws) are in 's' when they fit in TAPEWORDS;
 ** else in 'nchunks' user values of TAPEWORDS words each, so that a tape
-** seldom asks malloc for a large block: a large request makes glibc consolidate
-** every small block freed since the last one, which a delta per call made
-** cost more than the rest of a decode's allocations. */
+** seldom asks malloc for a large block: a large request makes glibc
+** consolidate every small block freed since the last one, which cost a
+** delta per call more than the rest of a decode's allocations. */
 typedef struct Tape {
   const bw_Schema *S;
   uint64_t bits;
