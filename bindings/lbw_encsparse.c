@@ -27,17 +27,17 @@ static void writerel (Ctx *c, const bw_Field *f, uint64_t prev, uint64_t cur) {
     bw_writeintrelative(c->w, prev, cur);
 }
 
-/* Is slot 'i' sent? Present, or with a baseline at 'bidx', different. */
+/* Is slot 'i' sent? Present, or with a baseline at 'bidx', different.
+** '*present': the value has slot 'i'. */
 static int slotsent (Ctx *c, const bw_Field *e, int idx, int bidx,
-                     lua_Integer i) {
+                     lua_Integer i, int *present) {
   lua_State *L = c->L;
   int sent;
+  *present = lua_rawgeti(L, idx, i) != LUA_TNIL;
   if (bidx == 0) {
-    sent = lua_rawgeti(L, idx, i) != LUA_TNIL;
     lua_pop(L, 1);
-    return sent;
+    return *present;
   }
-  lua_rawgeti(L, idx, i);
   lua_rawgeti(L, bidx, i);
   sent = !bw_equalopt(c, e, lua_gettop(L) - 1, lua_gettop(L));
   lua_pop(L, 2);
@@ -106,10 +106,11 @@ static INLINE void writegap (bw_Writer *w, uint64_t z, int one) {
   }
 }
 
-/* encsparse's slots without a baseline, from the map of the present ones
-** (slot i is bit i - 1): only those are fetched again. */
-static void encmapped (Ctx *c, const bw_Field *f, int idx, int enc,
-                       const uint64_t *map) {
+/* encsparse's slots from the map of the sent ones (slot i is bit i - 1):
+** only those are fetched again (against the baseline at 'bidx', if not
+** 0, with encslot: not compared again). */
+static void encmapped (Ctx *c, const bw_Field *f, int idx, int bidx,
+                       int enc, const uint64_t *map) {
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer i, n = (lua_Integer)f->max, prev = 0, wd;
@@ -122,13 +123,17 @@ static void encmapped (Ctx *c, const bw_Field *f, int idx, int enc,
       if (enc == BW_SPMASK) writegap(c->w, (uint64_t)(i - prev - 1), 1);
       else if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)i - 1, ibits);
       else writerel(c, f, (uint64_t)prev, (uint64_t)i);
+      prev = i;
+      if (bidx != 0) {
+        encslot(c, e, idx, bidx, i);
+        continue;
+      }
       tt = lua_rawgeti(L, idx, i);
       pushframe(c, BW_NONE, i);
       if (e->kind == BW_KSTRUCT) bw_encstruct(c, e->ref, lua_gettop(L));
       else bw_encvalue(c, e, lua_gettop(L), tt);
       popframe(c);
       lua_pop(L, 1);
-      prev = i;
     }
   }
   if (enc == BW_SPMASK) writegap(c->w, (uint64_t)(n - prev), 0);
@@ -148,15 +153,14 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
   int enc = f->encoding, mapped;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
   if (bidx != 0 && !lua_istable(L, bidx)) bidx = 0;
-  mapped = bidx == 0 && n <= MAPSLOTS;
+  mapped = n <= MAPSLOTS;
   if (mapped) memset(map, 0, (size_t)(n + 63) / 64 * sizeof(map[0]));
   cost[BW_SPRELATIVE] = 0;
   for (i = 1; i <= n; i++) {
-    if (bidx != 0) {
-      present += lua_rawgeti(L, idx, i) != LUA_TNIL;
-      lua_pop(L, 1);
-    }
-    if (slotsent(c, e, idx, bidx, i)) {
+    int has;
+    int sent = slotsent(c, e, idx, bidx, i, &has);
+    present += has;
+    if (sent) {
       count++;
       cost[BW_SPRELATIVE] += relcost(f, (uint64_t)prev, (uint64_t)i);
       prev = i;
@@ -180,12 +184,12 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
   }
   if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)count, f->nbits);
   if (mapped) {
-    encmapped(c, f, idx, enc, map);
+    encmapped(c, f, idx, bidx, enc, map);
     return;
   }
   prev = 0;
   for (i = 1; i <= n; i++) {
-    int sent;
+    int sent, has;
     if (bidx == 0) {  /* each slot fetched once, encoded from there */
       int tt = lua_rawgeti(L, idx, i);
       if (enc == BW_SPMASK) bw_writebits(c->w, (uint64_t)(tt != LUA_TNIL), 1);
@@ -202,7 +206,7 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
       lua_pop(L, 1);
       continue;
     }
-    sent = slotsent(c, e, idx, bidx, i);
+    sent = slotsent(c, e, idx, bidx, i, &has);
     if (enc == BW_SPMASK) bw_writebits(c->w, (uint64_t)sent, 1);
     if (!sent) continue;
     if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)i - 1, ibits);

@@ -346,6 +346,42 @@ describe("sparse encoding of long gaps and runs", function ()
     end)
   end
 
+  for _, n in ipairs { 200, 4096, 4097 } do
+    it("writes deltas as by hand, " .. n .. " slots", function ()
+      -- against a baseline, the sent slots (changed, added, removed) are
+      -- compared once and mapped up to 4096 slots, each one after its
+      -- place a presence bit and, if present, its value
+      local a = { s = { [1] = true, [5] = false, [64] = true, [n] = true } }
+      local b = { s = { [1] = true, [5] = true, [101] = false, [n] = true } }
+      local sent = {}
+      for i = 1, n do
+        if a.s[i] ~= b.s[i] then sent[#sent + 1] = i end
+      end
+      for _, enc in ipairs { "mask", "index", "relative" } do
+        local s = bitwire.schema { T = { { "s", "sparse", of = "bool", max = n,
+                                           encoding = enc } } }
+        local w, prev = bitwire.writer(), 0
+        w:bool(true)  -- the record's field changed
+        if enc == "index" then w:bits(#sent, bitwire.bits_required(0, n)) end
+        for _, i in ipairs(sent) do
+          if enc == "mask" then
+            for _ = prev + 1, i - 1 do w:bits(0, 1) end
+            w:bits(1, 1)
+          elseif enc == "index" then w:bits(i - 1, bitwire.bits_required(0, n - 1))
+          else w:int_relative(prev, i) end
+          w:bool(b.s[i] ~= nil)
+          if b.s[i] ~= nil then w:bool(b.s[i]) end
+          prev = i
+        end
+        if enc == "mask" then for _ = prev + 1, n do w:bits(0, 1) end end
+        if enc == "relative" then w:int_relative(prev, n + 1) end
+        local bytes = s:encode("T", b, { baseline = a })
+        assert.equal(tohex(w:tostring()), tohex(bytes))
+        assert.same(b, s:decode("T", bytes, { baseline = a }))
+      end
+    end)
+  end
+
   it("names the slot and the bit of a value that does not fit", function ()
     for _, enc in ipairs { "mask", "index", "relative" } do
       local s = bitwire.schema { T = { { "s", "sparse", of = "bool", max = 300,
