@@ -76,20 +76,24 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       bw_tapeputstr(c, w->out, f, s, len);
       return !same;
     }
-    default: {
-      uint64_t raw = 0, code = 0;
+    default: {  /* a raw equal to the baseline's takes its code */
+      uint64_t raw = 0, code = 0, base;
       unsigned bits = fixedbits(f);
+      int kept = 0;
       if (!fixedraw(c, f, v, vt, 0, &raw)
-          || !rawcode(c, f, raw, 0, &code)) {  /* raise where the walk */
-        if (deltafixed(f)) fixedvalue(c, f, v, vt);  /* over tables does */
-        runflush(c, r);
+          || (!(kept = w->rin != NULL && raw == w->rin[w->rp])
+              && !rawcode(c, f, raw, 0, &code))) {  /* raise where the */
+        if (deltafixed(f)) fixedvalue(c, f, v, vt);  /* walk over tables */
+        runflush(c, r);                              /* does */
         bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
         bw_encleaf(c, f, v, vt);
       }
+      base = take(w, bits);
+      if (kept) code = base;
       rawput(c, w->rout, raw);
       w->rp++;
       put(c, w->out, code, bits);
-      if (code == take(w, bits)) {
+      if (code == base) {
         runadd(c, r, 0, 1);
         return 0;
       }
