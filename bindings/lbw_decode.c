@@ -202,8 +202,8 @@ int bw_pushquat (Ctx *c, const bw_Field *f, const uint32_t q[4],
   double v[4];
   int i;
   if (!bw_decspend(c, 5)) return 0;
-  bw_quatdecode(&f->q, q, v);
   if (into != 0 && claim(c, into)) {
+    bw_quatdecode(&f->q, q, v);
     for (i = 0; i < 4; i++) {
       lua_pushnumber(c->L, (lua_Number)v[i]);
       lua_rawseti(c->L, into, i + 1);
@@ -211,12 +211,19 @@ int bw_pushquat (Ctx *c, const bw_Field *f, const uint32_t q[4],
     bw_trimquat(c->L, into);
     return 2;
   }
+  bw_newquat(c, f, q);
+  return 1;
+}
+
+void bw_newquat (Ctx *c, const bw_Field *f, const uint32_t q[4]) {
+  double v[4];
+  int i;
+  bw_quatdecode(&f->q, q, v);
   lua_createtable(c->L, 4, 0);
   for (i = 0; i < 4; i++) {
     lua_pushnumber(c->L, (lua_Number)v[i]);
     lua_rawseti(c->L, -2, i + 1);
   }
-  return 1;
 }
 
 static int decquat (Ctx *c, const bw_Field *f, int into) {

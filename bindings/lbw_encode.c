@@ -39,23 +39,32 @@ void bw_checklen (Ctx *c, const bw_Field *f, size_t n, const char *what) {
   lenfits(c, f, n, what, 1);
 }
 
-/* The code of the quaternion at 'idx'. */
-void bw_quatcode (Ctx *c, const bw_Field *f, int idx, uint32_t q[4]) {
+int bw_quatvalue (Ctx *c, const bw_Field *f, int idx, int raise,
+                  uint32_t q[4]) {
   lua_State *L = c->L;
   double v[4];
   int i;
-  if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table {x, y, z, w}");
+  if (!lua_istable(L, idx)) {
+    if (raise) bw_enctype(c, idx, "a table {x, y, z, w}");
+    return 0;
+  }
   if (lua_rawlen(L, idx) != 4)
-    bw_encerror(c, "quaternion needs 4 components, got %I",
-             (lua_Integer)lua_rawlen(L, idx));
+    REFUSE(c, raise, "quaternion needs 4 components, got %I",
+           (lua_Integer)lua_rawlen(L, idx));
   for (i = 0; i < 4; i++) {
-    if (lua_rawgeti(L, idx, i + 1) != LUA_TNUMBER)
-      bw_encerror(c, "quaternion component %d is not a number", i + 1);
+    int tt = lua_rawgeti(L, idx, i + 1);
     v[i] = (double)lua_tonumber(L, -1);
     lua_pop(L, 1);
+    if (tt != LUA_TNUMBER)
+      REFUSE(c, raise, "quaternion component %d is not a number", i + 1);
   }
   if (!bw_quatencode(&f->q, v, q))
-    bw_encerror(c, "quaternion has no length (or is not finite)");
+    REFUSE(c, raise, "quaternion has no length (or is not finite)");
+  return 1;
+}
+
+void bw_quatcode (Ctx *c, const bw_Field *f, int idx, uint32_t q[4]) {
+  bw_quatvalue(c, f, idx, 1, q);
 }
 
 static void encquat (Ctx *c, const bw_Field *f, int idx) {

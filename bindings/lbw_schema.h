@@ -239,6 +239,10 @@ void bw_encleaf (Ctx *c, const bw_Field *f, int idx, int tt);
 void bw_checklen (Ctx *c, const bw_Field *f, size_t n, const char *what);
 /* The code of the quaternion at 'idx'; of a FLOAT or ANGLE value. */
 void bw_quatcode (Ctx *c, const bw_Field *f, int idx, uint32_t q[4]);
+/* The code of the quaternion at 'idx' in 'q': 1, or as REFUSE (it raises
+** the errors bw_quatcode does when 'raise'). */
+int  bw_quatvalue (Ctx *c, const bw_Field *f, int idx, int raise,
+                   uint32_t q[4]);
 uint32_t bw_numcode (Ctx *c, const bw_Field *f, int idx, int tt);
 /* A sparse array, against the baseline at 'bidx' unless it is 0
 ** (lbw_encsparse.c). */
@@ -330,6 +334,9 @@ int  bw_decvalue (Ctx *c, const bw_Field *f, int into);
 int  bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx);
 int  bw_quatfail (Ctx *c);
 int  bw_pushquat (Ctx *c, const bw_Field *f, const uint32_t q[4], int into);
+/* A new table of the quaternion of code 'q', no budget spent (a value a
+** delta keeps, as the walk over tables copies one). */
+void bw_newquat (Ctx *c, const bw_Field *f, const uint32_t q[4]);
 /* A quaternion table refilled at 'idx' keeps 4 elements: a longer one
 ** would not encode again. */
 static inline void bw_trimquat (lua_State *L, int idx) {

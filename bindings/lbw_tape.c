@@ -19,7 +19,8 @@ static int typeok (const bw_Schema *S, uint8_t *ok, uint32_t t);
 
 static int fieldok (const bw_Schema *S, uint8_t *ok, const bw_Field *f) {
   if (f->relative) return 0;
-  if (fixedscalar(f) || f->kind == BW_KSTRING) return 1;
+  if (fixedscalar(f) || f->kind == BW_KSTRING || f->kind == BW_KQUAT)
+    return 1;
   if (f->kind == BW_KSTRUCT) return typeok(S, ok, f->ref);
   if (f->kind == BW_KARRAY) {
     const bw_Field *e = &S->fields[f->ref];
@@ -159,6 +160,12 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
     }
     case BW_KSTRUCT:
       return vt == LUA_TTABLE && buildstruct(c, b, r, f->ref, v);
+    case BW_KQUAT: {  /* no raws: its code is compared */
+      uint32_t q[4];
+      if (!bw_quatvalue(c, f, v, 0, q)) return 0;
+      putquat(c, b, f, q);
+      return 1;
+    }
     case BW_KARRAY: {
       const bw_Field *e = &c->S->fields[f->ref];
       lua_Integer i, n;
@@ -227,6 +234,9 @@ void bw_tapeskip (Walk *w, const bw_Field *f) {
   switch (f->kind) {
     case BW_KSTRING:
       w->ip += take(w, f->nbits) * 8;
+      return;
+    case BW_KQUAT:
+      w->ip += QUATBITS(f);
       return;
     case BW_KSTRUCT: {
       const bw_Type *ty = &S->types[f->ref];

@@ -61,6 +61,17 @@ static INLINE void put (Ctx *c, TapeBuf *b, uint64_t v, unsigned n) {
   b->pos += n;
 }
 
+/* A quaternion's code, in its wire order (bw_writequat). */
+static INLINE void putquat (Ctx *c, TapeBuf *b, const bw_Field *f,
+                            const uint32_t q[4]) {
+  put(c, b, q[0], 2);
+  put(c, b, q[1], f->q.nbits);
+  put(c, b, q[2], f->q.nbits);
+  put(c, b, q[3], f->q.nbits);
+}
+
+#define QUATBITS(f)  (2 + 3 * (uint64_t)(f)->q.nbits)
+
 /* The 'n' (<= 64) bits at bit 'pos' of 's'. */
 static INLINE uint64_t get (const uint64_t *s, uint64_t pos, unsigned n) {
   size_t i = (size_t)(pos >> 6);
@@ -101,6 +112,13 @@ static INLINE uint64_t take (Walk *w, unsigned n) {
   uint64_t v = get(w->in, w->ip, n);
   w->ip += n;
   return v;
+}
+
+static INLINE void takequat (Walk *w, const bw_Field *f, uint32_t q[4]) {
+  q[0] = (uint32_t)take(w, 2);
+  q[1] = (uint32_t)take(w, f->q.nbits);
+  q[2] = (uint32_t)take(w, f->q.nbits);
+  q[3] = (uint32_t)take(w, f->q.nbits);
 }
 
 /* Append a string of field 'f'; 1 if the 'len' bytes at bit 'pos' of 's'

@@ -72,6 +72,12 @@ static void pushfrom (Walk *w, const bw_Field *f) {
       }
       return;
     }
+    case BW_KQUAT: {
+      uint32_t q[4];
+      takequat(w, f, q);
+      bw_newquat(c, f, q);
+      return;
+    }
     default:
       keptfixed(c, f, take(w, fixedbits(f)));
   }
@@ -109,6 +115,13 @@ static int tapedecvalue (Walk *w, const bw_Field *f, int had) {
       if (!bw_tapebuild(c, w->out, NULL, f, lua_gettop(L), LUA_TTABLE))
         return bw_decfail(c, BW_ESCHEMA, c->r.pos, "decoded value refused");
       return 1;
+    case BW_KQUAT: {
+      uint32_t q[4];
+      if (!bw_readquat(&c->r, &f->q, q)) return bw_quatfail(c);
+      if (!bw_pushquat(c, f, q, 0)) return 0;
+      putquat(c, w->out, f, q);
+      break;
+    }
     case BW_KSTRING: {
       size_t len;
       const char *s;

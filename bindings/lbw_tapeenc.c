@@ -61,6 +61,22 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       }
       return changed;
     }
+    case BW_KQUAT: {  /* compared as the walk over tables compares it
+                         (bw_equalopt); checked when sent */
+      uint32_t q[4], bq[4];
+      int same;
+      takequat(w, f, bq);
+      same = bw_quatof(f, L, v, q) && memcmp(q, bq, sizeof(q)) == 0;
+      if (same) runadd(c, r, 0, 1);
+      else {
+        runflush(c, r);
+        bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
+        bw_encleaf(c, f, v, vt);  /* raises on what is not a quaternion */
+        bw_quatvalue(c, f, v, 1, q);
+      }
+      putquat(c, w->out, f, q);
+      return !same;
+    }
     case BW_KSTRING: {
       size_t len = 0, blen = (size_t)take(w, f->nbits);
       const char *s = vt == LUA_TSTRING ? lua_tolstring(L, v, &len) : NULL;

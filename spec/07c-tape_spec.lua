@@ -18,6 +18,7 @@ local DESC = {
     { "pos", "Vec" },
     { "hp", "int", min = 0, max = 50, clamp = true },
     { "on", "bool" },
+    { "rot", "quat", bits = 9 },
   },
   Root = {
     { "k", "int", min = 0, max = 1000 },
@@ -37,11 +38,23 @@ local DESC = {
 
 local WORDS = { "", "a", "bb", "héllo", "twelve chars", "x", "nine char" }
 
+local function quat (rand)
+  local q, l = {}, 0
+  for k = 1, 4 do
+    q[k] = rand(2001) / 1000 - 1
+    l = l + q[k] * q[k]
+  end
+  l = math.sqrt(l)
+  if l < 0.01 then return { 0, 0, 0, 1 } end
+  for k = 1, 4 do q[k] = q[k] / l end
+  return q
+end
+
 local function gen (rand)
   local function vec () return { x = rand(2001) / 100 - 10, y = rand(2001) / 100 - 10 } end
   local function item ()
     return { id = rand(101), tag = rand(3) == 0 and WORDS[rand(#WORDS) + 1] or nil,
-             pos = vec(), hp = rand(60), on = rand(2) == 0 }
+             pos = vec(), hp = rand(60), on = rand(2) == 0, rot = quat(rand) }
   end
   local v = { k = rand(1001), flag = rand(2) == 0, mode = ({ "a", "b", "c" })[rand(3) + 1],
               big = rand(2) == 0 and -1 - rand(1000) or rand(1 << 40),
@@ -78,7 +91,8 @@ local function change (rand, a)
     if r == 0 then b.items[i] = a.items[i]          -- shared
     elseif r == 1 then b.items[i].pos = vec()
     elseif r == 2 then b.items[i].tag = WORDS[rand(#WORDS) + 1]
-    elseif r == 3 then b.items[i].hp = rand(60) end
+    elseif r == 3 then b.items[i].hp = rand(60)
+    elseif r == 4 then b.items[i].rot = quat(rand) end
   end
   local r = rand(4)
   if r == 0 and #b.items < 8 then b.items[#b.items + 1] = item()
@@ -147,6 +161,10 @@ describe("deltas against tapes", function ()
       function (b) b.items = 1 end,
       function (b) b.pair = { b.pair[1] } end,
       function (b) b.nums[1] = 12 end,
+      function (b) if b.items[1] then b.items[1].rot = 3 end end,
+      function (b) if b.items[1] then b.items[1].rot = { 1, 0, 0 } end end,
+      function (b) if b.items[1] then b.items[1].rot[2] = "x" end end,
+      function (b) if b.items[1] then b.items[1].rot = { 0, 0, 0, 0 } end end,
     }
     for round = 1, 200 do
       local a = gen(rand)
@@ -364,6 +382,7 @@ describe("deltas against tapes", function ()
       elseif r == 4 then return { "float", min = -rand(100), max = rand(100) + 1, res = 0.05 }
       elseif r == 5 then return { "enum", values = { "p", "q", "r", "s", "t" } }
       elseif r == 6 then return { "string", max = rand(20) }
+      elseif r == 7 then return { "quat", bits = 6 + rand(15) }
       else return { "int", min = 0, max = rand(300) } end
     end
     for round = 1, 30 do
@@ -420,7 +439,7 @@ describe("deltas against tapes", function ()
     local rand = lcg(31)
     local function item ()
       return { id = rand(101), pos = { x = rand(2001) / 100 - 10, y = 0 },
-               hp = rand(51), on = rand(2) == 0,
+               hp = rand(51), on = rand(2) == 0, rot = quat(rand),
                tag = rand(3) == 0 and WORDS[rand(#WORDS) + 1] or nil }
     end
     local patterns = {
