@@ -42,7 +42,7 @@ static int encrelative (Ctx *c, const bw_Field *f, int v, int b) {
 ** bool and float fields compare their numbers, then their codes
 ** (encdeltafixed); other scalars equal as Lua values are equal on the wire,
 ** and only the kinds whose distinct Lua values may still encode alike
-** (quaternions, float32/64 NaNs) take bw_equalopt. */
+** (quaternions, angles, float32/64 NaNs) take bw_equalopt. */
 
 static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx);
 static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx);
@@ -70,6 +70,7 @@ static INLINE int scalarchanged (Ctx *c, const bw_Field *f, int v, int b) {
   switch (f->kind) {
     case BW_KINT: case BW_KUINT: case BW_KBOOL:  /* optional: by code too */
     case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KQUAT:
+    case BW_KANGLE:
     case BW_KSPARSE: case BW_KARRAY: case BW_KSTRUCT:
       return !bw_equalopt(c, f, v, b);
     default:

@@ -4,6 +4,7 @@
 ** See LICENSE for copyright and terms.
 */
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,8 @@ static int typeok (const bw_Schema *S, uint8_t *ok, uint32_t t);
 
 static int fieldok (const bw_Schema *S, uint8_t *ok, const bw_Field *f) {
   if (f->relative) return 0;
-  if (fixedscalar(f) || f->kind == BW_KSTRING || f->kind == BW_KQUAT)
+  if (fixedscalar(f) || f->kind == BW_KSTRING || f->kind == BW_KQUAT
+      || f->kind == BW_KANGLE)
     return 1;
   if (f->kind == BW_KSTRUCT) return typeok(S, ok, f->ref);
   if (f->kind == BW_KARRAY) {
@@ -160,6 +162,14 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
     }
     case BW_KSTRUCT:
       return vt == LUA_TTABLE && buildstruct(c, b, r, f->ref, v);
+    case BW_KANGLE: {  /* its number as its raw */
+      double x;
+      if (vt != LUA_TNUMBER || !isfinite(x = (double)lua_tonumber(L, v)))
+        return 0;
+      put(c, b, bw_angleencode(x, f->dmax, f->nbits), f->nbits);
+      rawput(c, r, rawof(x));
+      return 1;
+    }
     case BW_KQUAT: {  /* no raws: its code is compared */
       uint32_t q[4];
       if (!bw_quatvalue(c, f, v, 0, q)) return 0;

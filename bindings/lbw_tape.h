@@ -61,6 +61,13 @@ static INLINE void put (Ctx *c, TapeBuf *b, uint64_t v, unsigned n) {
   b->pos += n;
 }
 
+/* The raw of a number: its bits. */
+static INLINE uint64_t rawof (double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof(u));
+  return u;
+}
+
 /* A quaternion's code, in its wire order (bw_writequat). */
 static INLINE void putquat (Ctx *c, TapeBuf *b, const bw_Field *f,
                             const uint32_t q[4]) {

@@ -4,6 +4,7 @@
 ** See LICENSE for copyright and terms.
 */
 
+#include <math.h>
 #include <string.h>
 
 #include "lauxlib.h"
@@ -60,6 +61,23 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
         runadd(c, r, 0, 1);
       }
       return changed;
+    }
+    case BW_KANGLE: {  /* compared by code, as bw_equalopt compares */
+      uint64_t code = take(w, f->nbits), base = code;
+      double x = vt == LUA_TNUMBER ? (double)lua_tonumber(L, v) : 0;
+      int same = vt == LUA_TNUMBER && isfinite(x)
+                 && bw_angleencode(x, f->dmax, f->nbits) == base;
+      if (same) runadd(c, r, 0, 1);
+      else {
+        runflush(c, r);
+        bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
+        bw_encleaf(c, f, v, vt);  /* raises on what is not a finite number */
+        code = bw_angleencode(x, f->dmax, f->nbits);
+      }
+      rawput(c, w->rout, rawof(x));
+      w->rp++;
+      put(c, w->out, code, f->nbits);
+      return !same;
     }
     case BW_KQUAT: {  /* compared as the walk over tables compares it
                          (bw_equalopt); checked when sent */

@@ -19,6 +19,7 @@ local DESC = {
     { "hp", "int", min = 0, max = 50, clamp = true },
     { "on", "bool" },
     { "rot", "quat", bits = 9 },
+    { "yaw", "angle", bits = 10 },
   },
   Root = {
     { "k", "int", min = 0, max = 1000 },
@@ -54,7 +55,8 @@ local function gen (rand)
   local function vec () return { x = rand(2001) / 100 - 10, y = rand(2001) / 100 - 10 } end
   local function item ()
     return { id = rand(101), tag = rand(3) == 0 and WORDS[rand(#WORDS) + 1] or nil,
-             pos = vec(), hp = rand(60), on = rand(2) == 0, rot = quat(rand) }
+             pos = vec(), hp = rand(60), on = rand(2) == 0, rot = quat(rand),
+             yaw = rand(6284) / 1000 }
   end
   local v = { k = rand(1001), flag = rand(2) == 0, mode = ({ "a", "b", "c" })[rand(3) + 1],
               big = rand(2) == 0 and -1 - rand(1000) or rand(1 << 40),
@@ -92,7 +94,8 @@ local function change (rand, a)
     elseif r == 1 then b.items[i].pos = vec()
     elseif r == 2 then b.items[i].tag = WORDS[rand(#WORDS) + 1]
     elseif r == 3 then b.items[i].hp = rand(60)
-    elseif r == 4 then b.items[i].rot = quat(rand) end
+    elseif r == 4 then b.items[i].rot = quat(rand)
+    elseif r == 5 then b.items[i].yaw = rand(6284) / 1000 end
   end
   local r = rand(4)
   if r == 0 and #b.items < 8 then b.items[#b.items + 1] = item()
@@ -165,6 +168,8 @@ describe("deltas against tapes", function ()
       function (b) if b.items[1] then b.items[1].rot = { 1, 0, 0 } end end,
       function (b) if b.items[1] then b.items[1].rot[2] = "x" end end,
       function (b) if b.items[1] then b.items[1].rot = { 0, 0, 0, 0 } end end,
+      function (b) if b.items[1] then b.items[1].yaw = "x" end end,
+      function (b) if b.items[1] then b.items[1].yaw = 0 / 0 end end,
     }
     for round = 1, 200 do
       local a = gen(rand)
@@ -374,7 +379,7 @@ describe("deltas against tapes", function ()
     math.randomseed(41)
     local rand = lcg(41)
     local function scalar ()
-      local r = rand(9)
+      local r = rand(10)
       if r == 0 then local lo = rand(20) - 10; return { "int", min = lo, max = lo }
       elseif r == 1 then return { "int", min = -rand(1000), max = rand(1 << 40), clamp = rand(2) == 0 }
       elseif r == 2 then return { "uint", bits = rand(64) + 1 }
@@ -383,6 +388,7 @@ describe("deltas against tapes", function ()
       elseif r == 5 then return { "enum", values = { "p", "q", "r", "s", "t" } }
       elseif r == 6 then return { "string", max = rand(20) }
       elseif r == 7 then return { "quat", bits = 6 + rand(15) }
+      elseif r == 8 then return { "angle", bits = 2 + rand(24) }
       else return { "int", min = 0, max = rand(300) } end
     end
     for round = 1, 30 do
@@ -439,7 +445,7 @@ describe("deltas against tapes", function ()
     local rand = lcg(31)
     local function item ()
       return { id = rand(101), pos = { x = rand(2001) / 100 - 10, y = 0 },
-               hp = rand(51), on = rand(2) == 0, rot = quat(rand),
+               hp = rand(51), on = rand(2) == 0, rot = quat(rand), yaw = rand(7),
                tag = rand(3) == 0 and WORDS[rand(#WORDS) + 1] or nil }
     end
     local patterns = {
