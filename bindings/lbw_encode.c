@@ -82,8 +82,9 @@ uint32_t bw_numcode (Ctx *c, const bw_Field *f, int idx, int tt) {
     return (uint32_t)u;
   }
   x = checknum(c, idx, tt);
-  if (!isfinite(x)) bw_encerror(c, "angle %f is not finite", (lua_Number)x);
-  return bw_angleencode(x, f->dmax, f->nbits);
+  if (!anglecode(f, x, &u))
+    bw_encerror(c, "angle %f is not finite", (lua_Number)x);
+  return (uint32_t)u;
 }
 
 /* Write a scalar (a kind other than array, struct or sparse). Not

@@ -49,9 +49,9 @@ static int slotsent (Ctx *c, const bw_Field *e, int idx, int bidx,
 static void encslot (Ctx *c, const bw_Field *e, int idx, int bidx,
                      lua_Integer i) {
   lua_State *L = c->L;
-  int v;
+  int v, tt;
   pushframe(c, BW_NONE, i);
-  lua_rawgeti(L, idx, i);
+  tt = lua_rawgeti(L, idx, i);
   v = lua_gettop(L);
   if (bidx != 0) {
     int present = !lua_isnil(L, v);
@@ -60,8 +60,8 @@ static void encslot (Ctx *c, const bw_Field *e, int idx, int bidx,
     if (present) bw_encdeltavalue(c, e, v, v + 1);
     lua_pop(L, 1);
   }
-  else
-    bw_encvalue(c, e, v, lua_type(L, v));
+  else if (e->kind == BW_KSTRUCT) bw_encstruct(c, e->ref, v);  /* most */
+  else bw_encvalue(c, e, v, tt);
   lua_pop(L, 1);
   popframe(c);
 }
@@ -107,33 +107,22 @@ static INLINE void writegap (bw_Writer *w, uint64_t z, int one) {
 }
 
 /* encsparse's slots from the map of the sent ones (slot i is bit i - 1):
-** only those are fetched again (against the baseline at 'bidx', if not
-** 0, with encslot: not compared again). */
+** only those are fetched again, each by encslot (against the baseline at
+** 'bidx', if not 0: not compared again). */
 static void encmapped (Ctx *c, const bw_Field *f, int idx, int bidx,
                        int enc, const uint64_t *map) {
-  lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer i, n = (lua_Integer)f->max, prev = 0, wd;
   unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
   for (wd = 0; wd * 64 < n; wd++) {
     uint64_t m = map[wd];
     for (; m != 0; m &= m - 1) {
-      int tt;
       i = wd * 64 + (lua_Integer)lowbit(m) + 1;
       if (enc == BW_SPMASK) writegap(c->w, (uint64_t)(i - prev - 1), 1);
       else if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)i - 1, ibits);
       else writerel(c, f, (uint64_t)prev, (uint64_t)i);
       prev = i;
-      if (bidx != 0) {
-        encslot(c, e, idx, bidx, i);
-        continue;
-      }
-      tt = lua_rawgeti(L, idx, i);
-      pushframe(c, BW_NONE, i);
-      if (e->kind == BW_KSTRUCT) bw_encstruct(c, e->ref, lua_gettop(L));
-      else bw_encvalue(c, e, lua_gettop(L), tt);
-      popframe(c);
-      lua_pop(L, 1);
+      encslot(c, e, idx, bidx, i);
     }
   }
   if (enc == BW_SPMASK) writegap(c->w, (uint64_t)(n - prev), 0);

@@ -8,6 +8,8 @@
 #ifndef lbw_encvalue_h
 #define lbw_encvalue_h
 
+#include <math.h>
+
 #include "lbw_schema.h"
 
 /* 1 if 'tt' is 'want'; else raises "expected <what>" when 'raise', or
@@ -124,6 +126,14 @@ static INLINE int enumcode (Ctx *c, const bw_Field *f, int idx, int tt,
   }
   if (i == n) REFUSE(c, raise, "'%s' is not one of its enum values", s);
   *out = (uint64_t)i;
+  return 1;
+}
+
+/* The code of number 'x' as angle field 'f' in '*code'; 0 when it is not
+** finite (no angle). */
+static INLINE int anglecode (const bw_Field *f, double x, uint64_t *code) {
+  if (!isfinite(x)) return 0;
+  *code = bw_angleencode(x, f->dmax, f->nbits);
   return 1;
 }
 

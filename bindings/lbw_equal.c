@@ -97,9 +97,9 @@ static int equalvalue (Ctx *c, const bw_Field *f, int a, int b) {
     }
     case BW_KANGLE: {
       double x = (double)lua_tonumber(L, a), y = (double)lua_tonumber(L, b);
-      return ta == LUA_TNUMBER && isfinite(x) && isfinite(y)
-        && bw_angleencode(x, f->dmax, f->nbits)
-           == bw_angleencode(y, f->dmax, f->nbits);
+      uint64_t cx, cy;
+      return ta == LUA_TNUMBER && anglecode(f, x, &cx) && anglecode(f, y, &cy)
+        && cx == cy;
     }
     case BW_KFLOAT32: case BW_KFLOAT64: {
       double x = (double)lua_tonumber(L, a), y = (double)lua_tonumber(L, b);

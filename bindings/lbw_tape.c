@@ -163,10 +163,10 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
     case BW_KSTRUCT:
       return vt == LUA_TTABLE && buildstruct(c, b, r, f->ref, v);
     case BW_KANGLE: {  /* its number as its raw */
-      double x;
-      if (vt != LUA_TNUMBER || !isfinite(x = (double)lua_tonumber(L, v)))
-        return 0;
-      put(c, b, bw_angleencode(x, f->dmax, f->nbits), f->nbits);
+      double x = (double)lua_tonumber(L, v);
+      uint64_t code;
+      if (vt != LUA_TNUMBER || !anglecode(f, x, &code)) return 0;
+      put(c, b, code, f->nbits);
       rawput(c, r, rawof(x));
       return 1;
     }

@@ -48,16 +48,23 @@ enum { TAPEOK = 1, TAPENESTS = 2 };  /* Tapes.ok: tapes; and nested fields */
 
 void bw_tapegrow (Ctx *c, TapeBuf *b, size_t words);
 
+/* Write the 'n' (<= 64) bits of 'v' (< 2^n) at bit 'pos' of 's', the
+** end of what is written (room for two words there: the caller's). */
+static INLINE void putat (uint64_t *s, uint64_t pos, uint64_t v, unsigned n) {
+  size_t i = (size_t)(pos >> 6);
+  unsigned off = (unsigned)(pos & 63);
+  if (off == 0) s[i] = v;  /* the bits past 'pos' stay 0 */
+  else {
+    s[i] |= v << off;
+    if (off + n > 64) s[i + 1] = v >> (64 - off);
+  }
+}
+
 /* Append the 'n' (<= 64) bits of 'v' (< 2^n). */
 static INLINE void put (Ctx *c, TapeBuf *b, uint64_t v, unsigned n) {
   size_t i = (size_t)(b->pos >> 6);
-  unsigned off = (unsigned)(b->pos & 63);
   if (i + 2 > b->cap) bw_tapegrow(c, b, i + 2);
-  if (off == 0) b->s[i] = v;  /* the bits past 'pos' stay 0 */
-  else {
-    b->s[i] |= v << off;
-    if (off + n > 64) b->s[i + 1] = v >> (64 - off);
-  }
+  putat(b->s, b->pos, v, n);
   b->pos += n;
 }
 

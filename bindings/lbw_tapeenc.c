@@ -4,7 +4,6 @@
 ** See LICENSE for copyright and terms.
 */
 
-#include <math.h>
 #include <string.h>
 
 #include "lauxlib.h"
@@ -22,6 +21,15 @@ static void sendwhole (Walk *w, const bw_Field *f, int v, int vt) {
   bw_encvalue(c, f, v, vt);
   if (!bw_tapebuild(c, w->out, w->rout, f, v, vt))  /* it encoded: a value */
     bw_encerror(c, "value changed while encoded");
+}
+
+/* A changed scalar 'f' at 'v' (of Lua type 'vt'): after the record's
+** pending bits, its changed bit (and an optional's presence bit) and its
+** value, which raises where it is not one the field takes. */
+static void sendleaf (Ctx *c, uint64_t *r, const bw_Field *f, int v, int vt) {
+  runflush(c, r);
+  bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
+  bw_encleaf(c, f, v, vt);
 }
 
 /* The changed bit and what changed of the value at 'v' (of Lua type 'vt',
@@ -63,17 +71,11 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       return changed;
     }
     case BW_KANGLE: {  /* compared by code, as bw_equalopt compares */
-      uint64_t code = take(w, f->nbits), base = code;
+      uint64_t base = take(w, f->nbits), code = 0;
       double x = vt == LUA_TNUMBER ? (double)lua_tonumber(L, v) : 0;
-      int same = vt == LUA_TNUMBER && isfinite(x)
-                 && bw_angleencode(x, f->dmax, f->nbits) == base;
+      int same = vt == LUA_TNUMBER && anglecode(f, x, &code) && code == base;
       if (same) runadd(c, r, 0, 1);
-      else {
-        runflush(c, r);
-        bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
-        bw_encleaf(c, f, v, vt);  /* raises on what is not a finite number */
-        code = bw_angleencode(x, f->dmax, f->nbits);
-      }
+      else sendleaf(c, r, f, v, vt);  /* raises on what is no angle */
       rawput(c, w->rout, rawof(x));
       w->rp++;
       put(c, w->out, code, f->nbits);
@@ -87,9 +89,7 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       same = bw_quatof(f, L, v, q) && memcmp(q, bq, sizeof(q)) == 0;
       if (same) runadd(c, r, 0, 1);
       else {
-        runflush(c, r);
-        bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
-        bw_encleaf(c, f, v, vt);  /* raises on what is not a quaternion */
+        sendleaf(c, r, f, v, vt);  /* raises on what is not a quaternion */
         bw_quatvalue(c, f, v, 1, q);
       }
       putquat(c, w->out, f, q);
@@ -102,11 +102,7 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
                  && bw_tapesamebytes(w->in, w->ip, s, len);
       w->ip += (uint64_t)blen * 8;
       if (same) runadd(c, r, 0, 1);
-      else {
-        runflush(c, r);
-        bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
-        bw_encleaf(c, f, v, vt);  /* raises on what is not a string */
-      }
+      else sendleaf(c, r, f, v, vt);  /* raises on what is not a string */
       bw_tapeputstr(c, w->out, f, s, len);
       return !same;
     }
@@ -118,9 +114,7 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
           || (!(kept = w->rin != NULL && raw == w->rin[w->rp])
               && !rawcode(c, f, raw, 0, &code))) {  /* raise where the */
         if (deltafixed(f)) fixedvalue(c, f, v, vt);  /* walk over tables */
-        runflush(c, r);                              /* does */
-        bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
-        bw_encleaf(c, f, v, vt);
+        sendleaf(c, r, f, v, vt);                    /* does */
       }
       base = take(w, bits);
       if (kept) code = base;
@@ -168,8 +162,6 @@ static int tapescalars (Walk *w, const bw_Field *e, int idx, lua_Integer m,
     op = out->pos;
     for (; i <= end; i++) {
       uint64_t raw = 0, code = 0, base;
-      size_t oi = (size_t)(op >> 6);
-      unsigned off = (unsigned)(op & 63);
       et = lua_rawgeti(L, idx, i);
       if (et == LUA_TNIL || !fixedraw(c, e, top + 1, et, 0, &raw)) break;
       base = get(in, ip, bits);
@@ -178,11 +170,7 @@ static int tapescalars (Walk *w, const bw_Field *e, int idx, lua_Integer m,
       ip += bits;
       if (ro != NULL) ro[rp - w->rp] = raw;
       rp++;
-      if (off == 0) os[oi] = code;  /* put's, in the room made above */
-      else {
-        os[oi] |= code << off;
-        if (off + bits > 64) os[oi + 1] = code >> (64 - off);
-      }
+      putat(os, op, code, bits);  /* in the room made above */
       op += bits;
       if (code == base) runaddto(c, &acc, &pend, 0, 1);
       else {
