@@ -124,6 +124,8 @@ typedef struct Tapes {
   TapeBuf  base;  /* a baseline's, made from its table */
   TapeBuf  rout, rbase;  /* their raws (lbw_tape.h), 'pos' counting words */
   TapeBuf  in;    /* a baseline's tape kept in pieces, gathered */
+  uint64_t instamp, stamps;  /* the stamp of the tape 'in' holds (0:
+                                none); the last stamp given */
   uint8_t *ok;    /* per type: its deltas may take tapes (nonzero; see
                      lbw_tape.c); NULL: none may */
 } Tapes;

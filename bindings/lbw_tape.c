@@ -346,20 +346,15 @@ void bw_setdecoded (Ctx *c, uint32_t t, int tbl, int ok) {
   lua_pop(L, 1);
 }
 
-/* Copy the 'n' words at 'src' to word 'at' of the tape at stack index
-** 'ud' (NULL 'src': zeros). */
-static void tapefill (lua_State *L, int ud, Tape *tape, size_t at,
-                      const uint64_t *src, size_t n) {
+/* Copy the 'n' words at 'src' to word 'at' of 'tape' (NULL 'src':
+** zeros). */
+static void tapefill (Tape *tape, size_t at, const uint64_t *src, size_t n) {
   while (n > 0) {
-    size_t k = at / TAPEWORDS, off = at % TAPEWORDS;
+    size_t off = at % TAPEWORDS;
     size_t m = tape->nchunks == 0 || n < TAPEWORDS - off ? n
                : TAPEWORDS - off;
-    uint64_t *p = tape->s + at;
-    if (tape->nchunks > 0) {
-      lua_getiuservalue(L, ud, (int)k + 1);
-      p = (uint64_t *)lua_touserdata(L, -1) + off;
-      lua_pop(L, 1);  /* the tape's user value keeps it */
-    }
+    uint64_t *p = tape->nchunks > 0 ? piece(tape, at / TAPEWORDS) + off
+                                    : tape->s + at;
     if (src != NULL) memcpy(p, src, m * sizeof(uint64_t));
     else memset(p, 0, m * sizeof(uint64_t));
     if (src != NULL) src += m;
@@ -368,20 +363,23 @@ static void tapefill (lua_State *L, int ud, Tape *tape, size_t at,
   }
 }
 
-/* The words of the tape at stack index 'ud': its own, or its pieces
-** gathered in c->tapes->in (valid until the next gather). */
-static const uint64_t *tapewords (Ctx *c, const Tape *tape, int ud) {
-  TapeBuf *in = &c->tapes->in;
+/* The words of 'tape': its own, or its pieces gathered in c->tapes->in
+** (valid until the next gather), which a baseline sent to several peers
+** in turn finds gathered already. */
+static const uint64_t *tapewords (Ctx *c, const Tape *tape) {
+  Tapes *tp = c->tapes;
+  TapeBuf *in = &tp->in;
   size_t words = (size_t)(tape->bits >> 6) + 1 + (size_t)tape->nraws, k;
   if (tape->nchunks == 0) return tape->s;
+  if (tape->stamp == tp->instamp) return in->s;
+  tp->instamp = 0;  /* until gathered */
   if (words > in->cap) bw_tapegrow(c, in, words);
   for (k = 0; k < tape->nchunks; k++) {
     size_t n = words - k * TAPEWORDS;
-    lua_getiuservalue(c->L, ud, (int)k + 1);
-    memcpy(in->s + k * TAPEWORDS, lua_touserdata(c->L, -1),
+    memcpy(in->s + k * TAPEWORDS, piece(tape, k),
            (n < TAPEWORDS ? n : TAPEWORDS) * sizeof(uint64_t));
-    lua_pop(c->L, 1);
   }
+  tp->instamp = tape->stamp;
   return in->s;
 }
 
@@ -398,13 +396,12 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
   size_t nraws = r != NULL ? (size_t)r->pos : 0, n, size, k;
   uint32_t nchunks;
   Tape *tape = NULL;
-  int ud;
   if (nraws > (size_t)-1 / sizeof(uint64_t) - words - TAPEWORDS)
     luaL_error(L, "not enough memory");
   n = words + nraws;
   nchunks = n <= TAPEWORDS || n > TAPEWORDS * MAXCHUNKS
             ? 0 : (uint32_t)((n + TAPEWORDS - 1) / TAPEWORDS);
-  size = sizeof(Tape) + (nchunks > 0 ? 0 : n * sizeof(uint64_t));
+  size = sizeof(Tape) + (nchunks > 0 ? nchunks : n) * sizeof(uint64_t);
   if (again) {  /* a table encoded again (to each peer against its own
                    baseline): its tape's memory, when it is the same shape */
     int type;
@@ -419,16 +416,16 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
   }
   if (tape == NULL) {
     tape = (Tape *)lua_newuserdatauv(L, size, (int)nchunks);
-    for (k = 1; k <= nchunks; k++) {
-      lua_newuserdatauv(L, TAPEWORDS * sizeof(uint64_t), 0);
-      lua_setiuservalue(L, -2, (int)k);
+    for (k = 0; k < nchunks; k++) {
+      void *p = lua_newuserdatauv(L, TAPEWORDS * sizeof(uint64_t), 0);
+      memcpy(&tape->s[k], &p, sizeof(p));
+      lua_setiuservalue(L, -2, (int)k + 1);
     }
     tape->nchunks = nchunks;
     lua_pushvalue(L, idx);
     lua_pushvalue(L, -2);
     lua_rawset(L, tapes);
   }
-  ud = lua_gettop(L);
   tape->S = c->S;
   tape->type = t;
   tape->version = c->version;
@@ -436,9 +433,10 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
   tape->bits = b->pos;
   tape->nraws = nraws;
   tape->raws = r != NULL;
-  tapefill(L, ud, tape, 0, b->s, (size_t)((b->pos + 63) >> 6));
-  if ((b->pos & 63) == 0) tapefill(L, ud, tape, words - 1, NULL, 1);
-  if (nraws > 0) tapefill(L, ud, tape, words, r->s, nraws);
+  tape->stamp = ++c->tapes->stamps;
+  tapefill(tape, 0, b->s, (size_t)((b->pos + 63) >> 6));
+  if ((b->pos & 63) == 0) tapefill(tape, words - 1, NULL, 1);
+  if (nraws > 0) tapefill(tape, words, r->s, nraws);
   return tape;
 }
 
@@ -504,7 +502,7 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
   if (type == LUA_TUSERDATA) {
     base = (const Tape *)lua_touserdata(L, -1);
     if (base->S == c->S && base->type == t && base->version == c->version) {
-      *in = tapewords(c, base, lua_gettop(L));
+      *in = tapewords(c, base);
       return base;
     }
   }
@@ -514,7 +512,7 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
   tp->rbase.pos = 0;
   if (!buildstruct(c, &tp->base, &tp->rbase, t, bidx)) return NULL;
   base = keeptape(c, tapes, bidx, t, &tp->base, &tp->rbase, 0, decoded);
-  *in = tapewords(c, base, lua_gettop(L));
+  *in = tapewords(c, base);
   return base;
 }
 

@@ -20,7 +20,9 @@
 ** else in 'nchunks' user values of TAPEWORDS words each, so that a tape
 ** seldom asks malloc for a large block: a large request makes glibc
 ** consolidate every small block freed since the last one, which cost a
-** delta per call more than the rest of a decode's allocations. */
+** delta per call more than the rest of a decode's allocations. Then 's'
+** holds the pieces' addresses (a userdata does not move, and its user
+** value keeps it), so reading them takes no Lua call. */
 typedef struct Tape {
   const bw_Schema *S;
   uint64_t bits;
@@ -30,7 +32,9 @@ typedef struct Tape {
                         id in the known table says the same) */
   int      raws;     /* 0: none (a decode's: it has no raws to keep) */
   uint32_t nchunks;
-  uint64_t s[];      /* bits / 64 + 1 words of codes, then the raws */
+  uint64_t stamp;    /* new each time its words are written */
+  uint64_t s[];      /* bits / 64 + 1 words of codes, then the raws; or
+                        nchunks addresses of pieces (piece()) */
 } Tape;
 
 /* Words of a tape kept in one piece: a userdata of them stays under 1 KiB
@@ -39,6 +43,13 @@ typedef struct Tape {
 ** pass 1 KiB, and one large request is little next to its walk. */
 #define TAPEWORDS  112
 #define MAXCHUNKS  56
+
+/* The 'k'-th piece of a tape in pieces. */
+static INLINE uint64_t *piece (const Tape *tape, size_t k) {
+  uint64_t *p;
+  memcpy(&p, &tape->s[k], sizeof(p));
+  return p;
+}
 
 enum { TAPEOK = 1, TAPENESTS = 2 };  /* Tapes.ok: tapes; and nested fields */
 

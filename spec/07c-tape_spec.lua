@@ -371,6 +371,29 @@ describe("deltas against tapes", function ()
     end
   end)
 
+  it("gather a baseline in pieces again once its tape is remade", function ()
+    -- the pieces gathered for one delta serve the next against the same
+    -- tape, and only while that tape is unchanged
+    local s = bitwire.schema { Vec = DESC.Vec, Item = DESC.Item, Big = {
+      { "k", "int", min = 0, max = 1000 }, { "ents", "array", of = "Item", max = 300 } } }
+    local rand = lcg(59)
+    local _, item = gen(rand)
+    local a, small = { k = 1, ents = {} }, { k = 2, ents = { item(), item() } }
+    for i = 1, 150 do a.ents[i] = item() end
+    local b = copy(a)
+    b.k, b.ents[3], b.ents[90] = 5, item(), item()
+    for round = 1, 4 do
+      sameastable(s, "Big", b, a)  -- a's pieces gathered, then used again
+      assert.equal(sameastable(s, "Big", b, a), s:encode("Big", b, { baseline = a }))
+      -- a changed and sent against a baseline in one piece: its tape is
+      -- remade in place, and nothing else is gathered in between
+      a.k = 10 + round
+      for i = round, 150, 7 do a.ents[i] = copy(b.ents[i]) end
+      a.ents[40 + round] = item()
+      s:encode("Big", a, { baseline = small })
+    end
+  end)
+
   it("agree with the walk over tables on random definitions", function ()
     -- random types of the kinds tapes hold: zero-bit and 64-bit fields,
     -- long fused runs, optional and versioned ones, nested records and
