@@ -502,6 +502,43 @@ describe("deltas against tapes", function ()
     end
   end)
 
+  it("compare each raw with its own, past records kept, shared or sent", function ()
+    -- every walk past a record, kept, shared or sent, steps over exactly
+    -- its raws, or a value is compared with another's raw. Every float and
+    -- angle of the baseline is 5 but ps[2].x, which 'b' sets to 5:
+    -- compared with any other raw, it would read as unchanged.
+    local s = bitwire.schema { P = {
+      { "x", "float", min = -100, max = 100, res = 0.01 }, { "n", "int", min = 0, max = 9 },
+      { "y", "float", min = -100, max = 100, res = 0.01 }, { "f", "bool" },
+      { "a", "angle", bits = 9 }, { "m", "uint", bits = 3 },
+      { "ns", "array", of = { "int", min = 0, max = 9 }, max = 4 },
+      { "vs", "array", of = { "float", min = 0, max = 10, res = 0.5 }, max = 4 } },
+      S = { { "k", "int", min = 0, max = 9 }, { "ps", "array", of = "P", max = 8 }, { "last", "P" } } }
+    local function p (n) return { x = 5, n = n, y = 5, f = n % 2 == 0, a = 5, m = n, ns = { n, 2 }, vs = { 5, 5 } } end
+    local a = { k = 1, ps = { p(1), p(2), p(3) }, last = p(4) }
+    a.ps[2].x = 6
+    local base = s:decode("S", s:encode("S", a))
+    local function b (first)
+      local v = copy(a)
+      v.k, v.ps[1], v.ps[2].x = 2, first, 5
+      return v
+    end
+    local shareds = copy(a.ps[1])
+    shareds.ns, shareds.vs = a.ps[1].ns, a.ps[1].vs
+    for _, first in ipairs { copy(a.ps[1]), a.ps[1], shareds } do
+      local v = b(first)
+      -- the walk over tables (poisoned) against a's tape and a tape of a's table
+      local bytes = sameastable(s, "S", v, a)
+      assert.equal(bytes, sameastable(s, "S", v, copy(a)))
+      local got = assert(s:decode("S", bytes, { baseline = base }))
+      assert.is_true(math.abs(got.ps[2].x - 5) < 0.01)
+      assert.same(s:decode("S", s:encode("S", v)), got)
+      -- and back, against the tape this delta left on 'v'
+      v.k = 1
+      sameastable(s, "S", a, v)
+    end
+  end)
+
   it("compare each value with its own baseline value, whatever the walk skips", function ()
     -- a tape keeps each scalar's Lua value next to its code, and a run
     -- whose values are all the baseline's is not quantized again; the
