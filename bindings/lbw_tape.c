@@ -21,7 +21,8 @@ static int typeok (const bw_Schema *S, uint8_t *ok, uint32_t t);
 static int fieldok (const bw_Schema *S, uint8_t *ok, const bw_Field *f) {
   if (f->relative) return 0;
   if (fixedscalar(f) || f->kind == BW_KSTRING || f->kind == BW_KQUAT
-      || f->kind == BW_KANGLE)
+      || f->kind == BW_KANGLE || f->kind == BW_KFLOAT32
+      || f->kind == BW_KFLOAT64)
     return 1;
   if (f->kind == BW_KSTRUCT) return typeok(S, ok, f->ref);
   if (f->kind == BW_KARRAY) {
@@ -170,6 +171,13 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
       rawput(c, r, rawof(x));
       return 1;
     }
+    case BW_KFLOAT32: case BW_KFLOAT64: {  /* its number as its raw */
+      double x = (double)lua_tonumber(L, v);
+      if (vt != LUA_TNUMBER) return 0;
+      put(c, b, ieeecode(f, x), IEEEBITS(f));
+      rawput(c, r, rawof(x));
+      return 1;
+    }
     case BW_KQUAT: {  /* no raws: its code is compared */
       uint32_t q[4];
       if (!bw_quatvalue(c, f, v, 0, q)) return 0;
@@ -247,6 +255,10 @@ void bw_tapeskip (Walk *w, const bw_Field *f) {
       return;
     case BW_KQUAT:
       w->ip += QUATBITS(f);
+      return;
+    case BW_KFLOAT32: case BW_KFLOAT64:
+      w->ip += IEEEBITS(f);
+      w->rp++;
       return;
     case BW_KSTRUCT: {
       const bw_Type *ty = &S->types[f->ref];

@@ -86,6 +86,38 @@ static INLINE uint64_t rawof (double x) {
   return u;
 }
 
+/* The number of a raw. */
+static INLINE double numof (uint64_t u) {
+  double x;
+  memcpy(&x, &u, sizeof(x));
+  return x;
+}
+
+/* A float32 or float64 field's code: the IEEE bits the encoder writes
+** for number 'x' (a float32 rounded as bw_tofloat32); and the number a
+** code decodes to. */
+#define IEEEBITS(f)  ((f)->kind == BW_KFLOAT32 ? 32u : 64u)
+
+static INLINE uint64_t ieeecode (const bw_Field *f, double x) {
+  if (f->kind == BW_KFLOAT32) {
+    float y = bw_tofloat32(x);
+    uint32_t u;
+    memcpy(&u, &y, sizeof(u));
+    return u;
+  }
+  return rawof(x);
+}
+
+static INLINE double ieeevalue (const bw_Field *f, uint64_t u) {
+  if (f->kind == BW_KFLOAT32) {
+    uint32_t v = (uint32_t)u;
+    float y;
+    memcpy(&y, &v, sizeof(y));
+    return (double)y;
+  }
+  return numof(u);
+}
+
 /* A quaternion's code, in its wire order (bw_writequat). */
 static INLINE void putquat (Ctx *c, TapeBuf *b, const bw_Field *f,
                             const uint32_t q[4]) {

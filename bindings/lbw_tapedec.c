@@ -78,6 +78,9 @@ static void pushfrom (Walk *w, const bw_Field *f) {
       bw_newquat(c, f, q);
       return;
     }
+    case BW_KFLOAT32: case BW_KFLOAT64:
+      lua_pushnumber(L, (lua_Number)ieeevalue(f, take(w, IEEEBITS(f))));
+      return;
     default:
       keptfixed(c, f, take(w, fixedbits(f)));
   }
@@ -122,6 +125,10 @@ static int tapedecvalue (Walk *w, const bw_Field *f, int had) {
       putquat(c, w->out, f, q);
       break;
     }
+    case BW_KFLOAT32: case BW_KFLOAT64:
+      if (!bw_decleaf(c, f)) return 0;
+      put(c, w->out, ieeecode(f, (double)lua_tonumber(L, -1)), IEEEBITS(f));
+      break;
     case BW_KSTRING: {
       size_t len;
       const char *s;

@@ -81,6 +81,23 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       put(c, w->out, code, f->nbits);
       return !same;
     }
+    case BW_KFLOAT32: case BW_KFLOAT64: {  /* compared by number, as
+                                              bw_equalopt compares: the
+                                              tape keeps the value's own
+                                              code (0.0 is -0.0's equal) */
+      unsigned n = IEEEBITS(f);
+      uint64_t base = take(w, n);
+      double x = vt == LUA_TNUMBER ? (double)lua_tonumber(L, v) : 0;
+      double y = w->rin != NULL ? numof(w->rin[w->rp]) : ieeevalue(f, base);
+      uint64_t code = ieeecode(f, x);
+      int same = vt == LUA_TNUMBER && (x == y || (x != x && y != y));
+      if (same) runadd(c, r, 0, 1);
+      else sendleaf(c, r, f, v, vt);  /* raises on what is not a number */
+      rawput(c, w->rout, rawof(x));
+      w->rp++;
+      put(c, w->out, code, n);
+      return !same;
+    }
     case BW_KQUAT: {  /* compared as the walk over tables compares it
                          (bw_equalopt); checked when sent */
       uint32_t q[4], bq[4];

@@ -402,7 +402,7 @@ describe("deltas against tapes", function ()
     math.randomseed(41)
     local rand = lcg(41)
     local function scalar ()
-      local r = rand(10)
+      local r = rand(12)
       if r == 0 then local lo = rand(20) - 10; return { "int", min = lo, max = lo }
       elseif r == 1 then return { "int", min = -rand(1000), max = rand(1 << 40), clamp = rand(2) == 0 }
       elseif r == 2 then return { "uint", bits = rand(64) + 1 }
@@ -412,6 +412,8 @@ describe("deltas against tapes", function ()
       elseif r == 6 then return { "string", max = rand(20) }
       elseif r == 7 then return { "quat", bits = 6 + rand(15) }
       elseif r == 8 then return { "angle", bits = 2 + rand(24) }
+      elseif r == 9 then return { "float32" }
+      elseif r == 10 then return { "float64" }
       else return { "int", min = 0, max = rand(300) } end
     end
     for round = 1, 30 do
@@ -498,6 +500,50 @@ describe("deltas against tapes", function ()
         local c = { k = b.k - 1, items = {} }
         for i = 1, #b.items do c.items[i] = rand(3) == 0 and item() or b.items[i] end
         sameastable(s, "List", c, b)
+      end
+    end
+  end)
+
+  it("compare float32 and float64 fields by number, as the walk over tables does", function ()
+    -- bw_equalopt's rule: equal numbers, or both NaN, whatever their bits
+    -- (0.0 and -0.0 are equal; a number float32 rounds is not its rounding)
+    local s = bitwire.schema { F = {
+      { "k", "int", min = 0, max = 9 }, { "a", "float32" }, { "b", "float64" },
+      { "o", "float32", optional = true },
+      { "arr", "array", of = { "float64" }, max = 4 } } }
+    local f32 = function (x) return (string.unpack("<f", string.pack("<f", x))) end
+    local nan = 0 / 0
+    local pairs_ = { { 0.1, 0.1 }, { 0.1, f32(0.1) }, { f32(0.1), 0.1 }, { 0.0, -0.0 },
+                     { -0.0, 0.0 }, { nan, nan }, { nan, 1 }, { 1e39, 1e39 }, { 1e39, 1 / 0 },
+                     { 3, 3.0 }, { 2.5, 2.5000000000000004 } }
+    for i, p in ipairs(pairs_) do
+      local x, y = p[1], p[2]
+      local a = { k = 1, a = x, b = x, o = x, arr = { x, 1, x } }
+      local b = { k = 2, a = y, b = y, o = y, arr = { y, 1, y } }
+      local msg = ("pair %d: %s, %s"):format(i, x, y)
+      -- against the table's own tape (its raws), and against a decoded one
+      local bytes = sameastable(s, "F", b, a, nil, msg)
+      local dec = s:decode("F", s:encode("F", a))
+      local dbytes = sameastable(s, "F", b, dec, nil, msg)
+      for _, c in ipairs { { bytes, dec }, { dbytes, dec } } do
+        local got = assert(s:decode("F", c[1], { baseline = c[2] }))
+        local shared = assert(s:decode("F", c[1], { baseline = c[2], share = true }))
+        assert.equal(s:encode("F", shared), s:encode("F", got), msg)
+      end
+      -- chained: the next delta against the tape this one left on 'b'
+      a.k = 3
+      sameastable(s, "F", a, b, nil, msg)
+      -- what is kept is pushed from the codes each walk wrote: a delta's
+      -- decode, and a decoded table encoded again (a relay's)
+      local d1, d2 = dec, s:decode("F", s:encode("F", b))
+      local got = assert(s:decode("F", dbytes, { baseline = d1 }))
+      s:encode("F", d2, { baseline = d1 })
+      for _, base2 in ipairs { got, d2 } do
+        local v = copy(base2)
+        v.k = 4
+        local kept = sameastable(s, "F", v, base2, nil, msg)
+        assert.equal(s:encode("F", assert(s:decode("F", kept, { baseline = base2, share = true }))),
+                     s:encode("F", assert(s:decode("F", kept, { baseline = base2 }))), msg)
       end
     end
   end)
