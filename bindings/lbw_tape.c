@@ -20,7 +20,8 @@ static int typeok (const bw_Schema *S, uint8_t *ok, uint32_t t);
 
 static int fieldok (const bw_Schema *S, uint8_t *ok, const bw_Field *f) {
   if (f->relative) return 0;
-  if (fixedscalar(f) || f->kind == BW_KSTRING || f->kind == BW_KQUAT
+  if (fixedscalar(f) || f->kind == BW_KSTRING || f->kind == BW_KBYTES
+      || f->kind == BW_KQUAT
       || f->kind == BW_KANGLE || f->kind == BW_KFLOAT32
       || f->kind == BW_KFLOAT64)
     return 1;
@@ -105,7 +106,7 @@ static INLINE uint64_t chunk (const char *p, size_t k) {
 
 void bw_tapeputstr (Ctx *c, TapeBuf *b, const bw_Field *f, const char *s,
                     size_t len) {
-  put(c, b, (uint64_t)len, f->nbits);
+  put(c, b, (uint64_t)len - (uint64_t)f->min, f->nbits);
   for (; len >= 8; len -= 8, s += 8) put(c, b, chunk(s, 8), 64);
   if (len > 0) put(c, b, chunk(s, len), (unsigned)len * 8);
 }
@@ -152,12 +153,14 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
                   int vt) {
   lua_State *L = c->L;
   switch (f->kind) {
-    case BW_KSTRING: {
+    case BW_KSTRING: case BW_KBYTES: {
       size_t len;
       const char *s;
       if (vt != LUA_TSTRING) return 0;
       s = lua_tolstring(L, v, &len);
-      if (!strfits(c, f, s, len, 0)) return 0;
+      if (f->kind == BW_KSTRING ? !strfits(c, f, s, len, 0)
+                                : !lenfits(c, f, len, "length", 0))
+        return 0;
       bw_tapeputstr(c, b, f, s, len);
       return 1;
     }
@@ -250,8 +253,8 @@ static int buildstruct (Ctx *c, TapeBuf *b, TapeBuf *r, uint32_t t, int idx) {
 void bw_tapeskip (Walk *w, const bw_Field *f) {
   const bw_Schema *S = w->c->S;
   switch (f->kind) {
-    case BW_KSTRING:
-      w->ip += take(w, f->nbits) * 8;
+    case BW_KSTRING: case BW_KBYTES:
+      w->ip += (take(w, f->nbits) + (uint64_t)f->min) * 8;
       return;
     case BW_KQUAT:
       w->ip += QUATBITS(f);

@@ -178,7 +178,8 @@ static INLINE void takequat (Walk *w, const bw_Field *f, uint32_t q[4]) {
   q[3] = (uint32_t)take(w, f->q.nbits);
 }
 
-/* Append a string of field 'f'; 1 if the 'len' bytes at bit 'pos' of 's'
+/* Append a string of field 'f' (a string or bytes: its length less the
+** field's min, then its bytes); 1 if the 'len' bytes at bit 'pos' of 's'
 ** are those at 'p'; copy the 'n' bits at bit 'pos' of 's'. */
 void bw_tapeputstr (Ctx *c, TapeBuf *b, const bw_Field *f, const char *s,
                     size_t len);

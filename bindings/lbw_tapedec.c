@@ -21,8 +21,8 @@ static void pushfrom (Walk *w, const bw_Field *f) {
   Ctx *c = w->c;
   lua_State *L = c->L;
   switch (f->kind) {
-    case BW_KSTRING: {
-      size_t len = (size_t)take(w, f->nbits), k;
+    case BW_KSTRING: case BW_KBYTES: {
+      size_t len = (size_t)(take(w, f->nbits) + (uint64_t)f->min), k;
       luaL_Buffer B;
       char *p = luaL_buffinitsize(L, &B, len);
       for (k = 0; k < len; k++) p[k] = (char)take(w, 8);
@@ -129,7 +129,7 @@ static int tapedecvalue (Walk *w, const bw_Field *f, int had) {
       if (!bw_decleaf(c, f)) return 0;
       put(c, w->out, ieeecode(f, (double)lua_tonumber(L, -1)), IEEEBITS(f));
       break;
-    case BW_KSTRING: {
+    case BW_KSTRING: case BW_KBYTES: {
       size_t len;
       const char *s;
       if (!bw_decleaf(c, f)) return 0;

@@ -112,8 +112,8 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       putquat(c, w->out, f, q);
       return !same;
     }
-    case BW_KSTRING: {
-      size_t len = 0, blen = (size_t)take(w, f->nbits);
+    case BW_KSTRING: case BW_KBYTES: {
+      size_t len = 0, blen = (size_t)(take(w, f->nbits) + (uint64_t)f->min);
       const char *s = vt == LUA_TSTRING ? lua_tolstring(L, v, &len) : NULL;
       int same = s != NULL && len == blen
                  && bw_tapesamebytes(w->in, w->ip, s, len);

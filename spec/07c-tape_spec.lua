@@ -402,7 +402,7 @@ describe("deltas against tapes", function ()
     math.randomseed(41)
     local rand = lcg(41)
     local function scalar ()
-      local r = rand(12)
+      local r = rand(13)
       if r == 0 then local lo = rand(20) - 10; return { "int", min = lo, max = lo }
       elseif r == 1 then return { "int", min = -rand(1000), max = rand(1 << 40), clamp = rand(2) == 0 }
       elseif r == 2 then return { "uint", bits = rand(64) + 1 }
@@ -414,6 +414,10 @@ describe("deltas against tapes", function ()
       elseif r == 8 then return { "angle", bits = 2 + rand(24) }
       elseif r == 9 then return { "float32" }
       elseif r == 10 then return { "float64" }
+      elseif r == 11 then
+        local lo = rand(4)
+        if rand(3) == 0 then return { "bytes", count = lo + 1 } end
+        return { "bytes", min = lo, max = lo + rand(20) }
       else return { "int", min = 0, max = rand(300) } end
     end
     for round = 1, 30 do
@@ -544,6 +548,31 @@ describe("deltas against tapes", function ()
         local kept = sameastable(s, "F", v, base2, nil, msg)
         assert.equal(s:encode("F", assert(s:decode("F", kept, { baseline = base2, share = true }))),
                      s:encode("F", assert(s:decode("F", kept, { baseline = base2 }))), msg)
+      end
+    end
+  end)
+
+  it("hold bytes fields, their lengths past the field's min", function ()
+    local s = bitwire.schema { B = { { "k", "int", min = 0, max = 9 },
+      { "b", "bytes", min = 2, max = 5 }, { "c", "bytes", count = 3 },
+      { "o", "bytes", max = 4, optional = true } } }
+    local cases = {
+      { { k = 1, b = "ab", c = "xyz" }, { k = 2, b = "ab", c = "xyz", o = "\0" } },
+      { { k = 1, b = "abcde", c = "\0\1\2", o = "" }, { k = 2, b = "abcd", c = "\0\1\2" } },
+      -- baselines no encode takes (too short, too long): read as the walk
+      -- over tables reads them
+      { { k = 1, b = "a", c = "xyz" }, { k = 2, b = "ab", c = "xyz" } },
+      { { k = 1, b = "ab", c = "wxyz" }, { k = 2, b = "ab", c = "xyz" } },
+    }
+    for i, c in ipairs(cases) do
+      local a, b = c[1], c[2]
+      local bytes = sameastable(s, "B", b, a, nil, "case " .. i)
+      if i <= 2 then
+        local base = s:decode("B", s:encode("B", a))
+        decodesame(s, "B", bytes, base)
+        assert.same(s:decode("B", s:encode("B", b)), s:decode("B", bytes, { baseline = base }))
+        a.k = 3
+        sameastable(s, "B", a, b)  -- against the tape this delta left on 'b'
       end
     end
   end)
