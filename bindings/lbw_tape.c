@@ -23,7 +23,7 @@ static int fieldok (const bw_Schema *S, uint8_t *ok, const bw_Field *f) {
   if (fixedscalar(f) || f->kind == BW_KSTRING || f->kind == BW_KBYTES
       || f->kind == BW_KQUAT
       || f->kind == BW_KANGLE || f->kind == BW_KFLOAT32
-      || f->kind == BW_KFLOAT64)
+      || f->kind == BW_KFLOAT64 || f->kind == BW_KTIERED)
     return 1;
   if (f->kind == BW_KSTRUCT) return typeok(S, ok, f->ref);
   if (f->kind == BW_KARRAY) {
@@ -179,6 +179,13 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
       if (vt != LUA_TNUMBER) return 0;
       put(c, b, ieeecode(f, x), IEEEBITS(f));
       rawput(c, r, rawof(x));
+      return 1;
+    }
+    case BW_KTIERED: {  /* its value less min; the integer as its raw */
+      lua_Integer x = 0;
+      if (!toint(c, v, vt, 0, &x) || x < f->min || x > f->max) return 0;
+      put(c, b, (uint64_t)x - (uint64_t)f->min, f->nbits);
+      rawput(c, r, (uint64_t)x);
       return 1;
     }
     case BW_KQUAT: {  /* no raws: its code is compared */

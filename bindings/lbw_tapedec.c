@@ -81,6 +81,12 @@ static void pushfrom (Walk *w, const bw_Field *f) {
     case BW_KFLOAT32: case BW_KFLOAT64:
       lua_pushnumber(L, (lua_Number)ieeevalue(f, take(w, IEEEBITS(f))));
       return;
+    case BW_KTIERED: {
+      uint64_t u = take(w, f->nbits) + (uint64_t)f->min;
+      lua_pushinteger(L, (lua_Integer)(u <= (uint64_t)INT64_MAX ? (int64_t)u
+                                       : -(int64_t)(~u) - 1));
+      return;
+    }
     default:
       keptfixed(c, f, take(w, fixedbits(f)));
   }
@@ -125,6 +131,11 @@ static int tapedecvalue (Walk *w, const bw_Field *f, int had) {
       putquat(c, w->out, f, q);
       break;
     }
+    case BW_KTIERED:
+      if (!bw_decvalue(c, f, 0)) return 0;
+      put(c, w->out, (uint64_t)lua_tointeger(L, -1) - (uint64_t)f->min,
+          f->nbits);
+      break;
     case BW_KFLOAT32: case BW_KFLOAT64:
       if (!bw_decleaf(c, f)) return 0;
       put(c, w->out, ieeecode(f, (double)lua_tonumber(L, -1)), IEEEBITS(f));
