@@ -181,10 +181,12 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
       rawput(c, r, rawof(x));
       return 1;
     }
-    case BW_KTIERED: {  /* its value less min; the integer as its raw */
+    case BW_KTIERED: {  /* an int's code (tiered takes no clamp); the
+                           integer as its raw */
       lua_Integer x = 0;
-      if (!toint(c, v, vt, 0, &x) || x < f->min || x > f->max) return 0;
-      put(c, b, (uint64_t)x - (uint64_t)f->min, f->nbits);
+      uint64_t code;
+      if (!toint(c, v, vt, 0, &x) || !intcode(c, f, x, 0, &code)) return 0;
+      put(c, b, code, f->nbits);
       rawput(c, r, (uint64_t)x);
       return 1;
     }

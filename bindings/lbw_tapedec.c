@@ -81,12 +81,9 @@ static void pushfrom (Walk *w, const bw_Field *f) {
     case BW_KFLOAT32: case BW_KFLOAT64:
       lua_pushnumber(L, (lua_Number)ieeevalue(f, take(w, IEEEBITS(f))));
       return;
-    case BW_KTIERED: {
-      uint64_t u = take(w, f->nbits) + (uint64_t)f->min;
-      lua_pushinteger(L, (lua_Integer)(u <= (uint64_t)INT64_MAX ? (int64_t)u
-                                       : -(int64_t)(~u) - 1));
+    case BW_KTIERED:  /* an int's code */
+      if (!pushfixedk(c, f, BW_KINT, take(w, f->nbits), 0)) lua_pushnil(L);
       return;
-    }
     default:
       keptfixed(c, f, take(w, fixedbits(f)));
   }

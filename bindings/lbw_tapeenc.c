@@ -99,12 +99,11 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       return !same;
     }
     case BW_KTIERED: {  /* compared by value, as the walk over tables
-                           compares it; its value less min on the tape */
+                           compares it; an int's code on the tape */
       uint64_t base = take(w, f->nbits), code = 0;
       lua_Integer x = 0;
-      int ok = toint(c, v, vt, 0, &x) && x >= f->min && x <= f->max, same;
-      if (ok) code = (uint64_t)x - (uint64_t)f->min;
-      same = ok && code == base;
+      int same = toint(c, v, vt, 0, &x) && intcode(c, f, x, 0, &code)
+                 && code == base;
       if (same) runadd(c, r, 0, 1);
       else sendleaf(c, r, f, v, vt);  /* raises on what it does not take */
       rawput(c, w->rout, (uint64_t)x);
