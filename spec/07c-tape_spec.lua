@@ -611,6 +611,8 @@ describe("deltas against tapes", function ()
     -- baselines the field does not take: read as the walk over tables reads them
     for _, bad in ipairs { 0, 101, 5.5 } do
       sameastable(s, "T", { k = 2, t = 5, arr = {} }, { k = 1, t = bad, arr = {} })
+      -- the same value again is no change to the walk over tables
+      sameastable(s, "T", { k = 2, t = bad, arr = {} }, { k = 1, t = bad, arr = {} })
     end
   end)
 
