@@ -123,14 +123,11 @@ static void encleaf (Ctx *c, const bw_Field *f, int idx, int tt) {
     case BW_KALIGN: bw_writealign(w); break;
     case BW_KCHECK: bw_writecheck(w, f->magic); break;
     case BW_KQUAT: encquat(c, f, idx); break;
-    case BW_KTIERED: {
-      lua_Integer v = checkint(c, idx, tt);
-      if (v < f->min || v > f->max)
-        bw_encerror(c, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
-                 (lua_Integer)f->max);
-      bw_writetiered(w, (uint64_t)v - (uint64_t)f->min, 0,
-                     (uint64_t)f->max - (uint64_t)f->min, f->tierbits,
-                     f->ntiers);
+    case BW_KTIERED: {  /* an int's code (tiered takes no clamp) */
+      uint64_t u = 0;
+      intcode(c, f, checkint(c, idx, tt), 1, &u);
+      bw_writetiered(w, u, 0, (uint64_t)f->max - (uint64_t)f->min,
+                     f->tierbits, f->ntiers);
       break;
     }
     default:

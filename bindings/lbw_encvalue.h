@@ -137,6 +137,12 @@ static INLINE int anglecode (const bw_Field *f, double x, uint64_t *code) {
   return 1;
 }
 
+/* 1 if numbers 'x' and 'y' of a float32 or float64 field are alike on
+** the wire to a delta: equal (0.0 is -0.0), or both NaN. */
+static INLINE int samenumber (double x, double y) {
+  return x == y || (x != x && y != y);
+}
+
 /* The bits of number 'x' as float field 'f', in '*out'; as REFUSE. */
 static INLINE int floatcode (Ctx *c, const bw_Field *f, double x, int raise,
                              uint64_t *out) {

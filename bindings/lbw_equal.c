@@ -103,7 +103,7 @@ static int equalvalue (Ctx *c, const bw_Field *f, int a, int b) {
     }
     case BW_KFLOAT32: case BW_KFLOAT64: {
       double x = (double)lua_tonumber(L, a), y = (double)lua_tonumber(L, b);
-      return ta == LUA_TNUMBER && (x == y || (x != x && y != y));
+      return ta == LUA_TNUMBER && samenumber(x, y);
     }
     case BW_KQUAT: {
       uint32_t qa[4], qb[4];

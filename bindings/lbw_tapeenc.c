@@ -32,6 +32,21 @@ static void sendleaf (Ctx *c, uint64_t *r, const bw_Field *f, int v, int vt) {
   bw_encleaf(c, f, v, vt);
 }
 
+/* The end of tapefield for a scalar compared whole ('same': unchanged):
+** its changed bit, or sendleaf; its raw 'raw' (the walk keeps one for
+** it) and its code 'code' of 'bits' bits on the value's tape. Returns 1
+** if it changed. */
+static INLINE int scalardone (Walk *w, uint64_t *r, const bw_Field *f, int v,
+                              int vt, int same, uint64_t raw, uint64_t code,
+                              unsigned bits) {
+  if (same) runadd(w->c, r, 0, 1);
+  else sendleaf(w->c, r, f, v, vt);  /* raises on what 'f' does not take */
+  rawput(w->c, w->rout, raw);
+  w->rp++;
+  put(w->c, w->out, code, bits);
+  return !same;
+}
+
 /* The changed bit and what changed of the value at 'v' (of Lua type 'vt',
 ** not nil) of field 'f' (of a tapeok type; an optional one present in both)
 ** against the baseline's at w->ip, 'r' holding the record's pending bits;
@@ -74,12 +89,7 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       uint64_t base = take(w, f->nbits), code = 0;
       double x = vt == LUA_TNUMBER ? (double)lua_tonumber(L, v) : 0;
       int same = vt == LUA_TNUMBER && anglecode(f, x, &code) && code == base;
-      if (same) runadd(c, r, 0, 1);
-      else sendleaf(c, r, f, v, vt);  /* raises on what is no angle */
-      rawput(c, w->rout, rawof(x));
-      w->rp++;
-      put(c, w->out, code, f->nbits);
-      return !same;
+      return scalardone(w, r, f, v, vt, same, rawof(x), code, f->nbits);
     }
     case BW_KFLOAT32: case BW_KFLOAT64: {  /* compared by number, as
                                               bw_equalopt compares: the
@@ -89,14 +99,8 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       uint64_t base = take(w, n);
       double x = vt == LUA_TNUMBER ? (double)lua_tonumber(L, v) : 0;
       double y = w->rin != NULL ? numof(w->rin[w->rp]) : ieeevalue(f, base);
-      uint64_t code = ieeecode(f, x);
-      int same = vt == LUA_TNUMBER && (x == y || (x != x && y != y));
-      if (same) runadd(c, r, 0, 1);
-      else sendleaf(c, r, f, v, vt);  /* raises on what is not a number */
-      rawput(c, w->rout, rawof(x));
-      w->rp++;
-      put(c, w->out, code, n);
-      return !same;
+      int same = vt == LUA_TNUMBER && samenumber(x, y);
+      return scalardone(w, r, f, v, vt, same, rawof(x), ieeecode(f, x), n);
     }
     case BW_KTIERED: {  /* compared by value, as the walk over tables
                            compares it; an int's code on the tape */
@@ -104,12 +108,7 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       lua_Integer x = 0;
       int same = toint(c, v, vt, 0, &x) && intcode(c, f, x, 0, &code)
                  && code == base;
-      if (same) runadd(c, r, 0, 1);
-      else sendleaf(c, r, f, v, vt);  /* raises on what it does not take */
-      rawput(c, w->rout, (uint64_t)x);
-      w->rp++;
-      put(c, w->out, code, f->nbits);
-      return !same;
+      return scalardone(w, r, f, v, vt, same, (uint64_t)x, code, f->nbits);
     }
     case BW_KQUAT: {  /* compared as the walk over tables compares it
                          (bw_equalopt); checked when sent */
