@@ -19,39 +19,48 @@
 /* Two values are equal when they would encode to the same bits: quantized
 ** fields compare their quantized integers. Used by delta encoding. */
 
-static int equalvalue (Ctx *c, const bw_Field *f, int a, int b);
+/* The walks pass each value's Lua type, which the fetch that pushed it
+** returned, so a compare asks for none. */
+static int equalvalue (Ctx *c, const bw_Field *f, int a, int ta, int b,
+                       int tb);
+
+/* As equalvalue, but nil (an absent optional) equals nil. */
+static int equalopt (Ctx *c, const bw_Field *f, int a, int ta, int b,
+                     int tb) {
+  if (ta == LUA_TNIL || tb == LUA_TNIL) return ta == tb;
+  return equalvalue(c, f, a, ta, b, tb);
+}
 
 int bw_equalopt (Ctx *c, const bw_Field *f, int a, int b) {
-  int na = lua_isnil(c->L, a), nb = lua_isnil(c->L, b);
-  if (na || nb) return na && nb;
-  return equalvalue(c, f, a, b);
+  return equalopt(c, f, a, lua_type(c->L, a), b, lua_type(c->L, b));
 }
 
 static int equalstruct (Ctx *c, uint32_t t, int a, int b) {
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
   const bw_Field *f = &c->S->fields[ty->first], *end = f + ty->count;
-  if (!lua_istable(L, a) || !lua_istable(L, b)) return 0;
+  int top = lua_gettop(L);
   for (; f < end; f++) {
-    int eq;
+    int eq, ta, tb;
     if (f->name == BW_NONE || !bw_fieldpresent(f, c->version)) continue;
     pushkey(c, f->name);
-    lua_pushvalue(L, -1);
-    lua_rawget(L, a);
-    lua_insert(L, -2);
-    lua_rawget(L, b);
+    ta = lua_rawget(L, a);
+    pushkey(c, f->name);
+    tb = lua_rawget(L, b);
     if (!f->optional && f->hasdefault) {  /* missing: the default, as */
-      if (lua_isnil(L, -2)) {             /* encode sends it */
+      if (ta == LUA_TNIL) {               /* encode sends it */
         bw_pushdefault(c, f);
-        lua_replace(L, -3);
+        lua_replace(L, top + 1);
+        ta = lua_type(L, top + 1);
       }
-      if (lua_isnil(L, -1)) {
+      if (tb == LUA_TNIL) {
         bw_pushdefault(c, f);
-        lua_replace(L, -2);
+        lua_replace(L, top + 2);
+        tb = lua_type(L, top + 2);
       }
     }
-    eq = bw_equalopt(c, f, lua_gettop(L) - 1, lua_gettop(L));
-    lua_pop(L, 2);
+    eq = equalopt(c, f, top + 1, ta, top + 2, tb);
+    lua_settop(L, top);
     if (!eq) return 0;
   }
   return 1;
@@ -61,14 +70,13 @@ static int equalstruct (Ctx *c, uint32_t t, int a, int b) {
 static int equalslots (Ctx *c, const bw_Field *e, int a, int b,
                        lua_Integer n, int holes) {
   lua_State *L = c->L;
+  int top = lua_gettop(L);
   lua_Integer i;
   for (i = 1; i <= n; i++) {
-    int eq;
-    lua_rawgeti(L, a, i);
-    lua_rawgeti(L, b, i);
-    eq = holes ? bw_equalopt(c, e, lua_gettop(L) - 1, lua_gettop(L))
-               : equalvalue(c, e, lua_gettop(L) - 1, lua_gettop(L));
-    lua_pop(L, 2);
+    int eq, ta = lua_rawgeti(L, a, i), tb = lua_rawgeti(L, b, i);
+    eq = holes ? equalopt(c, e, top + 1, ta, top + 2, tb)
+               : equalvalue(c, e, top + 1, ta, top + 2, tb);
+    lua_settop(L, top);
     if (!eq) return 0;
   }
   return 1;
@@ -86,14 +94,31 @@ int bw_quatof (const bw_Field *f, lua_State *L, int idx, uint32_t q[4]) {
   return bw_quatencode(&f->q, v, q);
 }
 
-static int equalvalue (Ctx *c, const bw_Field *f, int a, int b) {
+/* 1 if the quaternions at 'a' and 'b' (tables) hold the same numbers,
+** those of 'a' in 'v': then their codes are the same, and quantizing
+** either is no longer needed. */
+static int samequat (lua_State *L, int a, int b, double v[4]) {
+  int i;
+  for (i = 0; i < 4; i++) {
+    int same;
+    lua_rawgeti(L, a, i + 1);
+    lua_rawgeti(L, b, i + 1);
+    same = lua_rawequal(L, -1, -2);
+    v[i] = (double)lua_tonumber(L, -2);
+    lua_pop(L, 2);
+    if (!same) return 0;
+  }
+  return 1;
+}
+
+static int equalvalue (Ctx *c, const bw_Field *f, int a, int ta, int b,
+                       int tb) {
   lua_State *L = c->L;
-  int ta = lua_type(L, a);
-  if (ta != lua_type(L, b)) return 0;
+  if (ta != tb) return 0;
   switch (f->kind) {
     case BW_KINT: case BW_KUINT: case BW_KBOOL: case BW_KFLOAT: {
       uint64_t code;  /* as the delta walk compares them */
-      return bw_fixedsame(c, f, a, ta, b, ta, 0, &code);
+      return bw_fixedsame(c, f, a, ta, b, tb, 0, &code);
     }
     case BW_KANGLE: {
       double x = (double)lua_tonumber(L, a), y = (double)lua_tonumber(L, b);
@@ -107,6 +132,8 @@ static int equalvalue (Ctx *c, const bw_Field *f, int a, int b) {
     }
     case BW_KQUAT: {
       uint32_t qa[4], qb[4];
+      double v[4];
+      if (ta == LUA_TTABLE && samequat(L, a, b, v)) return bw_quatvalid(v);
       return bw_quatof(f, L, a, qa) && bw_quatof(f, L, b, qb)
         && memcmp(qa, qb, sizeof(qa)) == 0;
     }
@@ -121,7 +148,7 @@ static int equalvalue (Ctx *c, const bw_Field *f, int a, int b) {
       return ta == LUA_TTABLE
         && equalslots(c, &c->S->fields[f->ref], a, b, (lua_Integer)f->max, 1);
     case BW_KSTRUCT:
-      return equalstruct(c, f->ref, a, b);
+      return ta == LUA_TTABLE && equalstruct(c, f->ref, a, b);
     default:
       return lua_rawequal(L, a, b);
   }

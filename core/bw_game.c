@@ -96,13 +96,24 @@ void bw_quatinit (bw_QFloat *q, unsigned bits) {
   q->nbits = bits;
 }
 
-/* The smallest-three code of 'in', before bw_quatencode makes it canonical. */
-static int quatraw (const bw_QFloat *q, const double in[4], uint32_t out[4]) {
-  double len = 0, v[4];
-  unsigned i, k = 0, largest = 0;
+/* The length of 'in', or 0 when it has none to normalize by. */
+static double quatlen (const double in[4]) {
+  double len = 0;
+  unsigned i;
   for (i = 0; i < 4; i++) len += bw_nofuse(in[i] * in[i]);  /* no FMA */
   len = sqrt(len);
-  if (!(len > 0) || !isfinite(len)) return 0;
+  return len > 0 && isfinite(len) ? len : 0;
+}
+
+int bw_quatvalid (const double in[4]) {
+  return quatlen(in) > 0;
+}
+
+/* The smallest-three code of 'in', before bw_quatencode makes it canonical. */
+static int quatraw (const bw_QFloat *q, const double in[4], uint32_t out[4]) {
+  double len = quatlen(in), v[4];
+  unsigned i, k = 0, largest = 0;
+  if (len == 0) return 0;
   for (i = 0; i < 4; i++) {
     v[i] = in[i] / len;
     if (fabs(v[i]) > fabs(v[largest])) largest = i;

@@ -271,6 +271,8 @@ void bw_quatinit (bw_QFloat *q, unsigned bits);
 ** index and the three quantized others, in canonical form (below). 0 if
 ** 'in' has no length. */
 int  bw_quatencode (const bw_QFloat *q, const double in[4], uint32_t out[4]);
+/* 1 if bw_quatencode takes 'in': it has a finite length above 0. */
+int  bw_quatvalid (const double in[4]);
 /* Rebuild a unit quaternion from bw_quatencode's output. */
 void bw_quatdecode (const bw_QFloat *q, const uint32_t in[4], double out[4]);
 /* Widest components whose codes are exact: up to it a code is canonical

@@ -888,6 +888,22 @@ describe("schema:encode with a baseline", function ()
     assert.equal(4, s:bits("Snap", w, { baseline = v }))
   end)
 
+  -- equal numbers are compared without quantizing: the numbers must still
+  -- make a quaternion
+  it("compares quaternions by their numbers, and refuses one of no length", function ()
+    local v, w = snap(1, { 4 }), snap(1, { 4 })
+    v.cubes[4].rot, w.cubes[4].rot = { 1, 0, 0, 0 }, { 1.0, 0, 0, 0 }
+    assert.equal(4, s:bits("Snap", w, { baseline = v }))
+    w.cubes[4].rot = { 1, 0, 1e-9, 0 }  -- other numbers, the same code
+    assert.equal(4, s:bits("Snap", w, { baseline = v }))
+    for _, q in ipairs { { 0, 0, 0, 0 }, { math.huge, 0, 0, 1 }, { 0 / 0, 0, 0, 1 } } do
+      local a, b = snap(1, { 4 }), snap(1, { 4 })
+      a.cubes[4].rot, b.cubes[4].rot = q, { q[1], q[2], q[3], q[4] }
+      contains("cubes[4].rot: quaternion has no length",
+        errorof(s.encode, s, "Snap", b, { baseline = a }))
+    end
+  end)
+
   it("decodes with the right baseline to what a full decode gives", function ()
     local rand = lcg(21)
     local v = snap(0, { 1, 5, 6 })
