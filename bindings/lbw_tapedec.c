@@ -14,6 +14,30 @@ static INLINE void keptfixed (Ctx *c, const bw_Field *f, uint64_t u) {
   if (!pushfixed(c, f, u, 0)) lua_pushnil(c->L);
 }
 
+/* Set elements 1..n of the table on top to the 'n' kept codes of fixed
+** scalar 'e' at w->ip: one loop per kind, the kind a constant in each. */
+#define KEPTRUN(kind) \
+  for (i = 1; i <= n; i++) { \
+    if (!pushfixedk(c, e, kind, take(w, bits), 0)) lua_pushnil(L); \
+    lua_rawseti(L, -2, i); \
+  } \
+  return
+
+static void keptrun (Walk *w, const bw_Field *e, lua_Integer n) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  unsigned bits = fixedbits(e);
+  lua_Integer i;
+  switch (e->kind) {
+    case BW_KBOOL: KEPTRUN(BW_KBOOL);
+    case BW_KINT: KEPTRUN(BW_KINT);
+    case BW_KFLOAT: KEPTRUN(BW_KFLOAT);
+    default: KEPTRUN(e->kind);
+  }
+}
+
+#undef KEPTRUN
+
 /* Push the baseline's value of 'f' at w->ip (its codes are in range), as
 ** bw_pushkept copies a baseline's value: a record's versioned-out fields
 ** take their default. */
@@ -65,6 +89,10 @@ static void pushfrom (Walk *w, const bw_Field *f) {
       lua_Integer i, n = (lua_Integer)(take(w, f->nbits) + (uint64_t)f->min);
       int tbl;
       lua_createtable(L, (int)n, 0);
+      if (fixedscalar(e)) {
+        keptrun(w, e, n);
+        return;
+      }
       tbl = lua_gettop(L);
       for (i = 1; i <= n; i++) {
         pushfrom(w, e);
@@ -168,7 +196,29 @@ static int tapedecarray (Walk *w, const bw_Field *f) {
   if (!bw_decdeltacount(c, f, bn, &n)) return 0;
   t = lua_gettop(L);
   put(c, w->out, (uint64_t)n - (uint64_t)f->min, f->nbits);
-  for (i = 1; i <= n; i++) {
+  i = 1;
+  if (fixedscalar(e)) {  /* the elements the baseline has, in one loop */
+    int64_t m = n < bn ? n : bn;
+    unsigned bits = fixedbits(e);
+    Frame *fr;
+    pushframe(c, BW_NONE, 1);
+    fr = &c->frames[c->nframes - 1 < MAXFRAMES ? c->nframes - 1
+                                               : MAXFRAMES - 1];
+    for (; i <= m; i++) {
+      uint64_t u, changed = bw_readbits(&c->r, 1);
+      fr->index = (lua_Integer)i;
+      if (c->r.status != BW_OK) return bw_readfail(c);
+      if (!changed) keptfixed(c, e, u = take(w, bits));
+      else {
+        if (!bw_readfixed(c, e, &u)) return 0;
+        w->ip += bits;
+      }
+      put(c, w->out, u, bits);
+      lua_rawseti(L, t, (lua_Integer)i);
+    }
+    popframe(c);
+  }
+  for (; i <= n; i++) {
     pushframe(c, BW_NONE, (lua_Integer)i);
     if (i <= bn) {
       uint64_t changed = bw_readbits(&c->r, 1);
