@@ -142,13 +142,6 @@ end
 -- The same pairs over the shapes of bench_shapes.lua (bench/shapes/*.lua),
 -- reported, not targets: each value's first array (or sparse array) as
 -- fresh tables with 2 elements in 32 taken from another sample of the shape.
-local function copy (t)
-  if type(t) ~= "table" then return t end
-  local c = {}
-  for k, x in pairs(t) do c[k] = copy(x) end
-  return c
-end
-
 local function keysof (t)
   local ks = {}
   for k in pairs(t) do ks[#ks + 1] = k end
@@ -156,15 +149,14 @@ local function keysof (t)
   return ks
 end
 
--- 'v' again as fresh tables, 2 in 32 elements of its first table-valued
--- field replaced by elements of 'other'
-local function changed (v, other)
-  local w = copy(v)
-  for _, field in ipairs(keysof(v)) do
-    if type(v[field]) == "table" then
-      local ks, oks = keysof(v[field]), keysof(other[field])
+-- 'w' (a fresh sample) with 2 in 32 elements of its first table-valued
+-- field replaced by those of 'other' (another fresh sample)
+local function changed (w, other)
+  for _, field in ipairs(keysof(w)) do
+    if type(w[field]) == "table" then
+      local ks, oks = keysof(w[field]), keysof(other[field])
       for i, k in ipairs(ks) do
-        if i % 16 == 5 and oks[i] then w[field][k] = copy(other[field][oks[i]]) end
+        if i % 16 == 5 and oks[i] then w[field][k] = other[field][oks[i]] end
       end
       return w
     end
@@ -181,7 +173,7 @@ for _, key in ipairs { "snapshot", "nested", "fixed", "optional", "cubes" } do
   local sh = require("bench.shapes." .. key)
   local ss, T = bitwire.schema(sh.description), sh.type
   local sa = sh.data(7)
-  local sb = changed(sa, sh.data(8))
+  local sb = changed(sh.data(7), sh.data(8))
   local sfull = ss:encode(T, sb)
   local eopts = { baseline = sa }
   local sdelta = ss:encode(T, sb, eopts)
