@@ -196,29 +196,7 @@ static int tapedecarray (Walk *w, const bw_Field *f) {
   if (!bw_decdeltacount(c, f, bn, &n)) return 0;
   t = lua_gettop(L);
   put(c, w->out, (uint64_t)n - (uint64_t)f->min, f->nbits);
-  i = 1;
-  if (fixedscalar(e)) {  /* the elements the baseline has, in one loop */
-    int64_t m = n < bn ? n : bn;
-    unsigned bits = fixedbits(e);
-    Frame *fr;
-    pushframe(c, BW_NONE, 1);
-    fr = &c->frames[c->nframes - 1 < MAXFRAMES ? c->nframes - 1
-                                               : MAXFRAMES - 1];
-    for (; i <= m; i++) {
-      uint64_t u, changed = bw_readbits(&c->r, 1);
-      fr->index = (lua_Integer)i;
-      if (c->r.status != BW_OK) return bw_readfail(c);
-      if (!changed) keptfixed(c, e, u = take(w, bits));
-      else {
-        if (!bw_readfixed(c, e, &u)) return 0;
-        w->ip += bits;
-      }
-      put(c, w->out, u, bits);
-      lua_rawseti(L, t, (lua_Integer)i);
-    }
-    popframe(c);
-  }
-  for (; i <= n; i++) {
+  for (i = 1; i <= n; i++) {
     pushframe(c, BW_NONE, (lua_Integer)i);
     if (i <= bn) {
       uint64_t changed = bw_readbits(&c->r, 1);
