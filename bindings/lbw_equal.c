@@ -82,8 +82,7 @@ static int equalslots (Ctx *c, const bw_Field *e, int a, int b,
   return 1;
 }
 
-int bw_quatof (const bw_Field *f, lua_State *L, int idx, uint32_t q[4]) {
-  double v[4];
+int bw_quatnums (lua_State *L, int idx, double v[4]) {
   int i;
   if (!lua_istable(L, idx)) return 0;
   for (i = 0; i < 4; i++) {
@@ -91,7 +90,12 @@ int bw_quatof (const bw_Field *f, lua_State *L, int idx, uint32_t q[4]) {
     v[i] = (double)lua_tonumber(L, -1);
     lua_pop(L, 1);
   }
-  return bw_quatencode(&f->q, v, q);
+  return 1;
+}
+
+int bw_quatof (const bw_Field *f, lua_State *L, int idx, uint32_t q[4]) {
+  double v[4];
+  return bw_quatnums(L, idx, v) && bw_quatencode(&f->q, v, q);
 }
 
 /* 1 if the quaternions at 'a' and 'b' (tables) hold the same numbers,

@@ -220,6 +220,8 @@ int bw_equalopt (Ctx *c, const bw_Field *f, int a, int b);
 /* The code of the quaternion at 'idx' (non-numbers count as 0), or 0 when
 ** it is not a table or has no length. */
 int bw_quatof (const bw_Field *f, lua_State *L, int idx, uint32_t q[4]);
+/* The numbers bw_quatof takes from the table at 'idx' (0 if none). */
+int bw_quatnums (lua_State *L, int idx, double v[4]);
 
 /* {===================== the walks ===================== */
 

@@ -190,10 +190,14 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
       rawput(c, r, (uint64_t)x);
       return 1;
     }
-    case BW_KQUAT: {  /* no raws: its code is compared */
+    case BW_KQUAT: {  /* its four numbers as its raws */
       uint32_t q[4];
+      double x[4];
+      int k;
       if (!bw_quatvalue(c, f, v, 0, q)) return 0;
       putquat(c, b, f, q);
+      if (r != NULL && bw_quatnums(L, v, x))
+        for (k = 0; k < 4; k++) rawput(c, r, rawof(x[k]));
       return 1;
     }
     case BW_KARRAY: {
@@ -267,6 +271,7 @@ void bw_tapeskip (Walk *w, const bw_Field *f) {
       return;
     case BW_KQUAT:
       w->ip += QUATBITS(f);
+      w->rp += 4;
       return;
     case BW_KFLOAT32: case BW_KFLOAT64:
       w->ip += IEEEBITS(f);

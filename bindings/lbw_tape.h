@@ -12,10 +12,11 @@
 #include "lbw_encvalue.h"
 
 /* The userdata of a table's tape: its codes, and the raw values
-** (fixedraw) of its fixed scalars in the same order, one word each, when
-** the table's own values made it (an encode's or a baseline's). A delta
-** encode against it compares a scalar's raw first: equal raws have equal
-** codes, so an unchanged value is not range-checked or quantized again.
+** (fixedraw) of its scalars in the same order, one word each (a
+** quaternion's four numbers, four), when the table's own values made it
+** (an encode's or a baseline's). A delta encode against it compares a
+** scalar's raw first: equal raws have equal codes, so an unchanged value is
+** not range-checked or quantized again.
 ** Its words (codes, then raws) are in 's' when they fit in TAPEWORDS;
 ** else in 'nchunks' user values of TAPEWORDS words each, so that a tape
 ** seldom asks malloc for a large block: a large request makes glibc

@@ -111,16 +111,27 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       return scalardone(w, r, f, v, vt, same, (uint64_t)x, code, f->nbits);
     }
     case BW_KQUAT: {  /* compared as the walk over tables compares it
-                         (bw_equalopt); checked when sent */
+                         (bw_equalopt); checked when sent. Numbers whose
+                         raws are the baseline's have its code. */
       uint32_t q[4], bq[4];
-      int same;
+      double x[4] = { 0, 0, 0, 0 };
+      int k, same, nums = bw_quatnums(L, v, x);
       takequat(w, f, bq);
-      same = bw_quatof(f, L, v, q) && memcmp(q, bq, sizeof(q)) == 0;
+      for (k = 0; nums && w->rin != NULL && k < 4; k++)
+        if (rawof(x[k]) != w->rin[w->rp + (uint64_t)k]) break;
+      if (k == 4) {
+        same = 1;
+        memcpy(q, bq, sizeof(q));
+      }
+      else same = nums && bw_quatencode(&f->q, x, q)
+                  && memcmp(q, bq, sizeof(q)) == 0;
       if (same) runadd(c, r, 0, 1);
       else {
         sendleaf(c, r, f, v, vt);  /* raises on what is not a quaternion */
         bw_quatvalue(c, f, v, 1, q);
       }
+      for (k = 0; k < 4; k++) rawput(c, w->rout, rawof(x[k]));
+      w->rp += 4;
       putquat(c, w->out, f, q);
       return !same;
     }

@@ -618,23 +618,29 @@ describe("deltas against tapes", function ()
 
   it("compare each raw with its own, past records kept, shared or sent", function ()
     -- every walk past a record, kept, shared or sent, steps over exactly
-    -- its raws, or a value is compared with another's raw. Every float and
-    -- angle of the baseline is 5 but ps[2].x, which 'b' sets to 5:
-    -- compared with any other raw, it would read as unchanged.
+    -- its raws, or a value is compared with another's raw. Every float,
+    -- angle and quaternion number of the baseline is 5 but ps[2].x,
+    -- ps[2].q[1] and ps[3].q[4], which 'b' sets to 5: compared with any
+    -- other raw, they would read as unchanged.
     local s = bitwire.schema { P = {
-      { "x", "float", min = -100, max = 100, res = 0.01 }, { "n", "int", min = 0, max = 9 },
-      { "y", "float", min = -100, max = 100, res = 0.01 }, { "f", "bool" },
+      { "n", "int", min = 0, max = 9 }, { "x", "float", min = -100, max = 100, res = 0.01 },
+      { "q", "quat", bits = 9 }, { "y", "float", min = -100, max = 100, res = 0.01 },
+      { "f", "bool" },
       { "a", "angle", bits = 9 }, { "m", "uint", bits = 3 },
       { "ns", "array", of = { "int", min = 0, max = 9 }, max = 4 },
       { "vs", "array", of = { "float", min = 0, max = 10, res = 0.5 }, max = 4 } },
       S = { { "k", "int", min = 0, max = 9 }, { "ps", "array", of = "P", max = 8 }, { "last", "P" } } }
-    local function p (n) return { x = 5, n = n, y = 5, f = n % 2 == 0, a = 5, m = n, ns = { n, 2 }, vs = { 5, 5 } } end
+    local function p (n)
+      return { x = 5, n = n, q = { 5, 5, 5, 5 }, y = 5, f = n % 2 == 0, a = 5, m = n,
+               ns = { n, 2 }, vs = { 5, 5 } }
+    end
     local a = { k = 1, ps = { p(1), p(2), p(3) }, last = p(4) }
-    a.ps[2].x = 6
+    a.ps[2].x, a.ps[2].q, a.ps[3].q = 6, { 6, 5, 5, 5 }, { 5, 5, 5, 6 }
     local base = s:decode("S", s:encode("S", a))
     local function b (first)
       local v = copy(a)
       v.k, v.ps[1], v.ps[2].x = 2, first, 5
+      v.ps[2].q, v.ps[3].q = { 5, 5, 5, 5 }, { 5, 5, 5, 5 }
       return v
     end
     local shareds = copy(a.ps[1])
@@ -646,7 +652,15 @@ describe("deltas against tapes", function ()
       assert.equal(bytes, sameastable(s, "S", v, copy(a)))
       local got = assert(s:decode("S", bytes, { baseline = base }))
       assert.is_true(math.abs(got.ps[2].x - 5) < 0.01)
+      assert.is_true(math.abs(got.ps[2].q[1] - 0.5) < 0.01)
+      assert.is_true(math.abs(got.ps[3].q[4] - 0.5) < 0.01)
       assert.same(s:decode("S", s:encode("S", v)), got)
+      -- on, against the tape this delta left on 'v', with numbers that
+      -- quantize as its own: unchanged, if the tape kept its codes
+      local w = copy(v)
+      w.k = 3
+      for _, e in ipairs(w.ps) do e.q = { 5, 5, 5, 5 - 1e-9 } end
+      sameastable(s, "S", w, v)
       -- and back, against the tape this delta left on 'v'
       v.k = 1
       sameastable(s, "S", a, v)
