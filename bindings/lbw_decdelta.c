@@ -94,13 +94,13 @@ void bw_pushkept (Ctx *c, const bw_Field *f, int idx) {
     case BW_KSTRUCT: {
       const bw_Type *ty = &c->S->types[f->ref];
       const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
-      lua_createtable(L, 0, (int)ty->count);
+      int defer = bw_openrecord(L, ty);
       t = lua_gettop(L);
       for (; g < end; g++) {
         int tt;
         if (g->name == BW_NONE) continue;
         if (ty->versioned && !bw_fieldpresent(g, c->version)) {
-          bw_setabsent(c, g, t);
+          if (bw_pushabsent(c, g) && !defer) lua_rawset(L, t);
           continue;
         }
         pushkey(c, g->name);
@@ -118,8 +118,9 @@ void bw_pushkept (Ctx *c, const bw_Field *f, int idx) {
           }
           bw_pushdefault(c, g);  /* a field the baseline's schema lacked */
         }
-        lua_rawset(L, t);
+        if (!defer) lua_rawset(L, t);
       }
+      if (defer) bw_closerecord(L, t);
       return;
     }
     case BW_KARRAY: case BW_KQUAT: {  /* a quat is {x, y, z, w} */

@@ -626,12 +626,7 @@ static int decrecord (Ctx *c, uint32_t t, int into, int reuse) {
     else if (!bw_decvalue(c, f, 0)) return 0;
     SETFIELD();
   }
-  if (defer) {
-    int n = (lua_gettop(L) - base) / 2;
-    lua_createtable(L, 0, n);
-    lua_replace(L, base);
-    while (n-- > 0) lua_rawset(L, base);
-  }
+  if (defer) bw_closerecord(L, base);
   c->nframes--;
   return reuse ? 2 : 1;
 }

@@ -228,12 +228,38 @@ int bw_quatnums (lua_State *L, int idx, double v[4]);
 /* Encode (lbw_encode.c): raise on values that do not fit. */
 void bw_pushdefault (Ctx *c, const bw_Field *f);
 /* Field 'f', absent at the decode's version, as a decode leaves it in the
-** table at 'tbl': its default, or nothing without one. */
-static inline void bw_setabsent (Ctx *c, const bw_Field *f, int tbl) {
-  if (f->name == BW_NONE || !f->hasdefault) return;
+** table at 'tbl': its default, or nothing without one; pushed (key and
+** value, returns 1) for a table made later. */
+static inline int bw_pushabsent (Ctx *c, const bw_Field *f) {
+  if (f->name == BW_NONE || !f->hasdefault) return 0;
   pushkey(c, f->name);
   bw_pushdefault(c, f);
-  lua_rawset(c->L, tbl);
+  return 1;
+}
+
+static inline void bw_setabsent (Ctx *c, const bw_Field *f, int tbl) {
+  if (bw_pushabsent(c, f)) lua_rawset(c->L, tbl);
+}
+
+/* A fresh record of type 'ty' with optional fields keeps its fields on the
+** stack (key, value) above a nil and makes its table at the end, sized by
+** what came; without optional fields its table is made first. Pushes the
+** table or the nil; returns 1 when the fields are deferred. */
+static inline int bw_openrecord (lua_State *L, const bw_Type *ty) {
+  if (ty->noptional > 0 && lua_checkstack(L, 2 * (int)ty->count + 8)) {
+    lua_pushnil(L);  /* where the table will be */
+    return 1;
+  }
+  lua_createtable(L, 0, (int)ty->count);
+  return 0;
+}
+
+/* Make the deferred record's table at 'tbl' of the fields above it. */
+static inline void bw_closerecord (lua_State *L, int tbl) {
+  int n = (lua_gettop(L) - tbl) / 2;
+  lua_createtable(L, 0, n);
+  lua_replace(L, tbl);
+  while (n-- > 0) lua_rawset(L, tbl);
 }
 void bw_encvalue (Ctx *c, const bw_Field *f, int idx, int tt);
 void bw_encstruct (Ctx *c, uint32_t t, int idx);

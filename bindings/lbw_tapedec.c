@@ -56,9 +56,7 @@ static void pushfrom (Walk *w, const bw_Field *f) {
     case BW_KSTRUCT: {
       const bw_Type *ty = &c->S->types[f->ref];
       const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
-      int tbl;
-      lua_createtable(L, 0, (int)ty->count);
-      tbl = lua_gettop(L);
+      int defer = bw_openrecord(L, ty), tbl = lua_gettop(L);
       for (; g < end; g++) {
         if (g->fuse > 1) {  /* fixed scalars, unversioned: one read */
           const bw_Field *gend = g + g->fuse;
@@ -67,21 +65,22 @@ static void pushfrom (Walk *w, const bw_Field *f) {
             unsigned b = fixedbits(g);
             pushkey(c, g->name);
             keptfixed(c, g, b < 64 ? u & (((uint64_t)1 << b) - 1) : u);
-            lua_rawset(L, tbl);
+            if (!defer) lua_rawset(L, tbl);
             u = b < 64 ? u >> b : 0;
           }
           g--;
           continue;
         }
         if (ty->versioned && !bw_fieldpresent(g, c->version)) {
-          bw_setabsent(c, g, tbl);
+          if (bw_pushabsent(c, g) && !defer) lua_rawset(L, tbl);
           continue;
         }
         if (g->optional && !take(w, 1)) continue;
         pushkey(c, g->name);
         pushfrom(w, g);
-        lua_rawset(L, tbl);
+        if (!defer) lua_rawset(L, tbl);
       }
+      if (defer) bw_closerecord(L, tbl);
       return;
     }
     case BW_KARRAY: {
