@@ -241,12 +241,13 @@ static inline void bw_setabsent (Ctx *c, const bw_Field *f, int tbl) {
   if (bw_pushabsent(c, f)) lua_rawset(c->L, tbl);
 }
 
-/* A fresh record of type 'ty' with optional fields keeps its fields on the
-** stack (key, value) above a nil and makes its table at the end, sized by
-** what came; without optional fields its table is made first. Pushes the
-** table or the nil; returns 1 when the fields are deferred. */
+/* A fresh record of type 'ty' whose table may be smaller than its field
+** count (ty->shrinks) keeps its fields on the stack (key, value)
+** above a nil and makes its table at the end, sized by what came; any
+** other has its table made first. Pushes the table or the nil; returns 1
+** when the fields are deferred. */
 static inline int bw_openrecord (lua_State *L, const bw_Type *ty) {
-  if (ty->noptional > 0 && lua_checkstack(L, 2 * (int)ty->count + 8)) {
+  if (ty->shrinks && lua_checkstack(L, 2 * (int)ty->count + 8)) {
     lua_pushnil(L);  /* where the table will be */
     return 1;
   }

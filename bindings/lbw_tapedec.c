@@ -38,6 +38,42 @@ static void keptrun (Walk *w, const bw_Field *e, lua_Integer n) {
 
 #undef KEPTRUN
 
+static void pushfrom (Walk *w, const bw_Field *f);
+
+/* The fields of a kept record of type 'ty' into the table on top, or with
+** 'defer' (a constant in each call: two loops from one) onto the stack
+** above the nil bw_openrecord pushed, then the table made. */
+static INLINE void keptrecord (Walk *w, const bw_Type *ty, int defer) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
+  int tbl = lua_gettop(L);
+  for (; g < end; g++) {
+    if (g->fuse > 1) {  /* fixed scalars, unversioned: one read */
+      const bw_Field *gend = g + g->fuse;
+      uint64_t u = take(w, g->fusebits);
+      for (; g < gend; g++) {
+        unsigned b = fixedbits(g);
+        pushkey(c, g->name);
+        keptfixed(c, g, b < 64 ? u & (((uint64_t)1 << b) - 1) : u);
+        if (!defer) lua_rawset(L, tbl);
+        u = b < 64 ? u >> b : 0;
+      }
+      g--;
+      continue;
+    }
+    if (ty->versioned && !bw_fieldpresent(g, c->version)) {
+      if (bw_pushabsent(c, g) && !defer) lua_rawset(L, tbl);
+      continue;
+    }
+    if (g->optional && !take(w, 1)) continue;
+    pushkey(c, g->name);
+    pushfrom(w, g);
+    if (!defer) lua_rawset(L, tbl);
+  }
+  if (defer) bw_closerecord(L, tbl);
+}
+
 /* Push the baseline's value of 'f' at w->ip (its codes are in range), as
 ** bw_pushkept copies a baseline's value: a record's versioned-out fields
 ** take their default. */
@@ -55,32 +91,8 @@ static void pushfrom (Walk *w, const bw_Field *f) {
     }
     case BW_KSTRUCT: {
       const bw_Type *ty = &c->S->types[f->ref];
-      const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
-      int defer = bw_openrecord(L, ty), tbl = lua_gettop(L);
-      for (; g < end; g++) {
-        if (g->fuse > 1) {  /* fixed scalars, unversioned: one read */
-          const bw_Field *gend = g + g->fuse;
-          uint64_t u = take(w, g->fusebits);
-          for (; g < gend; g++) {
-            unsigned b = fixedbits(g);
-            pushkey(c, g->name);
-            keptfixed(c, g, b < 64 ? u & (((uint64_t)1 << b) - 1) : u);
-            if (!defer) lua_rawset(L, tbl);
-            u = b < 64 ? u >> b : 0;
-          }
-          g--;
-          continue;
-        }
-        if (ty->versioned && !bw_fieldpresent(g, c->version)) {
-          if (bw_pushabsent(c, g) && !defer) lua_rawset(L, tbl);
-          continue;
-        }
-        if (g->optional && !take(w, 1)) continue;
-        pushkey(c, g->name);
-        pushfrom(w, g);
-        if (!defer) lua_rawset(L, tbl);
-      }
-      if (defer) bw_closerecord(L, tbl);
+      if (bw_openrecord(L, ty)) keptrecord(w, ty, 1);
+      else keptrecord(w, ty, 0);
       return;
     }
     case BW_KARRAY: {

@@ -424,6 +424,13 @@ static void fuseruns (bw_Schema *S, const bw_Type *ty) {
   }
 }
 
+/* The power of 2 a hash part for 'n' keys takes (0 for none). */
+static uint32_t hashsize (uint32_t n) {
+  uint32_t size = n > 0 ? 1 : 0;
+  while (size < n) size <<= 1;
+  return size;
+}
+
 /* Optional fields of each type, so decode can size tables by what came,
 ** and whether all fields are fixed-width scalars it can read first. */
 static void countoptional (bw_Schema *S, bw_Type *ty) {
@@ -437,6 +444,7 @@ static void countoptional (bw_Schema *S, bw_Type *ty) {
         || !(f->kind <= BW_KFLOAT || f->kind == BW_KENUM))
       ty->scalars = 0;
   }
+  ty->shrinks = hashsize(ty->count - ty->noptional) < hashsize(ty->count);
 }
 
 #define MAXFLAT 64  /* scalars of a flat record */

@@ -77,6 +77,9 @@ typedef struct bw_Type {
   int      versioned;     /* some field has since/removed */
   uint32_t noptional;     /* optional fields: a fresh decode reads them
                              before it sizes the record's table */
+  int      shrinks;       /* enough fields optional that a table sized by
+                             what came may be smaller: hash parts are
+                             powers of 2 (Lua's, and most hash tables') */
   int      scalars;       /* every field a named, unversioned fixed-width
                              scalar (optional or not) */
   uint32_t flat;          /* > 0: fixed-width scalars, records of one

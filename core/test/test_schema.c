@@ -65,6 +65,44 @@ static void test_seal_sizes (void) {
   bw_schemarelease(S);
 }
 
+/* A type of 'n' bool fields, the first 'k' optional, sealed: its
+** 'shrinks' hint. */
+static int shrinks (uint32_t n, uint32_t k) {
+  char msg[128];
+  bw_Schema *S = bw_schemanew();
+  uint32_t t, f, i;
+  int r;
+  if (S == NULL) return -1;
+  t = bw_schemaaddtype(S, bw_schemaaddname(S, "T", 1));
+  f = bw_schemaaddfields(S, n);
+  S->types[t].first = f;
+  S->types[t].count = n;
+  for (i = 0; i < n; i++) {
+    char name[8];
+    name[0] = 'f';
+    name[1] = (char)('a' + i % 26);
+    name[2] = (char)('a' + i / 26);
+    S->fields[f + i].kind = BW_KBOOL;
+    S->fields[f + i].optional = i < k;
+    S->fields[f + i].name = bw_schemaaddname(S, name, 3);
+  }
+  r = bw_schemaseal(S, msg, sizeof(msg)) == BW_OK ? S->types[t].shrinks : -1;
+  bw_schemarelease(S);
+  return r;
+}
+
+/* a record's table may be sized by what came only when that can take a
+** smaller power of 2 than all its fields */
+static void test_seal_shrinks (void) {
+  CHECK(shrinks(2, 1) == 1);   /* 1 slot against 2 */
+  CHECK(shrinks(3, 1) == 1);   /* 2 against 4 */
+  CHECK(shrinks(4, 1) == 0);   /* 4 either way */
+  CHECK(shrinks(12, 1) == 0);  /* 16 either way */
+  CHECK(shrinks(12, 4) == 1);  /* 8 against 16 */
+  CHECK(shrinks(24, 24) == 1);
+  CHECK(shrinks(5, 0) == 0);
+}
+
 static void test_fingerprint (void) {
   char msg[128];
   bw_Schema *a = makeschema(4), *b = makeschema(4), *c = makeschema(5);
@@ -537,6 +575,7 @@ static void test_compile_fingerprint (void) {
 
 int main (void) {
   test_seal_sizes();
+  test_seal_shrinks();
   test_fingerprint();
   test_recursion_refused();
   test_refcount();
