@@ -424,9 +424,10 @@ static void fuseruns (bw_Schema *S, const bw_Type *ty) {
   }
 }
 
-/* The power of 2 a hash part for 'n' keys takes (0 for none). */
-static uint32_t hashsize (uint32_t n) {
-  uint32_t size = n > 0 ? 1 : 0;
+/* The power of 2 a hash part for 'n' keys takes (0 for none); wide
+** enough that the loop ends for any 'n'. */
+static uint64_t hashsize (uint32_t n) {
+  uint64_t size = n > 0 ? 1 : 0;
   while (size < n) size <<= 1;
   return size;
 }
