@@ -535,18 +535,15 @@ static int decrecord (Ctx *c, uint32_t t, int into, int reuse) {
   const bw_Field *slow = f;  /* fields before it are read one by one */
   int tbl, base, defer;
   Frame *fr;
-  /* a fresh record with optional fields reads them first when it is all
-  ** scalars, and keeps its fields on the stack when its table may shrink
-  ** (bw_openrecord) */
-  defer = !reuse && ty->noptional > 0
-          && lua_checkstack(L, 2 * (int)ty->count + 8);
   fr = enterframe(c);
-  if (defer && ty->scalars && ty->count <= MAXSCALARS)
+  /* a fresh record of optional scalars reads them first; any other fresh
+  ** one is opened as bw_openrecord opens it */
+  if (!reuse && ty->noptional > 0 && ty->scalars && ty->count <= MAXSCALARS
+      && lua_checkstack(L, 2 * (int)ty->count + 8))
     return decscalarrecord(c, ty, fr);
-  defer = defer && ty->shrinks;
+  defer = 0;
   if (reuse) tbl = into;  /* refilled in place: nothing pushed */
-  else if (!defer) lua_createtable(L, 0, (int)ty->count);
-  else lua_pushnil(L);  /* where the table will be */
+  else defer = bw_openrecord(L, ty);
   base = lua_gettop(L);  /* the stack between fields */
   if (!reuse) tbl = base;
   for (; f < end; f++) {

@@ -167,11 +167,13 @@ static int tapedecvalue (Walk *w, const bw_Field *f, int had) {
       putquat(c, w->out, f, q);
       break;
     }
-    case BW_KTIERED:
+    case BW_KTIERED: {  /* an int's code, as the tapes of values hold */
+      uint64_t u = 0;
       if (!bw_decvalue(c, f, 0)) return 0;
-      put(c, w->out, (uint64_t)lua_tointeger(L, -1) - (uint64_t)f->min,
-          f->nbits);
+      intcode(c, f, lua_tointeger(L, -1), 0, &u);  /* decoded: in range */
+      put(c, w->out, u, f->nbits);
       break;
+    }
     case BW_KFLOAT32: case BW_KFLOAT64:
       if (!bw_decleaf(c, f)) return 0;
       put(c, w->out, ieeecode(f, (double)lua_tonumber(L, -1)), IEEEBITS(f));
