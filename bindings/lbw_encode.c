@@ -153,18 +153,20 @@ static void encscalars (Ctx *c, const bw_Field *e, int idx, lua_Integer n) {
   Frame *fr;
   pushframe(c, BW_NONE, 1);
   fr = &c->frames[c->nframes - 1 < MAXFRAMES ? c->nframes - 1 : MAXFRAMES - 1];
+  luaL_checkstack(L, (int)per, "array");
   while (i <= n) {
     uint64_t acc = 0;
     unsigned k = n - i + 1 < (lua_Integer)per ? (unsigned)(n - i + 1) : per;
+    int v = top;
     c->pending = 0;
-    for (; k > 0; k--, i++) {
+    for (; k > 0; k--, i++) {  /* popped once a run: settop per value costs */
       int tt = lua_rawgeti(L, idx, i);
       fr->index = i;
       if (tt == LUA_TNIL) bw_encerror(c, "missing");
-      acc |= fixedvalue(c, e, top + 1, tt) << c->pending;  /* < 64 */
+      acc |= fixedvalue(c, e, ++v, tt) << c->pending;  /* < 64 */
       c->pending += w;
-      lua_settop(L, top);
     }
+    lua_settop(L, top);
     k = c->pending;
     c->pending = 0;
     bw_writebits(c->w, acc, k);

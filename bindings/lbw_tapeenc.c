@@ -172,6 +172,13 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
   }
 }
 
+/* Room on the stack for 'n' values above 'top', made once a walk. */
+static INLINE void walkroom (Walk *w, int top, int n) {
+  if (top + n <= w->room) return;
+  if (!lua_checkstack(w->c->L, n)) bw_encerror(w->c, "stack overflow");
+  w->room = top + n;
+}
+
 /* Elements 1..m of the array at 'idx' of fixed scalars 'e', each against
 ** the baseline's (tapefield's bits): a raw equal to the baseline's takes
 ** its code. In blocks whose tape room is made once, the loop keeping its
@@ -190,8 +197,10 @@ static int tapescalars (Walk *w, const bw_Field *e, int idx, lua_Integer m,
   Frame *fr;
   pushframe(c, BW_NONE, 1);
   fr = &c->frames[c->nframes - 1 < MAXFRAMES ? c->nframes - 1 : MAXFRAMES - 1];
+  walkroom(w, top, 64);
   while (i <= m) {
     lua_Integer end = m - i < 63 ? m : i + 63;
+    int v = top;
     uint64_t need = ((out->pos + (uint64_t)(end - i + 1) * bits) >> 6) + 2;
     uint64_t ip = w->ip, rp = w->rp, op, acc = *r, *os, *ro = NULL;
     unsigned pend = c->pending;
@@ -200,10 +209,10 @@ static int tapescalars (Walk *w, const bw_Field *e, int idx, lua_Integer m,
     if (w->rout != NULL) ro = rawroom(c, w->rout, (size_t)(end - i + 1));
     os = out->s;
     op = out->pos;
-    for (; i <= end; i++) {
+    for (; i <= end; i++) {  /* popped once a run: settop per value costs */
       uint64_t raw = 0, code = 0, base;
       et = lua_rawgeti(L, idx, i);
-      if (et == LUA_TNIL || !fixedraw(c, e, top + 1, et, 0, &raw)) break;
+      if (et == LUA_TNIL || !fixedraw(c, e, ++v, et, 0, &raw)) break;
       base = get(in, ip, bits);
       if (rin != NULL && raw == rin[rp]) code = base;
       else if (!rawcode(c, e, raw, 0, &code)) break;
@@ -218,7 +227,6 @@ static int tapescalars (Walk *w, const bw_Field *e, int idx, lua_Integer m,
         runaddto(c, &acc, &pend, code, bits);
         changed = 1;
       }
-      lua_settop(L, top);
     }
     if (w->rout != NULL) w->rout->pos += rp - w->rp;
     w->ip = ip;
@@ -229,10 +237,10 @@ static int tapescalars (Walk *w, const bw_Field *e, int idx, lua_Integer m,
     if (i <= end) {  /* element i missing or refused */
       fr->index = i;
       if (et == LUA_TNIL) bw_encerror(c, "missing");
-      changed |= tapefield(w, r, e, top + 1, et, 0);
-      lua_settop(L, top);
+      changed |= tapefield(w, r, e, lua_gettop(L), et, 0);
       i++;
     }
+    lua_settop(L, top);
   }
   popframe(c);
   return changed;
@@ -422,11 +430,7 @@ int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
   const bw_Field *end = f + ty->count;
   int top = lua_gettop(L), changed = 0, v = top + 1;
   Frame *fr;
-  if (top + 2 * BATCH + MAXFUSE + 8 > w->room) {  /* once per array */
-    if (!lua_checkstack(L, 2 * BATCH + MAXFUSE + 8))
-      bw_encerror(c, "stack overflow");
-    w->room = top + 2 * BATCH + MAXFUSE + 8;
-  }
+  walkroom(w, top, 2 * BATCH + MAXFUSE + 8);  /* once per array */
   fr = enterframe(c);
   fr->index = 0;
   for (; f < end; f++) {

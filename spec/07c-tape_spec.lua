@@ -799,6 +799,43 @@ describe("deltas against tapes", function ()
     assert.is_false(trusted(d))
   end)
 
+  it("read each element of a long array of scalars at its own index, runs of them popped at once", function ()
+    -- more elements than a run holds (56 bits of bools, 64 elements a tape
+    -- block): a value read from the wrong stack slot changes the bytes,
+    -- an error names its own element
+    local s = bitwire.schema({ T = {
+      { "k", "int", min = 0, max = 1000 },  -- changed in each b: see poisoned
+      { "xs", "array", of = { "int", min = 0, max = 1000 }, max = 300 },
+      { "bs", "array", of = "bool", max = 300 },
+    } })
+    local a = { k = 0, xs = {}, bs = {} }
+    for i = 1, 200 do a.xs[i], a.bs[i] = (i * 37) % 1001, i % 3 == 0 end
+    assert.same(a, s:decode("T", s:encode("T", a)))
+    local base = s:decode("T", s:encode("T", a))
+    local edges = { 1, 2, 56, 57, 63, 64, 65, 128, 129, 200 }
+    for _, k in ipairs(edges) do
+      local b = copy(a)
+      b.k, b.xs[k], b.bs[k] = k, (b.xs[k] + 1) % 1001, not b.bs[k]
+      assert.same(b, s:decode("T", s:encode("T", b)), "full, element " .. k)
+      local d = sameastable(s, "T", b, a, nil, "delta, element " .. k)
+      assert.same(b, s:decode("T", d, { baseline = base }), "delta, element " .. k)
+      for _, bad in ipairs { "x", 1001, -1, 0.5 } do
+        b = copy(a)
+        b.k, b.xs[k] = k, bad
+        assert.matches("^xs%[" .. k .. "%]: ", errorof(s.encode, s, "T", b))
+        local delta = errorof(s.encode, s, "T", b, { baseline = a })
+        assert.matches("^xs%[" .. k .. "%]: ", delta)
+        assert.equal(errorof(s.encode, s, "T", b, { baseline = poisoned(a) }), delta)
+      end
+      b = copy(a)
+      b.k, b.bs[k] = k, 1
+      assert.matches("^bs%[" .. k .. "%]: ", errorof(s.encode, s, "T", b, { baseline = a }))
+      assert.matches("^bs%[" .. k .. "%]: ", errorof(s.encode, s, "T", b))
+    end
+    -- a call after the errors finds the schema as it was
+    assert.same(a, s:decode("T", s:encode("T", a, { baseline = base }), { baseline = base }))
+  end)
+
   it("keep tapes no longer than the tables they describe", function ()
     local s = bitwire.schema(DESC)
     local rand = lcg(29)
