@@ -1,0 +1,134 @@
+-- Shared helpers of the tape specs (spec/07c-tape*_spec.lua): a schema of
+-- every kind a tape holds, random values of it and random changes to them,
+-- and the checks of a delta against the walk over baseline tables.
+local assert = require "luassert"
+local H = require "spec.helpers"
+local M = {}
+
+local DESC = {
+  Vec = { { "x", "float", min = -10, max = 10, res = 0.01 },
+          { "y", "float", min = -10, max = 10, res = 0.01 } },
+  Item = {
+    { "id", "int", min = 0, max = 100 },
+    { "tag", "string", max = 12, optional = true },
+    { "pos", "Vec" },
+    { "hp", "int", min = 0, max = 50, clamp = true },
+    { "on", "bool" },
+    { "rot", "quat", bits = 9 },
+    { "yaw", "angle", bits = 10 },
+  },
+  Root = {
+    { "k", "int", min = 0, max = 1000 },
+    { "flag", "bool" },
+    { "mode", "enum", values = { "a", "b", "c" } },
+    { "big", "uint", bits = 64 },
+    { "name", "string", max = 24 },
+    { "opt", "int", min = -5, max = 5, optional = true, clamp = true },
+    { "optrec", "Item", optional = true },
+    { "items", "array", of = "Item", max = 8 },
+    { "nums", "array", of = { "int", min = 0, max = 9 }, max = 9 },
+    { "words", "array", of = { "string", max = 12 }, max = 4 },
+    { "pair", "array", of = "Vec", count = 2 },
+    { "later", "int", min = 0, max = 9, since = 1, default = 3 },
+  },
+}
+
+local WORDS = { "", "a", "bb", "héllo", "twelve chars", "x", "nine char" }
+
+local function quat (rand)
+  local q, l = {}, 0
+  for k = 1, 4 do
+    q[k] = rand(2001) / 1000 - 1
+    l = l + q[k] * q[k]
+  end
+  l = math.sqrt(l)
+  if l < 0.01 then return { 0, 0, 0, 1 } end
+  for k = 1, 4 do q[k] = q[k] / l end
+  return q
+end
+
+local function gen (rand)
+  local function vec () return { x = rand(2001) / 100 - 10, y = rand(2001) / 100 - 10 } end
+  local function item ()
+    return { id = rand(101), tag = rand(3) == 0 and WORDS[rand(#WORDS) + 1] or nil,
+             pos = vec(), hp = rand(60), on = rand(2) == 0, rot = quat(rand),
+             yaw = rand(6284) / 1000 }
+  end
+  local v = { k = rand(1001), flag = rand(2) == 0, mode = ({ "a", "b", "c" })[rand(3) + 1],
+              big = rand(2) == 0 and -1 - rand(1000) or rand(1 << 40),
+              name = WORDS[rand(#WORDS) + 1] .. WORDS[rand(#WORDS) + 1],
+              opt = rand(2) == 0 and rand(15) - 7 or nil,
+              optrec = rand(2) == 0 and item() or nil,
+              items = {}, nums = {}, words = {}, pair = { vec(), vec() },
+              later = rand(10) }
+  for i = 1, rand(7) do v.items[i] = item() end
+  for i = 1, rand(10) do v.nums[i] = rand(10) end
+  for i = 1, rand(5) do v.words[i] = WORDS[rand(#WORDS) + 1] end
+  return v, item, vec
+end
+
+local function copy (t)
+  if type(t) ~= "table" then return t end
+  local c = {}
+  for k, x in pairs(t) do c[k] = copy(x) end
+  return c
+end
+
+-- 'b' from 'a': a few changes of every kind, some tables shared with 'a'
+local function change (rand, a)
+  local fresh, item, vec = gen(rand)
+  local b = copy(a)
+  local keys = { "flag", "mode", "big", "name", "opt", "optrec", "nums", "words",
+                 "pair", "later" }
+  for _ = 1, rand(4) do
+    local k = keys[rand(#keys) + 1]
+    b[k] = fresh[k]
+  end
+  for i = 1, #b.items do
+    local r = rand(6)
+    if r == 0 then b.items[i] = a.items[i]          -- shared
+    elseif r == 1 then b.items[i].pos = vec()
+    elseif r == 2 then b.items[i].tag = WORDS[rand(#WORDS) + 1]
+    elseif r == 3 then b.items[i].hp = rand(60)
+    elseif r == 4 then b.items[i].rot = quat(rand)
+    elseif r == 5 then b.items[i].yaw = rand(6284) / 1000 end
+  end
+  local r = rand(4)
+  if r == 0 and #b.items < 8 then b.items[#b.items + 1] = item()
+  elseif r == 1 then b.items[#b.items] = nil end
+  if rand(3) == 0 then b.optrec = item() end
+  if rand(4) == 0 then b.optrec = a.optrec end   -- shared records and arrays
+  if rand(4) == 0 then b.pair = a.pair end
+  if rand(4) == 0 then b.nums = a.nums end
+  b.k = (a.k + 1 + rand(999)) % 1001  -- always changed: see poisoned
+  return b
+end
+
+-- a copy of baseline 'a' that is no value of Root (its k), so the encode
+-- walks the table; 'b' changes k anyway, so the bytes are the same
+local function poisoned (a)
+  local p = copy(a)
+  p.k = "not a number"
+  return p
+end
+
+-- the delta of 'v' against 'base' read from its tape is the walk over the
+-- table's (poisoned(base) makes the encode walk it); returns the bytes
+local function sameastable (s, name, v, base, version, msg)
+  local want = s:encode(name, v, { baseline = poisoned(base), version = version })
+  assert.equal(H.tohex(want), H.tohex(s:encode(name, v, { baseline = base, version = version })),
+               msg)
+  return want
+end
+
+-- a delta decoded against the tape is what the walk over tables (share) gives
+local function decodesame (s, name, bytes, base, version)
+  assert.same(s:decode(name, bytes, { baseline = base, version = version, share = true }),
+              s:decode(name, bytes, { baseline = base, version = version }))
+end
+
+M.DESC, M.WORDS = DESC, WORDS
+M.quat, M.gen, M.copy, M.change, M.poisoned = quat, gen, copy, change, poisoned
+M.sameastable, M.decodesame = sameastable, decodesame
+
+return M
