@@ -28,7 +28,7 @@ static int fieldok (const bw_Schema *S, uint8_t *ok, const bw_Field *f) {
   if (f->kind == BW_KSTRUCT) return typeok(S, ok, f->ref);
   if (f->kind == BW_KARRAY) {
     const bw_Field *e = &S->fields[f->ref];
-    return !e->optional && e->kind != BW_KARRAY && fieldok(S, ok, e);
+    return !e->optional && fieldok(S, ok, e);
   }
   return 0;
 }

@@ -18,6 +18,7 @@ describe("deltas against tapes", function ()
     peer = assert(s:decode("Root", s:encode("Root", b, { baseline = a }), { baseline = peer }))
     -- the sender edits what it sent; the peer's copy does not change
     b.flag, b.name = not b.flag, "edited"
+    b.grid[1] = { 1, 2, 3 }
     local c = copy(b)
     c.k = (b.k + 1) % 1001
     local got = assert(s:decode("Root", s:encode("Root", c, { baseline = b }),

@@ -49,6 +49,9 @@ describe("deltas against tapes", function ()
       function (b) if b.items[1] then b.items[1].rot = { 0, 0, 0, 0 } end end,
       function (b) if b.items[1] then b.items[1].yaw = "x" end end,
       function (b) if b.items[1] then b.items[1].yaw = 0 / 0 end end,
+      function (b) b.grid[#b.grid + 1] = { 10 } end,
+      function (b) b.grid[#b.grid + 1] = 5 end,
+      function (b) b.paths[1] = { { x = 0 }, {} } end,
     }
     for round = 1, 200 do
       local a = gen(rand)
@@ -136,6 +139,9 @@ describe("deltas against tapes", function ()
           elseif r == 2 then
             f = { "array", of = scalar(), max = 1 + rand(6) }
             if rand(3) == 0 then f.count, f.max = f.max, nil end
+          elseif r == 3 then  -- arrays of arrays, of scalars or records
+            local of = t < ntypes and rand(2) == 0 and "T" .. (t + 1) or scalar()
+            f = { "array", of = { "array", of = of, max = 1 + rand(4) }, max = 1 + rand(3) }
           end
           table.insert(f, 1, "f" .. i)
           if rand(6) == 0 then f.optional = true

@@ -29,6 +29,8 @@ local DESC = {
     { "nums", "array", of = { "int", min = 0, max = 9 }, max = 9 },
     { "words", "array", of = { "string", max = 12 }, max = 4 },
     { "pair", "array", of = "Vec", count = 2 },
+    { "grid", "array", of = { "array", of = { "int", min = 0, max = 9 }, max = 4 }, max = 3 },
+    { "paths", "array", of = { "array", of = "Vec", max = 2 }, max = 2 },
     { "later", "int", min = 0, max = 9, since = 1, default = 3 },
   },
 }
@@ -64,6 +66,15 @@ local function gen (rand)
   for i = 1, rand(7) do v.items[i] = item() end
   for i = 1, rand(10) do v.nums[i] = rand(10) end
   for i = 1, rand(5) do v.words[i] = WORDS[rand(#WORDS) + 1] end
+  v.grid, v.paths = {}, {}
+  for i = 1, rand(4) do
+    v.grid[i] = {}
+    for j = 1, rand(5) do v.grid[i][j] = rand(10) end
+  end
+  for i = 1, rand(3) do
+    v.paths[i] = {}
+    for j = 1, rand(3) do v.paths[i][j] = vec() end
+  end
   return v, item, vec
 end
 
@@ -79,7 +90,7 @@ local function change (rand, a)
   local fresh, item, vec = gen(rand)
   local b = copy(a)
   local keys = { "flag", "mode", "big", "name", "opt", "optrec", "nums", "words",
-                 "pair", "later" }
+                 "pair", "grid", "paths", "later" }
   for _ = 1, rand(4) do
     local k = keys[rand(#keys) + 1]
     b[k] = fresh[k]
@@ -97,9 +108,15 @@ local function change (rand, a)
   if r == 0 and #b.items < 8 then b.items[#b.items + 1] = item()
   elseif r == 1 then b.items[#b.items] = nil end
   if rand(3) == 0 then b.optrec = item() end
+  local row = b.grid[rand(#b.grid + 1)]  -- arrays in arrays: an element,
+  if row and #row > 0 then row[rand(#row) + 1] = rand(10) end  -- a length
+  local path = b.paths[rand(#b.paths + 1)]
+  if path and #path < 2 then path[#path + 1] = vec()
+  elseif path then path[#path] = nil end
   if rand(4) == 0 then b.optrec = a.optrec end   -- shared records and arrays
   if rand(4) == 0 then b.pair = a.pair end
   if rand(4) == 0 then b.nums = a.nums end
+  if rand(4) == 0 then b.grid = a.grid end
   b.k = (a.k + 1 + rand(999)) % 1001  -- always changed: see poisoned
   return b
 end
