@@ -39,8 +39,8 @@ static int typeok (const bw_Schema *S, uint8_t *ok, uint32_t t) {
   if (ok[t] != TUNKNOWN) return ok[t] == TYES;  /* TVISITING: a cycle */
   ok[t] = TVISITING;
   for (i = 0; i < ty->count; i++)
-    if (S->fields[ty->first + i].name == BW_NONE  /* align, check */
-        || !fieldok(S, ok, &S->fields[ty->first + i])) {
+    if (S->fields[ty->first + i].name != BW_NONE  /* align, check: no value */
+        && !fieldok(S, ok, &S->fields[ty->first + i])) {
       ok[t] = TNO;
       return 0;
     }
@@ -235,7 +235,9 @@ static int buildstruct (Ctx *c, TapeBuf *b, TapeBuf *r, uint32_t t, int idx) {
   const bw_Field *f = &c->S->fields[ty->first], *end = f + ty->count;
   for (; f < end; f++) {
     int vt, ok;
-    if (ty->versioned && !bw_fieldpresent(f, c->version)) continue;
+    if (f->name == BW_NONE  /* align, check: on the wire only */
+        || (ty->versioned && !bw_fieldpresent(f, c->version)))
+      continue;
     pushkey(c, f->name);
     vt = lua_rawget(L, idx);
     if (vt == LUA_TNIL) {
@@ -287,7 +289,9 @@ void bw_tapeskip (Walk *w, const bw_Field *f) {
           g += g->fuse - 1;
           continue;
         }
-        if (ty->versioned && !bw_fieldpresent(g, w->c->version)) continue;
+        if (g->name == BW_NONE  /* align, check */
+            || (ty->versioned && !bw_fieldpresent(g, w->c->version)))
+          continue;
         if (g->optional && !take(w, 1)) continue;
         bw_tapeskip(w, g);
       }

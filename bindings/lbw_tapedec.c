@@ -49,6 +49,7 @@ static INLINE void keptrecord (Walk *w, const bw_Type *ty, int defer) {
   const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
   int tbl = lua_gettop(L);
   for (; g < end; g++) {
+    if (g->name == BW_NONE) continue;  /* align, check: no value */
     if (g->fuse > 1) {  /* fixed scalars, unversioned: one read */
       const bw_Field *gend = g + g->fuse;
       uint64_t u = take(w, g->fusebits);
@@ -256,6 +257,10 @@ int bw_tapedecstruct (Walk *w, uint32_t t) {
       continue;
     }
     setframe(fr, f);
+    if (f->name == BW_NONE) {  /* align or check */
+      if (!bw_decleaf(c, f)) return 0;
+      continue;
+    }
     changed = bw_readbits(&c->r, 1);
     if (c->r.status != BW_OK) return bw_readfail(c);
     if (f->optional) had = (int)take(w, 1);

@@ -437,6 +437,14 @@ int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
     int vt, btab = 0;
     if (ty->versioned && !bw_fieldpresent(f, c->version)) continue;
     fr->name = f->name;
+    if (f->name == BW_NONE) {  /* align or check: written in place, as the
+                                  walk over tables writes it */
+      runflush(c, r);
+      setframe(fr, f);
+      bw_encleaf(c, f, 0, LUA_TNONE);
+      fr->index = 0;
+      continue;
+    }
     if (v > top + 2 * BATCH) {  /* the stack holds BATCH fields at most */
       lua_settop(L, top);
       v = top + 1;

@@ -147,6 +147,9 @@ describe("deltas against tapes", function ()
           if rand(6) == 0 then f.optional = true
           elseif rand(8) == 0 and t == 1 and f[2] == "int" then f.since, f.default = 1, f.min end
           fields[#fields + 1] = f
+          r = rand(16)  -- align and check: on the wire, not on tapes
+          if r == 0 then fields[#fields + 1] = { "align" }
+          elseif r == 1 then fields[#fields + 1] = { "check", magic = rand(1 << 32) } end
         end
         desc["T" .. t] = fields
       end
