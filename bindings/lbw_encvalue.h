@@ -276,7 +276,8 @@ static INLINE int bw_fixedsame (Ctx *c, const bw_Field *f, int v, int vt,
 ** of lbw_encdelta.c and lbw_tape.c). */
 static INLINE void runaddto (Ctx *c, uint64_t *acc, unsigned *pending,
                              uint64_t v, unsigned n) {
-  if (*pending + n > 64) {
+  if (*pending + n >= 64) {  /* a run never fills its word: pending stays
+                                under 64, so a zero-bit add shifts by less */
     bw_writebits(c->w, *acc, *pending);
     *acc = 0;
     *pending = 0;
@@ -285,7 +286,7 @@ static INLINE void runaddto (Ctx *c, uint64_t *acc, unsigned *pending,
       return;
     }
   }
-  *acc |= v << *pending;  /* pending + n <= 64 and n < 64: no overflow */
+  *acc |= v << *pending;  /* pending + n < 64: no overflow */
   *pending += n;
 }
 
