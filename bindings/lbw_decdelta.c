@@ -208,26 +208,31 @@ static int decdeltaarray (Ctx *c, const bw_Field *f, int bidx) {
 ** is no value to start from and the value comes whole. */
 static int decrelative (Ctx *c, const bw_Field *f, int b) {
   lua_State *L = c->L;
+  uint32_t bq[4] = { 0, 0, 0, 0 }, q[4];
+  uint64_t base = 0, u;
+  if (f->kind == BW_KQUAT ? !bw_quatof(f, L, b, bq)
+      : lua_type(L, b) != LUA_TNUMBER
+        || !bw_diffbase(f, (double)lua_tonumber(L, b), &base))
+    return -1;
+  return bw_readrelative(c, f, base, bq, &u, q);
+}
+
+int bw_readrelative (Ctx *c, const bw_Field *f, uint64_t base,
+                     const uint32_t bq[4], uint64_t *code, uint32_t q[4]) {
   uint64_t start = c->r.pos;
   if (f->kind == BW_KQUAT) {
-    uint32_t base[4], code[4];
-    if (!bw_quatof(f, L, b, base)) return -1;
-    if (!bw_readquatdiff(&c->r, f, base, code)) return bw_quatfail(c);
-    return bw_pushquat(c, f, code, 0);
+    if (!bw_readquatdiff(&c->r, f, bq, q)) return bw_quatfail(c);
+    return bw_pushquat(c, f, q, 0);
   }
   else {
     bw_Diff d;
-    uint64_t base, u;
-    if (lua_type(L, b) != LUA_TNUMBER
-        || !bw_diffbase(f, (double)lua_tonumber(L, b), &base))
-      return -1;
     bw_fielddiff(f, &d);
-    u = bw_readdiff(&c->r, &d, base);
+    *code = bw_readdiff(&c->r, &d, base);
     if (c->r.status == BW_ERANGE)
       return bw_decfail(c, BW_ERANGE, start, "difference from the baseline "
                         "leaves the range");
     if (c->r.status != BW_OK) return bw_readfail(c);
-    return pushfixed(c, f, u, start);
+    return pushfixed(c, f, *code, start);
   }
 }
 

@@ -19,21 +19,31 @@ static int encrelative (Ctx *c, const bw_Field *f, int v, int b) {
     uint32_t base[4], code[4];
     if (!bw_quatof(f, L, b, base)) return 0;
     bw_quatcode(c, f, v, code);
-    bw_writequatdiff(c->w, f, base, code);
+    bw_writerelative(c, f, 0, 0, base, code);
   }
   else {
-    bw_Diff d;
     uint64_t base;
     if (lua_type(L, b) != LUA_TNUMBER
         || !bw_diffbase(f, (double)lua_tonumber(L, b), &base))
       return 0;
+    bw_writerelative(c, f, base, bw_numcode(c, f, v, lua_type(L, v)), NULL,
+                     NULL);
+  }
+  return 1;
+}
+
+void bw_writerelative (Ctx *c, const bw_Field *f, uint64_t base,
+                       uint64_t code, const uint32_t bq[4],
+                       const uint32_t q[4]) {
+  if (f->kind == BW_KQUAT) bw_writequatdiff(c->w, f, bq, q);
+  else {
+    bw_Diff d;
     bw_fielddiff(f, &d);
-    bw_writediff(c->w, &d, base, bw_numcode(c, f, v, lua_type(L, v)));
+    bw_writediff(c->w, &d, base, code);
   }
   if (c->w->status != BW_OK)
     bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
              (lua_Integer)c->w->maxbytes);
-  return 1;
 }
 
 /* Delta encoding walks the value and its baseline together, once: a record

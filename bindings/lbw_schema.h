@@ -283,6 +283,11 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx);
 ** any field changed. */
 void bw_encdeltavalue (Ctx *c, const bw_Field *f, int idx, int bidx);
 int  bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
+/* Write the code of relative field 'f' ('code', or a quaternion's 'q') as
+** its difference from the baseline's ('base', or 'bq'). */
+void bw_writerelative (Ctx *c, const bw_Field *f, uint64_t base,
+                       uint64_t code, const uint32_t bq[4],
+                       const uint32_t q[4]);
 /* The same delta from the baseline's tape (lbw_tape.c); returns 0, having
 ** written nothing, when type 't' or the baseline cannot take one. */
 int  bw_enctape (Ctx *c, uint32_t t, int idx, int bidx);
@@ -439,6 +444,11 @@ static INLINE int bw_opendeltarecord (Ctx *c, const bw_Type *ty, Frame **fr) {
 }
 
 /* lbw_decdelta.c */
+/* Push the value of relative field 'f' read as a difference from the
+** baseline's code ('base', or a quaternion's 'bq'), its code in '*code'
+** (or 'q'). Returns 0 with the failure. */
+int  bw_readrelative (Ctx *c, const bw_Field *f, uint64_t base,
+                      const uint32_t bq[4], uint64_t *code, uint32_t q[4]);
 int  bw_keepbaseline (Ctx *c, const bw_Field *f, int v);
 void bw_pushkept (Ctx *c, const bw_Field *f, int idx);
 int  bw_decdeltavalue (Ctx *c, const bw_Field *f, int bidx);

@@ -19,7 +19,6 @@ enum { TUNKNOWN, TVISITING, TYES, TNO };
 static int typeok (const bw_Schema *S, uint8_t *ok, uint32_t t);
 
 static int fieldok (const bw_Schema *S, uint8_t *ok, const bw_Field *f) {
-  if (f->relative) return 0;
   if (fixedscalar(f) || f->kind == BW_KSTRING || f->kind == BW_KBYTES
       || f->kind == BW_KQUAT
       || f->kind == BW_KANGLE || f->kind == BW_KFLOAT32

@@ -152,6 +152,16 @@ static int tapedecarray (Walk *w, const bw_Field *f);
 static int tapedecvalue (Walk *w, const bw_Field *f, int had) {
   Ctx *c = w->c;
   lua_State *L = c->L;
+  if (f->relative && had) {  /* a difference from the baseline's code */
+    uint32_t bq[4] = { 0, 0, 0, 0 }, q[4];
+    uint64_t base = 0, u = 0;
+    if (f->kind == BW_KQUAT) takequat(w, f, bq);
+    else base = take(w, fixedbits(f));
+    if (!bw_readrelative(c, f, base, bq, &u, q)) return 0;
+    if (f->kind == BW_KQUAT) putquat(c, w->out, f, q);
+    else put(c, w->out, u, fixedbits(f));
+    return 1;
+  }
   switch (f->kind) {
     case BW_KSTRUCT: case BW_KARRAY:
       if (had)

@@ -32,18 +32,33 @@ static void sendleaf (Ctx *c, uint64_t *r, const bw_Field *f, int v, int vt) {
   bw_encleaf(c, f, v, vt);
 }
 
+/* A changed relative scalar 'f' (a float or an angle): after the record's
+** pending bits, its changed bit (and an optional's presence bit) and its
+** code 'code' as a difference from the baseline's, 'base'. */
+static void sendrel (Ctx *c, uint64_t *r, const bw_Field *f, uint64_t base,
+                     uint64_t code) {
+  runflush(c, r);
+  bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
+  bw_writerelative(c, f, base, code, NULL, NULL);
+}
+
+/* A scalar's raw 'raw' (the walk keeps one for it) and its code 'code' of
+** 'bits' bits on the value's tape. */
+static INLINE void scalarput (Walk *w, uint64_t raw, uint64_t code,
+                              unsigned bits) {
+  rawput(w->c, w->rout, raw);
+  w->rp++;
+  put(w->c, w->out, code, bits);
+}
+
 /* The end of tapefield for a scalar compared whole ('same': unchanged):
-** its changed bit, or sendleaf; its raw 'raw' (the walk keeps one for
-** it) and its code 'code' of 'bits' bits on the value's tape. Returns 1
-** if it changed. */
+** its changed bit, or sendleaf; then scalarput. Returns 1 if it changed. */
 static INLINE int scalardone (Walk *w, uint64_t *r, const bw_Field *f, int v,
                               int vt, int same, uint64_t raw, uint64_t code,
                               unsigned bits) {
   if (same) runadd(w->c, r, 0, 1);
   else sendleaf(w->c, r, f, v, vt);  /* raises on what 'f' does not take */
-  rawput(w->c, w->rout, raw);
-  w->rp++;
-  put(w->c, w->out, code, bits);
+  scalarput(w, raw, code, bits);
   return !same;
 }
 
@@ -88,8 +103,14 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
     case BW_KANGLE: {  /* compared by code, as bw_equalopt compares */
       uint64_t base = take(w, f->nbits), code = 0;
       double x = vt == LUA_TNUMBER ? (double)lua_tonumber(L, v) : 0;
-      int same = vt == LUA_TNUMBER && anglecode(f, x, &code) && code == base;
-      return scalardone(w, r, f, v, vt, same, rawof(x), code, f->nbits);
+      int valid = vt == LUA_TNUMBER && anglecode(f, x, &code);
+      if (valid && code != base && f->relative) {
+        sendrel(c, r, f, base, code);
+        scalarput(w, rawof(x), code, f->nbits);
+        return 1;
+      }
+      return scalardone(w, r, f, v, vt, valid && code == base, rawof(x),
+                        code, f->nbits);
     }
     case BW_KFLOAT32: case BW_KFLOAT64: {  /* compared by number, as
                                               bw_equalopt compares: the
@@ -126,6 +147,12 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       else same = nums && bw_quatencode(&f->q, x, q)
                   && memcmp(q, bq, sizeof(q)) == 0;
       if (same) runadd(c, r, 0, 1);
+      else if (f->relative) {  /* a difference from the baseline's code */
+        runflush(c, r);
+        bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
+        bw_quatcode(c, f, v, q);  /* raises on what is not a quaternion */
+        bw_writerelative(c, f, 0, 0, bq, q);
+      }
       else {
         sendleaf(c, r, f, v, vt);  /* raises on what is not a quaternion */
         bw_quatvalue(c, f, v, 1, q);
@@ -165,8 +192,11 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
         runadd(c, r, 0, 1);
         return 0;
       }
-      runadd(c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
-      runadd(c, r, code, bits);
+      if (f->relative) sendrel(c, r, f, base, code);
+      else {
+        runadd(c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
+        runadd(c, r, code, bits);
+      }
       return 1;
     }
   }
@@ -264,7 +294,8 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
   put(c, w->out, (uint64_t)n - (uint64_t)f->min, f->nbits);
   changed = n != bn;
   i = 1;
-  if (fixedscalar(e)) {  /* no sharing to look for: the tight loop */
+  if (fixedscalar(e) && !e->relative) {  /* no sharing to look for: the
+                                            tight loop */
     i = n < bn ? n : bn;
     changed |= tapescalars(w, e, idx, i, r);
     i++;
@@ -353,8 +384,9 @@ static NOINLINE void runchanges (Ctx *c, uint64_t *r, const bw_Field *f,
   for (j = 0; j < f->fuse; j++) {
     unsigned b = fixedbits(&f[j]);
     uint64_t m = b < 64 ? ((uint64_t)1 << b) - 1 : ~(uint64_t)0;
-    uint64_t cj = (acc >> sh) & m;
-    if (cj == ((base >> sh) & m)) runadd(c, r, 0, 1);
+    uint64_t cj = (acc >> sh) & m, bj = (base >> sh) & m;
+    if (cj == bj) runadd(c, r, 0, 1);
+    else if (f[j].relative) sendrel(c, r, &f[j], bj, cj);
     else {
       runadd(c, r, 1, 1);
       runadd(c, r, cj, b);

@@ -112,11 +112,15 @@ describe("deltas against tapes", function ()
       elseif r == 1 then return { "int", min = -rand(1000), max = rand(1 << 40), clamp = rand(2) == 0 }
       elseif r == 2 then return { "uint", bits = rand(64) + 1 }
       elseif r == 3 then return { "bool" }
-      elseif r == 4 then return { "float", min = -rand(100), max = rand(100) + 1, res = 0.05 }
+      elseif r == 4 then
+        return { "float", min = -rand(100), max = rand(100) + 1, res = 0.05,
+                 delta = rand(3) == 0 and "relative" or nil }
       elseif r == 5 then return { "enum", values = { "p", "q", "r", "s", "t" } }
       elseif r == 6 then return { "string", max = rand(20) }
-      elseif r == 7 then return { "quat", bits = 6 + rand(15) }
-      elseif r == 8 then return { "angle", bits = 2 + rand(24) }
+      elseif r == 7 then
+        return { "quat", bits = 6 + rand(15), delta = rand(3) == 0 and "relative" or nil }
+      elseif r == 8 then
+        return { "angle", bits = 2 + rand(24), delta = rand(3) == 0 and "relative" or nil }
       elseif r == 9 then return { "float32" }
       elseif r == 10 then return { "float64" }
       elseif r == 11 then

@@ -13,10 +13,13 @@ local DESC = {
     { "tag", "string", max = 12, optional = true },
     { "pos", "Vec" },
     { "hp", "int", min = 0, max = 50, clamp = true },
+    { "drift", "float", min = -8, max = 8, res = 1 / 64, delta = "relative", default = 0 },
     { "on", "bool" },
     { "align" },
     { "rot", "quat", bits = 9 },
     { "yaw", "angle", bits = 10 },
+    { "spin", "angle", bits = 8, delta = "relative", default = 0 },
+    { "turn", "quat", bits = 9, delta = "relative", optional = true },
   },
   Root = {
     { "k", "int", min = 0, max = 1000 },
@@ -26,6 +29,7 @@ local DESC = {
     { "name", "string", max = 24 },
     { "check", magic = 0x7A9E },
     { "opt", "int", min = -5, max = 5, optional = true, clamp = true },
+    { "heat", "float", min = 0, max = 100, res = 0.5, delta = "relative", optional = true },
     { "optrec", "Item", optional = true },
     { "items", "array", of = "Item", max = 8 },
     { "nums", "array", of = { "int", min = 0, max = 9 }, max = 9 },
@@ -33,6 +37,8 @@ local DESC = {
     { "pair", "array", of = "Vec", count = 2 },
     { "grid", "array", of = { "array", of = { "int", min = 0, max = 9 }, max = 4 }, max = 3 },
     { "paths", "array", of = { "array", of = "Vec", max = 2 }, max = 2 },
+    { "track", "array", of = { "float", min = -4, max = 4, res = 1 / 32, delta = "relative" },
+      max = 6 },
     { "later", "int", min = 0, max = 9, since = 1, default = 3 },
   },
 }
@@ -56,19 +62,22 @@ local function gen (rand)
   local function item ()
     return { id = rand(101), tag = rand(3) == 0 and WORDS[rand(#WORDS) + 1] or nil,
              pos = vec(), hp = rand(60), on = rand(2) == 0, rot = quat(rand),
-             yaw = rand(6284) / 1000 }
+             yaw = rand(6284) / 1000, drift = rand(1025) / 64 - 8,
+             spin = rand(6284) / 1000, turn = rand(3) > 0 and quat(rand) or nil }
   end
   local v = { k = rand(1001), flag = rand(2) == 0, mode = ({ "a", "b", "c" })[rand(3) + 1],
               big = rand(2) == 0 and -1 - rand(1000) or rand(1 << 40),
               name = WORDS[rand(#WORDS) + 1] .. WORDS[rand(#WORDS) + 1],
               opt = rand(2) == 0 and rand(15) - 7 or nil,
+              heat = rand(3) > 0 and rand(201) / 2 or nil,
               optrec = rand(2) == 0 and item() or nil,
               items = {}, nums = {}, words = {}, pair = { vec(), vec() },
               later = rand(10) }
   for i = 1, rand(7) do v.items[i] = item() end
   for i = 1, rand(10) do v.nums[i] = rand(10) end
   for i = 1, rand(5) do v.words[i] = WORDS[rand(#WORDS) + 1] end
-  v.grid, v.paths = {}, {}
+  v.grid, v.paths, v.track = {}, {}, {}
+  for i = 1, rand(7) do v.track[i] = rand(257) / 32 - 4 end
   for i = 1, rand(4) do
     v.grid[i] = {}
     for j = 1, rand(5) do v.grid[i][j] = rand(10) end
@@ -91,8 +100,8 @@ end
 local function change (rand, a)
   local fresh, item, vec = gen(rand)
   local b = copy(a)
-  local keys = { "flag", "mode", "big", "name", "opt", "optrec", "nums", "words",
-                 "pair", "grid", "paths", "later" }
+  local keys = { "flag", "mode", "big", "name", "opt", "heat", "optrec", "nums",
+                 "words", "pair", "grid", "paths", "track", "later" }
   for _ = 1, rand(4) do
     local k = keys[rand(#keys) + 1]
     b[k] = fresh[k]
@@ -105,6 +114,16 @@ local function change (rand, a)
     elseif r == 3 then b.items[i].hp = rand(60)
     elseif r == 4 then b.items[i].rot = quat(rand)
     elseif r == 5 then b.items[i].yaw = rand(6284) / 1000 end
+    r = b.items[i] ~= a.items[i] and rand(8)  -- relative fields: small
+    if r == 0 then                             -- moves, large ones, gone b.items[i].drift = math.max(-8, math.min(8, b.items[i].drift + (rand(9) - 4) / 64))
+    elseif r == 1 then b.items[i].drift = rand(1025) / 64 - 8
+    elseif r == 2 then b.items[i].spin = rand(6284) / 1000
+    elseif r == 3 then b.items[i].turn = quat(rand)
+    elseif r == 4 then b.items[i].turn = nil end
+  end
+  if b.heat and rand(2) == 0 then b.heat = math.min(100, b.heat + rand(5) / 2) end
+  for i = 1, #b.track do
+    if rand(3) == 0 then b.track[i] = math.max(-4, math.min(4, b.track[i] + (rand(5) - 2) / 32)) end
   end
   local r = rand(4)
   if r == 0 and #b.items < 8 then b.items[#b.items + 1] = item()
