@@ -114,8 +114,11 @@ local function change (rand, a)
     elseif r == 3 then b.items[i].hp = rand(60)
     elseif r == 4 then b.items[i].rot = quat(rand)
     elseif r == 5 then b.items[i].yaw = rand(6284) / 1000 end
-    r = b.items[i] ~= a.items[i] and rand(8)  -- relative fields: small
-    if r == 0 then                             -- moves, large ones, gone b.items[i].drift = math.max(-8, math.min(8, b.items[i].drift + (rand(9) - 4) / 64))
+    -- relative fields (not in a shared item): small moves, large ones,
+    -- gone and back
+    r = b.items[i] ~= a.items[i] and rand(8)
+    local it = b.items[i]
+    if r == 0 then it.drift = math.max(-8, math.min(8, it.drift + (rand(9) - 4) / 64))
     elseif r == 1 then b.items[i].drift = rand(1025) / 64 - 8
     elseif r == 2 then b.items[i].spin = rand(6284) / 1000
     elseif r == 3 then b.items[i].turn = quat(rand)
