@@ -99,6 +99,25 @@ static void clearslots (lua_State *L, int t, lua_Integer from, lua_Integer to) {
   }
 }
 
+/* The old slots of a reused sparse table before slot 'i', the next one
+** sent (after 'prev'): cleared one by one, or in a long array (one with a
+** list of its old keys, 'old') its old keys from the cursor old->k on, so
+** the work is the table's, not the array's length. */
+typedef struct Old { const lua_Integer *keys; size_t n, k; } Old;
+
+static void clearbefore (lua_State *L, int t, Old *old, lua_Integer prev,
+                         lua_Integer i) {
+  if (old->keys == NULL) {
+    clearslots(L, t, prev + 1, i - 1);
+    return;
+  }
+  for (; old->k < old->n && old->keys[old->k] < i; old->k++) {
+    lua_pushnil(L);
+    lua_rawseti(L, t, old->keys[old->k]);
+  }
+  if (old->k < old->n && old->keys[old->k] == i) old->k++;  /* refilled */
+}
+
 /* A sparse array; against a baseline 'bidx' the result starts as a copy of
 ** the baseline and the sent slots change it. */
 int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
@@ -107,8 +126,9 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer n = (lua_Integer)f->max, prev = 0, i;
   unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
-  int t, enc = f->encoding, reuse = into != 0 && claim(c, into);
+  int t, enc = f->encoding, reuse = into != 0 && claim(c, into), oldidx = 0;
   uint64_t start = r->pos, slotmin = bidx != 0 ? 1 : e->minbits;
+  Old old = { NULL, 0, 0 };
   if (!bw_decspend(c, 1)) return 0;
   if (enc == BW_SPAUTO) {
     enc = (int)bw_readbits(r, 2);
@@ -124,6 +144,11 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   }
   else if (!reuse) lua_createtable(L, 0, 0);
   t = reuse ? into : lua_gettop(L);
+  if (reuse && enc != BW_SPMASK && n > MAPSLOTS) {  /* its old keys */
+    lua_Integer any;
+    old.keys = bw_sparsekeys(L, t, 0, n, &old.n, &any);
+    oldidx = lua_gettop(L);
+  }
   if (enc == BW_SPMASK) {
     for (i = 1; i <= n; i++) {
       uint64_t present = bw_readbits(r, 1);
@@ -157,7 +182,7 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
       if (i <= prev || i > n)
         return bw_decfail(c, BW_ERANGE, start, "index %lld not in [%lld, %lld]",
                        (long long)i, (long long)prev + 1, (long long)n);
-      if (reuse) clearslots(L, t, prev + 1, i - 1);
+      if (reuse) clearbefore(L, t, &old, prev, i);
       if (!decslot(c, e, t, reuse, bidx, i)) return 0;
       prev = i;
     }
@@ -177,12 +202,13 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
         return bw_decfail(c, BW_ERANGE, start, "index %llu above max %lld",
                        (unsigned long long)cur, (long long)n);
       i = (lua_Integer)cur;
-      if (reuse) clearslots(L, t, prev + 1, i - 1);
+      if (reuse) clearbefore(L, t, &old, prev, i);
       if (!decslot(c, e, t, reuse, bidx, i)) return 0;
       prev = i;
     }
   }
-  if (reuse) clearslots(L, t, prev + 1, n);
+  if (reuse) clearbefore(L, t, &old, prev, n + 1);
+  if (oldidx != 0) lua_remove(L, oldidx);
   c->checked -= bidx != 0;
   return reuse ? 2 : 1;
 }

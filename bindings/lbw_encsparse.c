@@ -4,6 +4,7 @@
 ** See LICENSE for copyright and terms.
 */
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "lauxlib.h"
@@ -66,7 +67,54 @@ static void encslot (Ctx *c, const bw_Field *e, int idx, int bidx,
   popframe(c);
 }
 
-#define MAPSLOTS 4096  /* sparse arrays this long map their slots */
+static int keyorder (const void *a, const void *b) {
+  lua_Integer x = *(const lua_Integer *)a, y = *(const lua_Integer *)b;
+  return (x > y) - (x < y);
+}
+
+/* Append to 'k' (from k[*m]) the integer keys in [1, n] of the table at
+** 'idx'; returns how many keys it has, of any kind. */
+static lua_Integer keysof (lua_State *L, int idx, lua_Integer n,
+                           lua_Integer *k, size_t *m) {
+  lua_Integer all = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    all++;
+    if (lua_isinteger(L, -1)) {
+      lua_Integer i = lua_tointeger(L, -1);
+      if (i >= 1 && i <= n) k[(*m)++] = i;
+    }
+  }
+  return all;
+}
+
+/* Count the keys of the table at 'idx' (0: none there). */
+static size_t nkeys (lua_State *L, int idx) {
+  size_t m = 0;
+  if (idx == 0) return 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    m++;
+  }
+  return m;
+}
+
+lua_Integer *bw_sparsekeys (lua_State *L, int a, int b, lua_Integer n,
+                            size_t *m, lua_Integer *akeys) {
+  size_t cap = nkeys(L, a) + nkeys(L, b), i, j;
+  lua_Integer *k = (lua_Integer *)lua_newuserdatauv(L, (cap > 0 ? cap : 1)
+                                                    * sizeof(lua_Integer), 0);
+  *m = 0;
+  *akeys = a != 0 ? keysof(L, a, n, k, m) : 0;
+  if (b != 0) keysof(L, b, n, k, m);
+  qsort(k, *m, sizeof(*k), keyorder);
+  for (i = j = 0; i < *m; i++)  /* each once */
+    if (j == 0 || k[i] != k[j - 1]) k[j++] = k[i];
+  *m = j;
+  return k;
+}
 
 /* The lowest set bit of 'm' (not 0). */
 static INLINE unsigned lowbit (uint64_t m) {
@@ -88,6 +136,7 @@ static INLINE void writegap (bw_Writer *w, uint64_t z, int one) {
     return;
   }
   while (z + (unsigned)one > 0) {
+    if (w->status != BW_OK) return;  /* full: the rest would fail too */
     if (bw_writerhasroom(w)) {
       unsigned k = z >= 63 ? 63 : (unsigned)z;
       int last = k == z && one;
@@ -106,28 +155,51 @@ static INLINE void writegap (bw_Writer *w, uint64_t z, int one) {
   }
 }
 
-/* encsparse's slots from the map of the sent ones (slot i is bit i - 1):
-** only those are fetched again, each by encslot (against the baseline at
-** 'bidx', if not 0: not compared again). */
+/* Sent slot 'i' after sent slot 'prev' (0: none): where it is, in
+** encoding 'enc', then encslot (against the baseline at 'bidx', if not 0:
+** not compared again). */
+static void sendslot (Ctx *c, const bw_Field *f, int idx, int bidx, int enc,
+                      lua_Integer prev, lua_Integer i) {
+  if (enc == BW_SPMASK) writegap(c->w, (uint64_t)(i - prev - 1), 1);
+  else if (enc == BW_SPINDEX)
+    bw_writebits(c->w, (uint64_t)i - 1, bw_bitsrequired(0, (int64_t)f->max - 1));
+  else writerel(c, f, (uint64_t)prev, (uint64_t)i);
+  encslot(c, &c->S->fields[f->ref], idx, bidx, i);
+}
+
+/* The end of the slots, after sent slot 'prev'. */
+static void endslots (Ctx *c, const bw_Field *f, int enc, lua_Integer prev) {
+  if (enc == BW_SPMASK) writegap(c->w, (uint64_t)((lua_Integer)f->max - prev), 0);
+  else if (enc == BW_SPRELATIVE)
+    writerel(c, f, (uint64_t)prev, (uint64_t)f->max + 1);
+}
+
+/* encsparse's slots from the map of the sent ones (slot i is bit i - 1),
+** or from the list of them (a longer array): only those are fetched
+** again. */
 static void encmapped (Ctx *c, const bw_Field *f, int idx, int bidx,
                        int enc, const uint64_t *map) {
-  const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer i, n = (lua_Integer)f->max, prev = 0, wd;
-  unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
   for (wd = 0; wd * 64 < n; wd++) {
     uint64_t m = map[wd];
     for (; m != 0; m &= m - 1) {
       i = wd * 64 + (lua_Integer)lowbit(m) + 1;
-      if (enc == BW_SPMASK) writegap(c->w, (uint64_t)(i - prev - 1), 1);
-      else if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)i - 1, ibits);
-      else writerel(c, f, (uint64_t)prev, (uint64_t)i);
+      sendslot(c, f, idx, bidx, enc, prev, i);
       prev = i;
-      encslot(c, e, idx, bidx, i);
     }
   }
-  if (enc == BW_SPMASK) writegap(c->w, (uint64_t)(n - prev), 0);
-  else if (enc == BW_SPRELATIVE)
-    writerel(c, f, (uint64_t)prev, (uint64_t)n + 1);
+  endslots(c, f, enc, prev);
+}
+
+static void enclisted (Ctx *c, const bw_Field *f, int idx, int bidx,
+                       int enc, const lua_Integer *sent, size_t count) {
+  lua_Integer prev = 0;
+  size_t k;
+  for (k = 0; k < count; k++) {
+    sendslot(c, f, idx, bidx, enc, prev, sent[k]);
+    prev = sent[k];
+  }
+  endslots(c, f, enc, prev);
 }
 
 /* A sparse array: the sent slots of 1..max, in the cheapest encoding when
@@ -136,31 +208,37 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer i, n = (lua_Integer)f->max, prev = 0, count = 0, keys = 0;
-  lua_Integer present = 0;
+  lua_Integer present = 0, *list = NULL;
   unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
   uint64_t cost[3], map[MAPSLOTS / 64];
+  size_t k, m = 0;
   int enc = f->encoding, mapped;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
   if (bidx != 0 && !lua_istable(L, bidx)) bidx = 0;
   mapped = n <= MAPSLOTS;
   if (mapped) memset(map, 0, (size_t)(n + 63) / 64 * sizeof(map[0]));
+  else list = bw_sparsekeys(L, idx, bidx, n, &m, &keys);  /* pushed */
   cost[BW_SPRELATIVE] = 0;
-  for (i = 1; i <= n; i++) {
-    int has;
-    int sent = slotsent(c, e, idx, bidx, i, &has);
+  for (i = 1, k = 0; mapped ? i <= n : k < m; i++, k++) {
+    int has, sent;
+    if (!mapped) i = list[k];
+    sent = slotsent(c, e, idx, bidx, i, &has);
     present += has;
     if (sent) {
       count++;
       cost[BW_SPRELATIVE] += relcost(f, (uint64_t)prev, (uint64_t)i);
       prev = i;
       if (mapped) map[(i - 1) / 64] |= UINT64_C(1) << ((i - 1) % 64);
+      else list[count - 1] = i;  /* the sent slots, in place */
     }
   }
   cost[BW_SPRELATIVE] += relcost(f, (uint64_t)prev, (uint64_t)n + 1);
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    keys++;
-    lua_pop(L, 1);
+  if (mapped) {
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+      keys++;
+      lua_pop(L, 1);
+    }
   }
   if (keys != (bidx != 0 ? present : count))
     bw_encerror(c, "sparse keys must be integers in [1, %I]", n);
@@ -172,36 +250,9 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
     bw_writebits(c->w, (uint64_t)enc, 2);
   }
   if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)count, f->nbits);
-  if (mapped) {
-    encmapped(c, f, idx, bidx, enc, map);
-    return;
+  if (mapped) encmapped(c, f, idx, bidx, enc, map);
+  else {
+    enclisted(c, f, idx, bidx, enc, list, (size_t)count);
+    lua_pop(L, 1);  /* the list */
   }
-  prev = 0;
-  for (i = 1; i <= n; i++) {
-    int sent, has;
-    if (bidx == 0) {  /* each slot fetched once, encoded from there */
-      int tt = lua_rawgeti(L, idx, i);
-      if (enc == BW_SPMASK) bw_writebits(c->w, (uint64_t)(tt != LUA_TNIL), 1);
-      if (tt != LUA_TNIL) {
-        if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)i - 1, ibits);
-        else if (enc == BW_SPRELATIVE)
-          writerel(c, f, (uint64_t)prev, (uint64_t)i);
-        pushframe(c, BW_NONE, i);
-        if (e->kind == BW_KSTRUCT) bw_encstruct(c, e->ref, lua_gettop(L));
-        else bw_encvalue(c, e, lua_gettop(L), tt);
-        popframe(c);
-        prev = i;
-      }
-      lua_pop(L, 1);
-      continue;
-    }
-    sent = slotsent(c, e, idx, bidx, i, &has);
-    if (enc == BW_SPMASK) bw_writebits(c->w, (uint64_t)sent, 1);
-    if (!sent) continue;
-    if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)i - 1, ibits);
-    else if (enc == BW_SPRELATIVE) writerel(c, f, (uint64_t)prev, (uint64_t)i);
-    encslot(c, e, idx, bidx, i);
-    prev = i;
-  }
-  if (enc == BW_SPRELATIVE) writerel(c, f, (uint64_t)prev, (uint64_t)n + 1);
 }

@@ -278,6 +278,14 @@ uint32_t bw_numcode (Ctx *c, const bw_Field *f, int idx, int tt);
 /* A sparse array, against the baseline at 'bidx' unless it is 0
 ** (lbw_encsparse.c). */
 void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx);
+/* The slots a walk of a sparse array of 'n' slots visits when 'n' is too
+** many to visit each: the integer keys in [1, n] of the tables at 'a' and
+** 'b' (either 0: none), sorted, each once, in a userdata pushed on the
+** stack; their number in '*m', and in '*akeys' how many keys of any kind
+** the table at 'a' has. */
+lua_Integer *bw_sparsekeys (lua_State *L, int a, int b, lua_Integer n,
+                            size_t *m, lua_Integer *akeys);
+#define MAPSLOTS 4096  /* sparse arrays longer than this visit their keys */
 /* Against a baseline (lbw_encdelta.c): a changed value of 'f' at 'idx' as
 ** a delta of the one at 'bidx' where it can be; a record, returning 1 if
 ** any field changed. */

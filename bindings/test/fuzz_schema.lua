@@ -177,9 +177,21 @@ function M.report ()
 end
 
 -- seeds: inputs whose descriptions compile, found by trying byte strings
+-- inputs that once failed, replayed by every run from its seed corpus
+local REGRESSIONS = {
+  -- a sparse array of 0xFFFFFFFE slots: its encode visited every slot
+  "0efdd838075bd80a72130d317413cb633c9305005bd809000000000000000513138b00"
+    .. "1311390007cb4313138b434343770600",
+}
+
 function M.seeds ()
   local G = FD.lcg(0x5eed5c4e)
   local out = {}
+  for _, hex in ipairs(REGRESSIONS) do
+    local data = hex:gsub("%x%x", function (h) return string.char(tonumber(h, 16)) end)
+    out[#out + 1] = data
+    M.check(data)
+  end
   for _ = 1, 4000 do
     local t = {}
     for i = 1, 24 + G.int(40) do t[i] = string.char(G.int(256)) end
