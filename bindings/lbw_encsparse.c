@@ -162,14 +162,16 @@ static void sendslot (Ctx *c, const bw_Field *f, int idx, int bidx, int enc,
                       lua_Integer prev, lua_Integer i) {
   if (enc == BW_SPMASK) writegap(c->w, (uint64_t)(i - prev - 1), 1);
   else if (enc == BW_SPINDEX)
-    bw_writebits(c->w, (uint64_t)i - 1, bw_bitsrequired(0, (int64_t)f->max - 1));
+    bw_writebits(c->w, (uint64_t)i - 1,
+                 bw_bitsrequired(0, (int64_t)f->max - 1));
   else writerel(c, f, (uint64_t)prev, (uint64_t)i);
   encslot(c, &c->S->fields[f->ref], idx, bidx, i);
 }
 
 /* The end of the slots, after sent slot 'prev'. */
 static void endslots (Ctx *c, const bw_Field *f, int enc, lua_Integer prev) {
-  if (enc == BW_SPMASK) writegap(c->w, (uint64_t)((lua_Integer)f->max - prev), 0);
+  if (enc == BW_SPMASK)
+    writegap(c->w, (uint64_t)((lua_Integer)f->max - prev), 0);
   else if (enc == BW_SPRELATIVE)
     writerel(c, f, (uint64_t)prev, (uint64_t)f->max + 1);
 }
