@@ -2,29 +2,8 @@
 -- and what require 'bitwire' adds to _G and exports.
 local bitwire = require "bitwire"
 local H = require "spec.helpers"
+local snapshot_schema = H.snapshot_schema
 local errorof, contains = H.errorof, H.contains
-
--- the Entity/Snapshot example of DESIGN.md
-local function snapshot_schema ()
-  local function coord (n)
-    return { n, "float", min = -512, max = 512, res = 0.01 }
-  end
-  return bitwire.schema {
-    Vec3 = { coord "x", coord "y", coord "z" },
-    Entity = {
-      { "id", "int", min = 0, max = 4095 },
-      { "kind", "enum", values = { "player", "grunt", "weapon" } },
-      { "pos", "Vec3" },
-      { "health", "int", min = 0, max = 100 },
-      { "at_rest", "bool" },
-      { "name", "string", max = 16, optional = true },
-    },
-    Snapshot = {
-      { "tick", "uint", bits = 20 },
-      { "entities", "array", of = "Entity", max = 64 },
-    },
-  }
-end
 
 ------------------------------------------------------------------------------
 -- Description validation: each bad description and the words its error

@@ -3,34 +3,8 @@
 -- errors of a value that does not fit.
 local bitwire = require "bitwire"
 local H = require "spec.helpers"
+local snapshot_schema, entity = H.snapshot_schema, H.entity
 local tohex, errorof, contains = H.tohex, H.errorof, H.contains
-
--- the Entity/Snapshot example of DESIGN.md
-local function snapshot_schema ()
-  local function coord (n)
-    return { n, "float", min = -512, max = 512, res = 0.01 }
-  end
-  return bitwire.schema {
-    Vec3 = { coord "x", coord "y", coord "z" },
-    Entity = {
-      { "id", "int", min = 0, max = 4095 },
-      { "kind", "enum", values = { "player", "grunt", "weapon" } },
-      { "pos", "Vec3" },
-      { "health", "int", min = 0, max = 100 },
-      { "at_rest", "bool" },
-      { "name", "string", max = 16, optional = true },
-    },
-    Snapshot = {
-      { "tick", "uint", bits = 20 },
-      { "entities", "array", of = "Entity", max = 64 },
-    },
-  }
-end
-
-local function entity (i)
-  return { id = i, kind = "grunt", pos = { x = 0, y = 0, z = 0 },
-           health = 50, at_rest = false }
-end
 
 ------------------------------------------------------------------------------
 -- Wire cases: one field (or a few) per case, the value, the bytes computed

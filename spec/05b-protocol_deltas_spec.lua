@@ -3,15 +3,7 @@
 -- baselines decoded under other definitions; arrays in deltas.
 local bitwire = require "bitwire"
 local H = require "spec.helpers"
-local errorof, contains = H.errorof, H.contains
-
-local function fails (code, needle, v, err, c)
-  assert.is_nil(v)
-  assert.is_string(err)
-  assert.matches("%(bit %d+%)$", err)
-  assert.equal(code, c)
-  if needle then contains(needle, err) end
-end
+local errorof, contains, fails = H.errorof, H.contains, H.fails
 
 local temps = {}
 local function write (path, text)

@@ -2,21 +2,9 @@
 -- with a baseline), framed, and through bitwire.protocol.
 local bitwire = require "bitwire"
 local H = require "spec.helpers"
+local fails, KNOWN_CODES = H.fails, H.KNOWN_CODES
 local tohex, errorof, contains, lcg, randbytes =
   H.tohex, H.errorof, H.contains, H.lcg, H.randbytes
-
-local KNOWN_CODES = { truncated = true, range = true, align = true,
-  check = true, utf8 = true, tag = true, schema = true, crc = true,
-  baseline = true }
-
--- asserts decode's failure shape: nil, "... (bit N)", code
-local function fails (code, needle, v, err, c)
-  assert.is_nil(v)
-  assert.is_string(err)
-  assert.matches("%(bit %d+%)$", err)
-  assert.equal(code, c)
-  if needle then contains(needle, err) end
-end
 
 ------------------------------------------------------------------------------
 -- Delta encoding against a baseline

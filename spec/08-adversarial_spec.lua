@@ -6,14 +6,10 @@
 -- code on bad bytes and never raises; a bad argument raises.
 local bitwire = require "bitwire"
 local helpers = require "spec.helpers"
-local tohex, fromhex = helpers.tohex, helpers.fromhex
+local tohex, fromhex, KNOWN_CODES = helpers.tohex, helpers.fromhex, helpers.KNOWN_CODES
 
 local MAXI, MINI = math.maxinteger, math.mininteger
 local NAN, INF = 0 / 0, math.huge
-
-local KNOWN_CODES = { truncated = true, range = true, align = true,
-  check = true, utf8 = true, tag = true, schema = true, crc = true,
-  baseline = true }
 
 -- the message of the error 'fn' raises (nil if it does not raise)
 local function errorof (fn, ...)

@@ -103,6 +103,49 @@ function M.contains (needle, haystack)
     "expected '" .. needle .. "' in '" .. haystack .. "'")
 end
 
+-- the failure codes decode may return (baseline: a delta's)
+M.KNOWN_CODES = { truncated = true, range = true, align = true,
+  check = true, utf8 = true, tag = true, schema = true, crc = true,
+  baseline = true }
+
+-- asserts decode's failure shape: nil, "... (bit N)", code
+function M.fails (code, needle, v, err, c)
+  local luassert = require "luassert"
+  luassert.is_nil(v)
+  luassert.is_string(err)
+  luassert.matches("%(bit %d+%)$", err)
+  luassert.equal(code, c)
+  if needle then M.contains(needle, err) end
+end
+
+-- the Entity/Snapshot example of DESIGN.md
+function M.snapshot_schema ()
+  local function coord (n)
+    return { n, "float", min = -512, max = 512, res = 0.01 }
+  end
+  return require("bitwire").schema {
+    Vec3 = { coord "x", coord "y", coord "z" },
+    Entity = {
+      { "id", "int", min = 0, max = 4095 },
+      { "kind", "enum", values = { "player", "grunt", "weapon" } },
+      { "pos", "Vec3" },
+      { "health", "int", min = 0, max = 100 },
+      { "at_rest", "bool" },
+      { "name", "string", max = 16, optional = true },
+    },
+    Snapshot = {
+      { "tick", "uint", bits = 20 },
+      { "entities", "array", of = "Entity", max = 64 },
+    },
+  }
+end
+
+-- an Entity of M.snapshot_schema
+function M.entity (i)
+  return { id = i, kind = "grunt", pos = { x = 0, y = 0, z = 0 },
+           health = 50, at_rest = false }
+end
+
 -- deterministic 64-bit LCG (Knuth's MMIX constants); next(n) -> 0..n-1
 function M.lcg (seed)
   local state = seed
