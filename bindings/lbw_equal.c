@@ -70,28 +70,23 @@ static int equalstruct (Ctx *c, uint32_t t, int a, int b) {
 static int equalslots (Ctx *c, const bw_Field *e, int a, int b,
                        lua_Integer n, int holes) {
   lua_State *L = c->L;
-  int top = lua_gettop(L);
+  int base = lua_gettop(L), top, eq = 1;
   lua_Integer i, *list = NULL, akeys;
   size_t k, m = 0;
-  if (holes && n > MAPSLOTS) {  /* a long sparse array: the keys of both */
+  if (holes && n > MAPSLOTS)  /* a long sparse array: the keys of both */
     list = bw_sparsekeys(L, a, b, n, &m, &akeys);
-    top++;
-  }
-  for (i = 1, k = 0; list == NULL ? i <= n : k < m; i++, k++) {
-    int eq, ta, tb;
+  top = lua_gettop(L);
+  for (i = 1, k = 0; eq && (list == NULL ? i <= n : k < m); i++, k++) {
+    int ta, tb;
     if (list != NULL) i = list[k];
     ta = lua_rawgeti(L, a, i);
     tb = lua_rawgeti(L, b, i);
     eq = holes ? equalopt(c, e, top + 1, ta, top + 2, tb)
                : equalvalue(c, e, top + 1, ta, top + 2, tb);
     lua_settop(L, top);
-    if (!eq) {
-      lua_settop(L, top - (list != NULL));
-      return 0;
-    }
   }
-  lua_settop(L, top - (list != NULL));
-  return 1;
+  lua_settop(L, base);
+  return eq;
 }
 
 int bw_quatnums (lua_State *L, int idx, double v[4]) {

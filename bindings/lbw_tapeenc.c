@@ -23,12 +23,18 @@ static void sendwhole (Walk *w, const bw_Field *f, int v, int vt) {
     bw_encerror(c, "value changed while encoded");
 }
 
+/* A changed scalar 'f': after the record's pending bits, its changed bit
+** and an optional's presence bit; what it is follows. */
+static INLINE void sendbits (Ctx *c, uint64_t *r, const bw_Field *f) {
+  runflush(c, r);
+  bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
+}
+
 /* A changed scalar 'f' at 'v' (of Lua type 'vt'): after the record's
 ** pending bits, its changed bit (and an optional's presence bit) and its
 ** value, which raises where it is not one the field takes. */
 static void sendleaf (Ctx *c, uint64_t *r, const bw_Field *f, int v, int vt) {
-  runflush(c, r);
-  bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
+  sendbits(c, r, f);
   bw_encleaf(c, f, v, vt);
 }
 
@@ -37,8 +43,7 @@ static void sendleaf (Ctx *c, uint64_t *r, const bw_Field *f, int v, int vt) {
 ** code 'code' as a difference from the baseline's, 'base'. */
 static void sendrel (Ctx *c, uint64_t *r, const bw_Field *f, uint64_t base,
                      uint64_t code) {
-  runflush(c, r);
-  bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
+  sendbits(c, r, f);
   bw_writerelative(c, f, base, code, NULL, NULL);
 }
 
@@ -148,8 +153,7 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
                   && memcmp(q, bq, sizeof(q)) == 0;
       if (same) runadd(c, r, 0, 1);
       else if (f->relative) {  /* a difference from the baseline's code */
-        runflush(c, r);
-        bw_writebits(c->w, f->optional ? 3 : 1, f->optional ? 2 : 1);
+        sendbits(c, r, f);
         bw_quatcode(c, f, v, q);  /* raises on what is not a quaternion */
         bw_writerelative(c, f, 0, 0, bq, q);
       }
