@@ -118,24 +118,92 @@ static void clearbefore (lua_State *L, int t, Old *old, lua_Integer prev,
   if (old->k < old->n && old->keys[old->k] == i) old->k++;  /* refilled */
 }
 
+int bw_sparsestart (Ctx *c, const bw_Field *f, SparseIn *in,
+                    uint64_t slotmin) {
+  bw_Reader *r = &c->r;
+  uint64_t start = r->pos;
+  in->f = f;
+  in->enc = f->encoding;
+  in->n = (lua_Integer)f->max;
+  in->prev = 0;
+  in->count = -1;  /* the index encoding's, read with its first slot */
+  in->ibits = bw_bitsrequired(0, (int64_t)in->n - 1);
+  in->slotmin = slotmin;
+  if (in->enc == BW_SPAUTO) {
+    in->enc = (int)bw_readbits(r, 2);
+    if (r->status != BW_OK) return bw_readfail(c);
+    if (in->enc == BW_SPAUTO)
+      return bw_decfail(c, BW_ERANGE, start, "unknown sparse encoding 3");
+  }
+  return 1;
+}
+
+int bw_sparsenext (Ctx *c, SparseIn *in, lua_Integer *slot) {
+  bw_Reader *r = &c->r;
+  const bw_Field *f = in->f;
+  lua_Integer n = in->n, i;
+  uint64_t start = r->pos;
+  if (in->enc == BW_SPMASK) {
+    for (i = in->prev + 1; i <= n; i++) {
+      uint64_t present = bw_readbits(r, 1);
+      if (r->status != BW_OK) return bw_readfail(c) - 1;
+      if (present) break;
+    }
+    if (i > n) return 0;
+  }
+  else if (in->enc == BW_SPINDEX) {
+    if (in->count < 0) {
+      in->count = (lua_Integer)bw_readbits(r, f->nbits);
+      if (r->status != BW_OK) return bw_readfail(c) - 1;
+      if (in->count > n)
+        return bw_decfail(c, BW_ERANGE, start, "count %lld above max %lld",
+                          (long long)in->count, (long long)n) - 1;
+      /* a slot costs its index and its value, or against a baseline at
+      ** least its index and a presence bit */
+      if (in->ibits + in->slotmin > 0 && (uint64_t)in->count
+          > bw_bitsremaining(r) / (in->ibits + in->slotmin))
+        return bw_decfail(c, BW_ETRUNC, start, "count %lld needs more bits "
+                          "than are left", (long long)in->count) - 1;
+    }
+    if (in->count == 0) return 0;
+    in->count--;
+    start = r->pos;
+    i = (lua_Integer)bw_readbits(r, in->ibits) + 1;
+    if (r->status != BW_OK) return bw_readfail(c) - 1;
+    if (i <= in->prev || i > n)
+      return bw_decfail(c, BW_ERANGE, start, "index %lld not in [%lld, %lld]",
+                        (long long)i, (long long)in->prev + 1,
+                        (long long)n) - 1;
+  }
+  else {  /* relative: rising indices until the sentinel n + 1 */
+    uint64_t cur;
+    if (f->ntiers > 0)
+      cur = (uint64_t)in->prev + bw_readtiered(r, 1, (uint64_t)n + 1,
+                                               f->tierbits, f->ntiers);
+    else
+      cur = bw_readintrelative(r, (uint64_t)in->prev);
+    if (r->status != BW_OK) return bw_readfail(c) - 1;
+    if (cur == (uint64_t)n + 1) return 0;
+    if (cur > (uint64_t)n)
+      return bw_decfail(c, BW_ERANGE, start, "index %llu above max %lld",
+                        (unsigned long long)cur, (long long)n) - 1;
+    i = (lua_Integer)cur;
+  }
+  in->prev = *slot = i;
+  return 1;
+}
+
 /* A sparse array; against a baseline 'bidx' the result starts as a copy of
 ** the baseline and the sent slots change it. */
 int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   lua_State *L = c->L;
-  bw_Reader *r = &c->r;
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer n = (lua_Integer)f->max, prev = 0, i;
-  unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
-  int t, enc = f->encoding, reuse = into != 0 && claim(c, into), oldidx = 0;
-  uint64_t start = r->pos, slotmin = bidx != 0 ? 1 : e->minbits;
+  int t, got, reuse = into != 0 && claim(c, into), oldidx = 0;
+  SparseIn in;
   Old old = { NULL, 0, 0 };
   if (!bw_decspend(c, 1)) return 0;
-  if (enc == BW_SPAUTO) {
-    enc = (int)bw_readbits(r, 2);
-    if (r->status != BW_OK) return bw_readfail(c);
-    if (enc == BW_SPAUTO)
-      return bw_decfail(c, BW_ERANGE, start, "unknown sparse encoding 3");
-  }
+  if (!bw_sparsestart(c, f, &in, bidx != 0 ? 1 : e->minbits)) return 0;
   if (bidx != 0) {
     reuse = 0;
     if (!bw_keepbaseline(c, f, bidx)) return 0;
@@ -144,69 +212,17 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   }
   else if (!reuse) lua_createtable(L, 0, 0);
   t = reuse ? into : lua_gettop(L);
-  if (reuse && enc != BW_SPMASK && n > MAPSLOTS) {  /* its old keys */
+  if (reuse && in.enc != BW_SPMASK && n > MAPSLOTS) {  /* its old keys */
     lua_Integer any;
     old.keys = bw_sparsekeys(L, t, 0, n, &old.n, &any);
     oldidx = lua_gettop(L);
   }
-  if (enc == BW_SPMASK) {
-    for (i = 1; i <= n; i++) {
-      uint64_t present = bw_readbits(r, 1);
-      if (r->status != BW_OK) return bw_readfail(c);
-      if (present) {
-        if (!decslot(c, e, t, reuse, bidx, i)) return 0;
-      }
-      else if (reuse) clearslots(L, t, i, i);
-    }
-    c->checked -= bidx != 0;
-    return reuse ? 2 : 1;
+  while ((got = bw_sparsenext(c, &in, &i)) > 0) {
+    if (reuse) clearbefore(L, t, &old, prev, i);
+    if (!decslot(c, e, t, reuse, bidx, i)) return 0;
+    prev = i;
   }
-  if (enc == BW_SPINDEX) {
-    lua_Integer count, k;
-    start = r->pos;
-    count = (lua_Integer)bw_readbits(r, f->nbits);
-    if (r->status != BW_OK) return bw_readfail(c);
-    if (count > n)
-      return bw_decfail(c, BW_ERANGE, start, "count %lld above max %lld",
-                     (long long)count, (long long)n);
-    /* a slot costs its index and its value, or against a baseline at
-    ** least its index and a presence bit */
-    if (ibits + slotmin > 0
-        && (uint64_t)count > bw_bitsremaining(r) / (ibits + slotmin))
-      return bw_decfail(c, BW_ETRUNC, start, "count %lld needs more bits "
-                     "than are left", (long long)count);
-    for (k = 0; k < count; k++) {
-      start = r->pos;
-      i = (lua_Integer)bw_readbits(r, ibits) + 1;
-      if (r->status != BW_OK) return bw_readfail(c);
-      if (i <= prev || i > n)
-        return bw_decfail(c, BW_ERANGE, start, "index %lld not in [%lld, %lld]",
-                       (long long)i, (long long)prev + 1, (long long)n);
-      if (reuse) clearbefore(L, t, &old, prev, i);
-      if (!decslot(c, e, t, reuse, bidx, i)) return 0;
-      prev = i;
-    }
-  }
-  else {  /* relative: rising indices until the sentinel n + 1 */
-    for (;;) {
-      uint64_t cur;
-      start = r->pos;
-      if (f->ntiers > 0)
-        cur = (uint64_t)prev + bw_readtiered(r, 1, (uint64_t)n + 1,
-                                             f->tierbits, f->ntiers);
-      else
-        cur = bw_readintrelative(r, (uint64_t)prev);
-      if (r->status != BW_OK) return bw_readfail(c);
-      if (cur == (uint64_t)n + 1) break;
-      if (cur > (uint64_t)n)
-        return bw_decfail(c, BW_ERANGE, start, "index %llu above max %lld",
-                       (unsigned long long)cur, (long long)n);
-      i = (lua_Integer)cur;
-      if (reuse) clearbefore(L, t, &old, prev, i);
-      if (!decslot(c, e, t, reuse, bidx, i)) return 0;
-      prev = i;
-    }
-  }
+  if (got < 0) return 0;
   if (reuse) clearbefore(L, t, &old, prev, n + 1);
   if (oldidx != 0) lua_remove(L, oldidx);
   c->checked -= bidx != 0;

@@ -9,7 +9,7 @@
 
 #include "lauxlib.h"
 
-#include "lbw_schema.h"
+#include "lbw_tape.h"
 
 
 /* Bits the relative encoding spends to go from 'prev' to 'cur'. */
@@ -155,16 +155,22 @@ static INLINE void writegap (bw_Writer *w, uint64_t z, int one) {
   }
 }
 
-/* Sent slot 'i' after sent slot 'prev' (0: none): where it is, in
-** encoding 'enc', then encslot (against the baseline at 'bidx', if not 0:
-** not compared again). */
-static void sendslot (Ctx *c, const bw_Field *f, int idx, int bidx, int enc,
-                      lua_Integer prev, lua_Integer i) {
+/* Where sent slot 'i' is, after sent slot 'prev' (0: none), in encoding
+** 'enc'. */
+static void slotpos (Ctx *c, const bw_Field *f, int enc, lua_Integer prev,
+                     lua_Integer i) {
   if (enc == BW_SPMASK) writegap(c->w, (uint64_t)(i - prev - 1), 1);
   else if (enc == BW_SPINDEX)
     bw_writebits(c->w, (uint64_t)i - 1,
                  bw_bitsrequired(0, (int64_t)f->max - 1));
   else writerel(c, f, (uint64_t)prev, (uint64_t)i);
+}
+
+/* Sent slot 'i': slotpos, then encslot (against the baseline at 'bidx', if
+** not 0: not compared again). */
+static void sendslot (Ctx *c, const bw_Field *f, int idx, int bidx, int enc,
+                      lua_Integer prev, lua_Integer i) {
+  slotpos(c, f, enc, prev, i);
   encslot(c, &c->S->fields[f->ref], idx, bidx, i);
 }
 
@@ -204,6 +210,30 @@ static void enclisted (Ctx *c, const bw_Field *f, int idx, int bidx,
   endslots(c, f, enc, prev);
 }
 
+/* After the slots are compared: the keys checked ('keys' of the value's
+** table, 'want' of them its slots), then the encoding of the 'count' sent
+** slots (the cheapest when 'auto', the relative one costing 'relc' bits)
+** written, and the index encoding's count. Returns the encoding. */
+static int sparsehead (Ctx *c, const bw_Field *f, lua_Integer keys,
+                       lua_Integer want, lua_Integer count, uint64_t relc) {
+  int enc = f->encoding;
+  uint64_t cost[3];
+  if (keys != want)
+    bw_encerror(c, "sparse keys must be integers in [1, %I]",
+                (lua_Integer)f->max);
+  cost[BW_SPRELATIVE] = relc;
+  cost[BW_SPMASK] = (uint64_t)f->max;
+  cost[BW_SPINDEX] = f->nbits + (uint64_t)count
+                     * bw_bitsrequired(0, (int64_t)f->max - 1);
+  if (enc == BW_SPAUTO) {
+    enc = cost[BW_SPINDEX] < cost[BW_SPMASK] ? BW_SPINDEX : BW_SPMASK;
+    if (cost[BW_SPRELATIVE] < cost[enc]) enc = BW_SPRELATIVE;
+    bw_writebits(c->w, (uint64_t)enc, 2);
+  }
+  if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)count, f->nbits);
+  return enc;
+}
+
 /* A sparse array: the sent slots of 1..max, in the cheapest encoding when
 ** 'auto'. Keys other than 1..max are refused. */
 void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
@@ -211,16 +241,14 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer i, n = (lua_Integer)f->max, prev = 0, count = 0, keys = 0;
   lua_Integer present = 0, *list = NULL;
-  unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
-  uint64_t cost[3], map[MAPSLOTS / 64];
+  uint64_t relc = 0, map[MAPSLOTS / 64];
   size_t k, m = 0;
-  int enc = f->encoding, mapped;
+  int enc, mapped;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
   if (bidx != 0 && !lua_istable(L, bidx)) bidx = 0;
   mapped = n <= MAPSLOTS;
   if (mapped) memset(map, 0, (size_t)(n + 63) / 64 * sizeof(map[0]));
   else list = bw_sparsekeys(L, idx, bidx, n, &m, &keys);  /* pushed */
-  cost[BW_SPRELATIVE] = 0;
   for (i = 1, k = 0; mapped ? i <= n : k < m; i++, k++) {
     int has, sent;
     if (!mapped) i = list[k];
@@ -228,33 +256,272 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
     present += has;
     if (sent) {
       count++;
-      cost[BW_SPRELATIVE] += relcost(f, (uint64_t)prev, (uint64_t)i);
+      relc += relcost(f, (uint64_t)prev, (uint64_t)i);
       prev = i;
       if (mapped) map[(i - 1) / 64] |= UINT64_C(1) << ((i - 1) % 64);
       else list[count - 1] = i;  /* the sent slots, in place */
     }
   }
-  cost[BW_SPRELATIVE] += relcost(f, (uint64_t)prev, (uint64_t)n + 1);
-  if (mapped) {
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-      keys++;
-      lua_pop(L, 1);
-    }
-  }
-  if (keys != (bidx != 0 ? present : count))
-    bw_encerror(c, "sparse keys must be integers in [1, %I]", n);
-  cost[BW_SPMASK] = (uint64_t)n;
-  cost[BW_SPINDEX] = f->nbits + (uint64_t)count * ibits;
-  if (enc == BW_SPAUTO) {
-    enc = cost[BW_SPINDEX] < cost[BW_SPMASK] ? BW_SPINDEX : BW_SPMASK;
-    if (cost[BW_SPRELATIVE] < cost[enc]) enc = BW_SPRELATIVE;
-    bw_writebits(c->w, (uint64_t)enc, 2);
-  }
-  if (enc == BW_SPINDEX) bw_writebits(c->w, (uint64_t)count, f->nbits);
+  if (mapped) keys = (lua_Integer)nkeys(L, idx);
+  enc = sparsehead(c, f, keys, bidx != 0 ? present : count, count,
+                   relc + relcost(f, (uint64_t)prev, (uint64_t)n + 1));
   if (mapped) encmapped(c, f, idx, bidx, enc, map);
   else {
     enclisted(c, f, idx, bidx, enc, list, (size_t)count);
     lua_pop(L, 1);  /* the list */
   }
 }
+
+
+/* {===================== against a baseline's tape ===================== */
+/* The walk of lbw_tapeenc.c over a sparse array (its bits are
+** bw_encsparse's against a baseline table). A sparse array's tape holds,
+** for each present slot in rising order, a 1, the slot less 1 in
+** bits_required(0, max - 1) bits and the element's tape; then a 0.
+** Pass 1 writes the value's tape and compares each element's with the
+** baseline's: equal codes are equal values on the wire (a type whose
+** elements could differ in codes alone, IEEE floats, takes no tape). It
+** raises nothing, so pass 2, which writes the sent slots in the encoding
+** their number picks, raises where the walk over tables does. */
+
+/* Per sent slot, 4 words of Tapes.slots: the slot, its flags, and the
+** baseline element's bit and raw when it has one. */
+enum { SHAD = 1, SHAS = 2, SBROKEN = 4 };
+
+static void addslot (Ctx *c, TapeBuf *sl, lua_Integer i, unsigned flags,
+                     uint64_t bip, uint64_t brp) {
+  uint64_t *p = rawroom(c, sl, 4);
+  p[0] = (uint64_t)i;
+  p[1] = flags;
+  p[2] = bip;
+  p[3] = brp;
+  sl->pos += 4;
+}
+
+static int samestruct (Walk *w, uint32_t t, int idx, int *same);
+
+/* Pass 1's value at 'v' (of Lua type 'vt', not nil) of field 'f': its
+** tape written as bw_tapebuild writes it, compared with the baseline's at
+** w->ip, which it steps over. Returns 0 when it is no value of the field
+** (its tape unfinished); else 1, '*same' cleared if a code differs. */
+static int samevalue (Walk *w, const bw_Field *f, int v, int vt, int *same) {
+  TapeBuf *out = w->out;
+  uint64_t p0 = out->pos, bip = w->ip, brp = w->rp;
+  int rec = f->kind == BW_KSTRUCT, ok;
+  if (rec) ok = vt == LUA_TTABLE && samestruct(w, f->ref, v, same);
+  else ok = bw_tapebuild(w->c, out, w->rout, f, v, vt);
+  if (rec && ok) return 1;
+  w->ip = bip;
+  w->rp = brp;
+  bw_tapeskip(w, f);
+  if (ok && !(w->ip - bip == out->pos - p0
+              && bw_tapesamebits(w->in, bip, out->s, p0, w->ip - bip)))
+    *same = 0;
+  return ok;
+}
+
+/* A field of samestruct's record at 'idx' (not a fused run). */
+static int samefield (Walk *w, const bw_Field *f, int idx, int *same) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  int top = lua_gettop(L), vt, ok = 1, had = 1;
+  pushkey(c, f->name);
+  vt = lua_rawget(L, idx);
+  if (f->optional) {
+    had = (int)take(w, 1);
+    put(c, w->out, vt != LUA_TNIL, 1);
+    if (had != (vt != LUA_TNIL)) *same = 0;
+  }
+  else if (vt == LUA_TNIL) {  /* missing: its default */
+    if (!f->hasdefault) ok = 0;
+    else {
+      bw_pushdefault(c, f);
+      vt = lua_type(L, -1);
+    }
+  }
+  if (!ok) {}
+  else if (vt == LUA_TNIL) {
+    if (had) bw_tapeskip(w, f);  /* an optional gone */
+  }
+  else if (had) ok = samevalue(w, f, lua_gettop(L), vt, same);
+  else ok = bw_tapebuild(c, w->out, w->rout, f, lua_gettop(L), vt);
+  lua_settop(L, top);
+  return ok;
+}
+
+/* samevalue's record at 'idx' of type 't' (tapeok). A fused run whose
+** raws are the baseline's has its codes, as in the walk's taperun. */
+static int samestruct (Walk *w, uint32_t t, int idx, int *same) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  const bw_Field *f = &c->S->fields[ty->first], *end = f + ty->count;
+  int top = lua_gettop(L);
+  uint64_t raw[MAXFUSE];
+  for (; f < end; f++) {
+    unsigned k = f->fuse, j, sh = 0;
+    uint64_t acc = 0, base, diff = 0, code;
+    if (f->name == BW_NONE  /* align, check: on the wire only */
+        || (ty->versioned && !bw_fieldpresent(f, c->version)))
+      continue;
+    if (k <= 1) {
+      if (!samefield(w, f, idx, same)) return 0;
+      continue;
+    }
+    if (!lua_checkstack(L, (int)k)) luaL_error(L, "stack overflow");
+    for (j = 0; j < k; j++) {  /* fixed scalars, unversioned */
+      int tt;
+      pushkey(c, f[j].name);
+      tt = lua_rawget(L, idx);
+      if (tt == LUA_TNIL || !fixedraw(c, &f[j], top + 1 + (int)j, tt, 0,
+                                      &raw[j]))
+        break;
+    }
+    lua_settop(L, top);
+    if (j < k) {  /* a value missing or refused: field by field */
+      for (j = 0; j < k; j++)
+        if (!samefield(w, &f[j], idx, same)) return 0;
+      f += k - 1;
+      continue;
+    }
+    if (w->rin != NULL)
+      for (j = 0; j < k; j++) diff |= raw[j] ^ w->rin[w->rp + j];
+    base = take(w, f->fusebits);
+    if (w->rin == NULL || diff != 0) {
+      for (j = 0; j < k; j++) {
+        if (!rawcode(c, &f[j], raw[j], 0, &code)) return 0;
+        acc |= code << sh;
+        sh += fixedbits(&f[j]);
+      }
+    }
+    else acc = base;  /* the baseline's raws: its codes */
+    put(c, w->out, acc, f->fusebits);
+    if (w->rout != NULL) {
+      memcpy(rawroom(c, w->rout, k), raw, k * sizeof(raw[0]));
+      w->rout->pos += k;
+    }
+    w->rp += k;
+    if (acc != base) *same = 0;
+    f += k - 1;
+  }
+  return 1;
+}
+
+/* Pass 2's present element at 'v' (of Lua type 'vt') of slot entry 'p':
+** as encslot writes it against a baseline slot. A record the baseline has
+** is a delta against its tape; its tape goes to a scratch buffer (pass 1
+** wrote the value's). */
+static void tapeslot (Walk *w, const bw_Field *e, int v, int vt,
+                      const uint64_t *p) {
+  Ctx *c = w->c;
+  Tapes *tp = c->tapes;
+  TapeBuf *out = w->out, *rout = w->rout;
+  uint64_t run = 0;
+  if (!(p[1] & SHAD) || e->kind != BW_KSTRUCT) {  /* whole */
+    bw_encvalue(c, e, v, vt);
+    return;
+  }
+  if (vt != LUA_TTABLE) bw_enctype(c, v, "a table");
+  if (out != &tp->sout) {  /* nested ones write on */
+    tp->sout.pos = tp->srout.pos = 0;
+    w->out = &tp->sout;
+    if (rout != NULL) w->rout = &tp->srout;
+  }
+  w->ip = p[2];
+  w->rp = p[3];
+  bw_tapeencstruct(w, e->ref, v, 0, &run);
+  runflush(c, &run);
+  w->out = out;
+  w->rout = rout;
+}
+
+int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
+                      int vt) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  const bw_Field *e = &c->S->fields[f->ref];
+  TapeBuf *sl = &c->tapes->slots;
+  lua_Integer n = (lua_Integer)f->max, i = 0, bi, prev = 0, count = 0;
+  lua_Integer keys = 0, present = 0, *list = NULL;
+  unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
+  uint64_t base = sl->pos, relc = 0, endip, endrp, k;
+  size_t m = 0, j = 0;
+  int top = lua_gettop(L), enc;
+  if (vt != LUA_TTABLE) {  /* changed; then refused, as bw_encsparse does */
+    runadd(c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
+    runflush(c, r);
+    bw_enctype(c, v, "a table");
+  }
+  if (!lua_checkstack(L, 8)) bw_encerror(c, "stack overflow");
+  if (n > MAPSLOTS) list = bw_sparsekeys(L, v, 0, n, &m, &keys);  /* pushed */
+  bi = nextslot(w, ibits, n);
+  for (;;) {  /* pass 1: the slots either side has, rising */
+    uint64_t bip = w->ip, brp = w->rp;
+    unsigned flags;
+    int et, ok = 1, same = 1;
+    if (list == NULL) i++;
+    else i = j < m && list[j] < bi ? list[j] : bi;
+    if (i > n) break;
+    if (list != NULL && j < m && list[j] == i) j++;
+    et = lua_rawgeti(L, v, i);
+    flags = (et != LUA_TNIL ? SHAS : 0) | (bi == i ? SHAD : 0);
+    if (flags == 0) {
+      lua_pop(L, 1);
+      continue;
+    }
+    if (flags & SHAS) {
+      put(c, w->out, 1, 1);
+      put(c, w->out, (uint64_t)i - 1, ibits);
+      present++;
+    }
+    if (flags == (SHAS | SHAD))
+      ok = samevalue(w, e, lua_gettop(L), et, &same);
+    else if (flags & SHAS)
+      ok = bw_tapebuild(c, w->out, w->rout, e, lua_gettop(L), et);
+    else bw_tapeskip(w, e);
+    if (!ok) flags |= SBROKEN;  /* pass 2 raises on it */
+    lua_pop(L, 1);
+    if (flags & SHAD) bi = nextslot(w, ibits, n);
+    if (flags == (SHAS | SHAD) && same) continue;  /* kept */
+    addslot(c, sl, i, flags, bip, brp);
+    count++;
+    relc += relcost(f, (uint64_t)prev, (uint64_t)i);
+    prev = i;
+  }
+  put(c, w->out, 0, 1);
+  if (count == 0) {
+    runadd(c, r, 0, 1);
+    lua_settop(L, top);
+    return 0;
+  }
+  endip = w->ip;  /* pass 2: the sent slots */
+  endrp = w->rp;
+  runadd(c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
+  runflush(c, r);
+  if (list == NULL) keys = (lua_Integer)nkeys(L, v);
+  enc = sparsehead(c, f, keys, present, count,
+                   relc + relcost(f, (uint64_t)prev, (uint64_t)n + 1));
+  for (k = base, prev = 0; k < base + (uint64_t)count * 4; k += 4) {
+    const uint64_t *p = sl->s + k;  /* again after each slot: it may grow */
+    i = (lua_Integer)p[0];
+    slotpos(c, f, enc, prev, i);
+    pushframe(c, BW_NONE, i);
+    bw_writebits(c->w, (p[1] & SHAS) != 0, 1);
+    if (p[1] & SHAS) {
+      int et = lua_rawgeti(L, v, i);
+      tapeslot(w, e, lua_gettop(L), et, sl->s + k);
+      if (sl->s[k + 1] & SBROKEN) bw_encerror(c, "value changed while encoded");
+      lua_pop(L, 1);
+    }
+    popframe(c);
+    prev = i;
+  }
+  endslots(c, f, enc, prev);
+  w->ip = endip;
+  w->rp = endrp;
+  sl->pos = base;
+  lua_settop(L, top);
+  return 1;
+}
+
+/* }========================================================== */

@@ -124,6 +124,8 @@ typedef struct Tapes {
   TapeBuf  base;  /* a baseline's, made from its table */
   TapeBuf  rout, rbase;  /* their raws (lbw_tape.h), 'pos' counting words */
   TapeBuf  in;    /* a baseline's tape kept in pieces, gathered */
+  TapeBuf  sout, srout;  /* scratch: tapes a walk writes twice */
+  TapeBuf  slots; /* the sent slots of sparse arrays (lbw_encsparse.c) */
   uint64_t instamp, stamps;  /* the stamp of the tape 'in' holds (0:
                                 none); the last stamp given */
   uint8_t *ok;    /* per type: its deltas may take tapes (nonzero; see
@@ -376,6 +378,21 @@ int  bw_readrange (Ctx *c, const bw_Field *f, const char *what, int64_t *v);
 int  bw_decleaf (Ctx *c, const bw_Field *f);
 int  bw_decvalue (Ctx *c, const bw_Field *f, int into);
 int  bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx);
+/* The sent slots of a sparse array, as the reader takes them: its
+** encoding (read by bw_sparsestart), then each slot (bw_sparsenext: 1 with
+** it in '*slot', 0 past the last, -1 with the failure), checked rising and
+** in [1, max]; 'slotmin' bounds an index encoding's count by the bits
+** left. bw_sparsestart returns 0 with the failure. */
+typedef struct SparseIn {
+  const bw_Field *f;
+  lua_Integer n, prev, count;
+  uint64_t slotmin;
+  unsigned ibits;
+  int enc;
+} SparseIn;
+int  bw_sparsestart (Ctx *c, const bw_Field *f, SparseIn *in,
+                     uint64_t slotmin);
+int  bw_sparsenext (Ctx *c, SparseIn *in, lua_Integer *slot);
 int  bw_quatfail (Ctx *c);
 int  bw_pushquat (Ctx *c, const bw_Field *f, const uint32_t q[4], int into);
 /* A new table of the quaternion of code 'q', no budget spent (a value a

@@ -18,6 +18,22 @@ enum { TUNKNOWN, TVISITING, TYES, TNO };
 
 static int typeok (const bw_Schema *S, uint8_t *ok, uint32_t t);
 
+/* 1 if a value of 'f' (of a tapeok type: no cycle) holds an IEEE float,
+** whose equal numbers may have unequal codes (0 and -0). */
+static int ieee (const bw_Schema *S, const bw_Field *f) {
+  if (f->kind == BW_KFLOAT32 || f->kind == BW_KFLOAT64) return 1;
+  if (f->kind == BW_KARRAY || f->kind == BW_KSPARSE)
+    return ieee(S, &S->fields[f->ref]);
+  if (f->kind == BW_KSTRUCT) {
+    const bw_Type *ty = &S->types[f->ref];
+    uint32_t i;
+    for (i = 0; i < ty->count; i++)
+      if (ieee(S, &S->fields[ty->first + i])) return 1;
+  }
+  return 0;
+}
+
+
 static int fieldok (const bw_Schema *S, uint8_t *ok, const bw_Field *f) {
   if (fixedscalar(f) || f->kind == BW_KSTRING || f->kind == BW_KBYTES
       || f->kind == BW_KQUAT
@@ -28,6 +44,12 @@ static int fieldok (const bw_Schema *S, uint8_t *ok, const bw_Field *f) {
   if (f->kind == BW_KARRAY) {
     const bw_Field *e = &S->fields[f->ref];
     return !e->optional && fieldok(S, ok, e);
+  }
+  if (f->kind == BW_KSPARSE) {  /* records or whole scalars, compared by
+                                   their codes (lbw_encsparse.c) */
+    const bw_Field *e = &S->fields[f->ref];
+    return !e->optional && !e->relative && e->kind != BW_KARRAY
+           && e->kind != BW_KSPARSE && fieldok(S, ok, e) && !ieee(S, e);
   }
   return 0;
 }
@@ -62,7 +84,8 @@ void bw_tapesmake (Tapes *tp, const bw_Schema *S) {
     }
     tp->ok[t] = TAPEOK;
     for (i = ty->first; i < ty->first + ty->count; i++)
-      if (S->fields[i].kind == BW_KSTRUCT || S->fields[i].kind == BW_KARRAY)
+      if (S->fields[i].kind == BW_KSTRUCT || S->fields[i].kind == BW_KARRAY
+          || S->fields[i].kind == BW_KSPARSE)
         tp->ok[t] |= TAPENESTS;
   }
 }
@@ -73,6 +96,9 @@ void bw_tapesfree (Tapes *tp) {
   free(tp->rout.s);
   free(tp->rbase.s);
   free(tp->in.s);
+  free(tp->sout.s);
+  free(tp->srout.s);
+  free(tp->slots.s);
   free(tp->ok);
   memset(tp, 0, sizeof(*tp));
 }
@@ -118,6 +144,13 @@ int bw_tapesamebytes (const uint64_t *s, uint64_t pos, const char *p,
   return len == 0 || get(s, pos, (unsigned)len * 8) == chunk(p, len);
 }
 
+int bw_tapesamebits (const uint64_t *a, uint64_t pa, const uint64_t *b,
+                     uint64_t pb, uint64_t n) {
+  for (; n >= 64; n -= 64, pa += 64, pb += 64)
+    if (get(a, pa, 64) != get(b, pb, 64)) return 0;
+  return n == 0 || get(a, pa, (unsigned)n) == get(b, pb, (unsigned)n);
+}
+
 /* Copy the 'n' bits at bit 'pos' of 's': room made once, then a word at
 ** a time (a run of kept elements is many words). */
 void bw_tapeputbits (Ctx *c, TapeBuf *b, const uint64_t *s, uint64_t pos,
@@ -148,6 +181,34 @@ void bw_tapeputbits (Ctx *c, TapeBuf *b, const uint64_t *s, uint64_t pos,
 
 static int buildstruct (Ctx *c, TapeBuf *b, TapeBuf *r, uint32_t t, int idx);
 
+/* Append the tape of the sparse array at 'v' (a table) of field 'f': its
+** present slots (see lbw_encsparse.c), other keys left to the encoder. */
+static int buildsparse (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f,
+                        int v) {
+  lua_State *L = c->L;
+  const bw_Field *e = &c->S->fields[f->ref];
+  lua_Integer i, n = (lua_Integer)f->max, *list = NULL, any;
+  unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
+  int top = lua_gettop(L), ok = 1;
+  size_t k, m = 0;
+  if (!lua_checkstack(L, 4)) luaL_error(L, "stack overflow");
+  if (n > MAPSLOTS) list = bw_sparsekeys(L, v, 0, n, &m, &any);
+  for (i = 1, k = 0; ok && (list == NULL ? i <= n : k < m); i++, k++) {
+    int et;
+    if (list != NULL) i = list[k];
+    et = lua_rawgeti(L, v, i);
+    if (et != LUA_TNIL) {
+      put(c, b, 1, 1);
+      put(c, b, (uint64_t)i - 1, ibits);
+      ok = bw_tapebuild(c, b, r, e, lua_gettop(L), et);
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, top);
+  put(c, b, 0, 1);
+  return ok;
+}
+
 int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
                   int vt) {
   lua_State *L = c->L;
@@ -165,6 +226,8 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
     }
     case BW_KSTRUCT:
       return vt == LUA_TTABLE && buildstruct(c, b, r, f->ref, v);
+    case BW_KSPARSE:
+      return vt == LUA_TTABLE && buildsparse(c, b, r, f, v);
     case BW_KANGLE: {  /* its number as its raw */
       double x = (double)lua_tonumber(L, v);
       uint64_t code;
@@ -304,6 +367,15 @@ void bw_tapeskip (Walk *w, const bw_Field *f) {
         w->rp += n;
       }
       else while (n-- > 0) bw_tapeskip(w, e);
+      return;
+    }
+    case BW_KSPARSE: {
+      const bw_Field *e = &S->fields[f->ref];
+      unsigned ibits = bw_bitsrequired(0, (int64_t)f->max - 1);
+      while (take(w, 1)) {
+        w->ip += ibits;
+        bw_tapeskip(w, e);
+      }
       return;
     }
     default:
@@ -483,6 +555,7 @@ static void startwalk (Walk *w, Ctx *c, const Tape *base,
   w->out->pos = 0;
   w->room = 0;
   w->rp = 0;
+  c->tapes->slots.pos = 0;
   w->rin = NULL;
   w->rout = NULL;
   if (raws && base->raws) {

@@ -172,6 +172,12 @@ static INLINE uint64_t take (Walk *w, unsigned n) {
   return v;
 }
 
+/* A sparse array's next slot on a tape at w->ip (then past its index),
+** or n + 1 past the last; its index takes 'ibits' bits. */
+static INLINE lua_Integer nextslot (Walk *w, unsigned ibits, lua_Integer n) {
+  return take(w, 1) ? (lua_Integer)take(w, ibits) + 1 : n + 1;
+}
+
 static INLINE void takequat (Walk *w, const bw_Field *f, uint32_t q[4]) {
   q[0] = (uint32_t)take(w, 2);
   q[1] = (uint32_t)take(w, f->q.nbits);
@@ -188,6 +194,9 @@ int  bw_tapesamebytes (const uint64_t *s, uint64_t pos, const char *p,
                        size_t len);
 void bw_tapeputbits (Ctx *c, TapeBuf *b, const uint64_t *s, uint64_t pos,
                      uint64_t n);
+/* 1 if the 'n' bits at bit 'pa' of 'a' are those at bit 'pb' of 'b'. */
+int  bw_tapesamebits (const uint64_t *a, uint64_t pa, const uint64_t *b,
+                      uint64_t pb, uint64_t n);
 /* Append the tape of the value at 'v' (of Lua type 'vt', not nil) of field
 ** 'f', its raws to 'r' (NULL: none kept); 0 when it is not a value of the
 ** field (nothing raised). */
@@ -231,6 +240,11 @@ static INLINE void keepbits (Walk *w, Kept *k) {
 ** gathered in 'r' (lbw_tapeenc.c); a record decoded against it, pushed
 ** (lbw_tapedec.c). */
 int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r);
+/* A sparse array at 'v' (of Lua type 'vt'; present in both) as tapefield
+** sends it: its changed bit and, when a slot changed, the delta
+** (lbw_encsparse.c). Returns 1 if it changed. */
+int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
+                      int vt);
 int bw_tapedecstruct (Walk *w, uint32_t t);
 
 #endif

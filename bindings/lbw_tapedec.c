@@ -112,6 +112,19 @@ static void pushfrom (Walk *w, const bw_Field *f) {
       }
       return;
     }
+    case BW_KSPARSE: {
+      const bw_Field *e = &c->S->fields[f->ref];
+      unsigned ibits = bw_bitsrequired(0, (int64_t)f->max - 1);
+      lua_Integer i, n = (lua_Integer)f->max;
+      int tbl;
+      lua_createtable(L, 0, 0);
+      tbl = lua_gettop(L);
+      while ((i = nextslot(w, ibits, n)) <= n) {
+        pushfrom(w, e);
+        lua_rawseti(L, tbl, i);
+      }
+      return;
+    }
     case BW_KQUAT: {
       uint32_t q[4];
       takequat(w, f, q);
@@ -144,6 +157,7 @@ static INLINE void pushkept (Walk *w, const bw_Field *f) {
 }
 
 static int tapedecarray (Walk *w, const bw_Field *f);
+static int tapedecsparse (Walk *w, const bw_Field *f);
 
 
 /* Push the changed value of field 'f' (present) read from the packet, its
@@ -163,10 +177,11 @@ static int tapedecvalue (Walk *w, const bw_Field *f, int had) {
     return 1;
   }
   switch (f->kind) {
-    case BW_KSTRUCT: case BW_KARRAY:
+    case BW_KSTRUCT: case BW_KARRAY: case BW_KSPARSE:
       if (had)
         return f->kind == BW_KSTRUCT ? bw_tapedecstruct(w, f->ref)
-                                     : tapedecarray(w, f);
+               : f->kind == BW_KARRAY ? tapedecarray(w, f)
+               : tapedecsparse(w, f);
       if (!bw_decvalue(c, f, 0)) return 0;
       if (!bw_tapebuild(c, w->out, NULL, f, lua_gettop(L), LUA_TTABLE))
         return bw_decfail(c, BW_ESCHEMA, c->r.pos, "decoded value refused");
@@ -245,6 +260,64 @@ static int tapedecarray (Walk *w, const bw_Field *f) {
   }
   keepbits(w, &kept);
   for (; i <= bn; i++) bw_tapeskip(w, e);  /* the baseline's past 'n' */
+  return 1;
+}
+
+/* A sparse array against the baseline's tape (see lbw_decode.c's
+** bw_decsparse against a baseline: the same reads, checks and failures):
+** the baseline's slots before each sent one kept, the bits of a run of
+** them copied at once; 'mark': where the baseline's next slot, 'bi',
+** starts. */
+static int tapedecsparse (Walk *w, const bw_Field *f) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  const bw_Field *e = &c->S->fields[f->ref];
+  lua_Integer i, bi, n = (lua_Integer)f->max;
+  uint64_t mark, kept = NONE;
+  SparseIn in;
+  int t, got;
+  if (!bw_decspend(c, 1) || !bw_sparsestart(c, f, &in, 1)) return 0;
+  lua_createtable(L, 0, 0);
+  t = lua_gettop(L);
+  c->checked++;  /* as bw_decsparse */
+  mark = w->ip;
+  bi = nextslot(w, in.ibits, n);
+  for (;;) {
+    int had;
+    uint64_t present;
+    if ((got = bw_sparsenext(c, &in, &i)) < 0) return 0;
+    if (got == 0) i = n + 1;
+    for (; bi < i; bi = nextslot(w, in.ibits, n)) {  /* kept */
+      if (kept == NONE) kept = mark;
+      pushfrom(w, e);
+      lua_rawseti(L, t, bi);
+      mark = w->ip;
+    }
+    if (kept != NONE) {
+      bw_tapeputbits(c, w->out, w->in, kept, mark - kept);
+      kept = NONE;
+    }
+    if (got == 0) break;
+    had = bi == i;  /* slot i sent: as decslot reads it */
+    if (!bw_decspend(c, 1)) return 0;
+    pushframe(c, BW_NONE, i);
+    present = bw_readbits(&c->r, 1);
+    if (c->r.status != BW_OK) return bw_readfail(c);
+    if (present) {
+      put(c, w->out, 1, 1);
+      put(c, w->out, (uint64_t)i - 1, in.ibits);
+      if (!tapedecvalue(w, e, had)) return 0;
+      lua_rawseti(L, t, i);
+    }
+    else if (had) bw_tapeskip(w, e);
+    if (had) {
+      mark = w->ip;
+      bi = nextslot(w, in.ibits, n);
+    }
+    popframe(c);
+  }
+  put(c, w->out, 0, 1);
+  c->checked--;
   return 1;
 }
 

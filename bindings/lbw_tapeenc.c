@@ -105,6 +105,7 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       }
       return changed;
     }
+    case BW_KSPARSE: return bw_tapeencsparse(w, r, f, v, vt);
     case BW_KANGLE: {  /* compared by code, as bw_equalopt compares */
       uint64_t base = take(w, f->nbits), code = 0;
       double x = vt == LUA_TNUMBER ? (double)lua_tonumber(L, v) : 0;
@@ -511,7 +512,8 @@ int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
         continue;
       }
     }
-    if (bidx && (f->kind == BW_KSTRUCT || f->kind == BW_KARRAY)) {
+    if (bidx && (f->kind == BW_KSTRUCT || f->kind == BW_KARRAY
+                 || f->kind == BW_KSPARSE)) {
       pushkey(c, f->name);
       lua_rawget(L, bidx);
       btab = v + 1;

@@ -21,6 +21,8 @@ local DESC = {
     { "spin", "angle", bits = 8, delta = "relative", default = 0 },
     { "turn", "quat", bits = 9, delta = "relative", optional = true },
   },
+  Group = { { "lead", "int", min = 0, max = 9 },
+            { "members", "sparse", of = "Vec", max = 12, encoding = "auto" } },
   Root = {
     { "k", "int", min = 0, max = 1000 },
     { "flag", "bool" },
@@ -40,6 +42,15 @@ local DESC = {
     { "track", "array", of = { "float", min = -4, max = 4, res = 1 / 32, delta = "relative" },
       max = 6 },
     { "later", "int", min = 0, max = 9, since = 1, default = 3 },
+    -- sparse arrays: of records, of scalars, long (their keys visited),
+    -- optional, of records holding sparse arrays, in arrays
+    { "ents", "sparse", of = "Item", max = 40, encoding = "auto" },
+    { "marks", "sparse", of = { "int", min = 0, max = 9 }, max = 70, encoding = "mask" },
+    { "far", "sparse", of = "Vec", max = 6000, encoding = "relative", tiers = "article" },
+    { "groups", "sparse", of = "Group", max = 6, encoding = "index", optional = true },
+    { "rows", "array", of = { "sparse", of = { "int", min = 0, max = 3 }, max = 8 }, max = 3 },
+    { "tags", "sparse", of = { "string", max = 6 }, max = 9, encoding = "index" },
+    { "spins", "sparse", of = { "quat", bits = 9 }, max = 4 },
   },
 }
 
@@ -86,7 +97,50 @@ local function gen (rand)
     v.paths[i] = {}
     for j = 1, rand(3) do v.paths[i][j] = vec() end
   end
-  return v, item, vec
+  local function group ()
+    local g = { lead = rand(10), members = {} }
+    for _ = 1, rand(4) do g.members[rand(12) + 1] = vec() end
+    return g
+  end
+  v.ents, v.marks, v.far, v.rows, v.tags, v.spins = {}, {}, {}, {}, {}, {}
+  for _ = 1, rand(9) do v.ents[rand(40) + 1] = item() end
+  for _ = 1, rand(12) do v.marks[rand(70) + 1] = rand(10) end
+  for _ = 1, rand(5) do v.far[rand(6000) + 1] = vec() end
+  if rand(3) > 0 then
+    v.groups = {}
+    for _ = 1, rand(4) do v.groups[rand(6) + 1] = group() end
+  end
+  for i = 1, rand(4) do
+    v.rows[i] = {}
+    for _ = 1, rand(4) do v.rows[i][rand(8) + 1] = rand(4) end
+  end
+  for _ = 1, rand(4) do v.tags[rand(9) + 1] = ({ "", "a", "bb", "héllo", "x" })[rand(5) + 1] end
+  for _ = 1, rand(3) do v.spins[rand(4) + 1] = quat(rand) end
+  return v, item, vec, group
+end
+
+-- the keys of table 't', sorted
+local function keysof (t)
+  local ks = {}
+  for k in pairs(t) do ks[#ks + 1] = k end
+  table.sort(ks)
+  return ks
+end
+
+-- a few slots of sparse array 'sp' ('max' slots) changed by 'edit' (which
+-- returns the new value, or nil), dropped, added by 'new', or shared with
+-- 'old' (the baseline's)
+local function changeslots (rand, sp, old, max, edit, new)
+  for _, k in ipairs(keysof(sp)) do
+    local r = rand(8)
+    if r == 0 then sp[k] = nil
+    elseif r == 1 then sp[k] = edit(sp[k])
+    elseif r == 2 and old[k] ~= nil then sp[k] = old[k] end
+  end
+  for _ = 1, rand(3) do
+    local k = rand(max) + 1
+    if sp[k] == nil then sp[k] = new() end
+  end
 end
 
 local function copy (t)
@@ -98,10 +152,11 @@ end
 
 -- 'b' from 'a': a few changes of every kind, some tables shared with 'a'
 local function change (rand, a)
-  local fresh, item, vec = gen(rand)
+  local fresh, item, vec, group = gen(rand)
   local b = copy(a)
   local keys = { "flag", "mode", "big", "name", "opt", "heat", "optrec", "nums",
-                 "words", "pair", "grid", "paths", "track", "later" }
+                 "words", "pair", "grid", "paths", "track", "later", "ents", "marks",
+                 "far", "groups", "rows", "tags", "spins" }
   for _ = 1, rand(4) do
     local k = keys[rand(#keys) + 1]
     b[k] = fresh[k]
@@ -141,6 +196,30 @@ local function change (rand, a)
   if rand(4) == 0 then b.pair = a.pair end
   if rand(4) == 0 then b.nums = a.nums end
   if rand(4) == 0 then b.grid = a.grid end
+  -- sparse arrays: slots edited, dropped, added, shared; or all shared
+  local function moved (e)
+    e = copy(e)
+    e.pos = vec()
+    if rand(2) == 0 then e.hp = rand(60) end
+    return e
+  end
+  if b.ents ~= a.ents then changeslots(rand, b.ents, a.ents, 40, moved, item) end
+  changeslots(rand, b.marks, a.marks, 70, function () return rand(10) end,
+              function () return rand(10) end)
+  if rand(2) == 0 then changeslots(rand, b.far, a.far, 6000, vec, vec) end
+  if b.groups and a.groups and rand(2) == 0 then
+    changeslots(rand, b.groups, a.groups, 6, function (g)
+      g = copy(g)
+      changeslots(rand, g.members, {}, 12, vec, vec)
+      return g
+    end, group)
+  end
+  local srow = b.rows[rand(#b.rows + 1)]
+  if srow then changeslots(rand, srow, {}, 8, function () return rand(4) end,
+                           function () return rand(4) end) end
+  if rand(3) == 0 then b.tags[rand(9) + 1] = ({ "a", "zz" })[rand(2) + 1] end
+  if rand(3) == 0 then b.spins[rand(4) + 1] = quat(rand) end
+  if rand(5) == 0 then b.ents = a.ents end
   b.k = (a.k + 1 + rand(999)) % 1001  -- always changed: see poisoned
   return b
 end
