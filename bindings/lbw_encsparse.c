@@ -308,6 +308,22 @@ static int samevalue (Walk *w, const bw_Field *f, int v, int vt, int *same) {
   TapeBuf *out = w->out;
   uint64_t p0 = out->pos, bip = w->ip, brp = w->rp;
   int rec = f->kind == BW_KSTRUCT, ok;
+  if (f->kind == BW_KQUAT && w->rin != NULL) {  /* numbers whose raws are
+                                                   the baseline's: its code,
+                                                   as tapefield takes it */
+    double x[4];
+    uint32_t q[4];
+    int k = 0;
+    if (bw_quatnums(w->c->L, v, x))
+      while (k < 4 && rawof(x[k]) == w->rin[w->rp + (uint64_t)k]) k++;
+    if (k == 4) {
+      takequat(w, f, q);
+      putquat(w->c, out, f, q);
+      for (k = 0; k < 4; k++) rawput(w->c, w->rout, rawof(x[k]));
+      w->rp += 4;
+      return 1;
+    }
+  }
   if (rec) ok = vt == LUA_TTABLE && samestruct(w, f->ref, v, same);
   else ok = bw_tapebuild(w->c, out, w->rout, f, v, vt);
   if (rec && ok) return 1;
