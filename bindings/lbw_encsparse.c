@@ -308,23 +308,24 @@ static int samevalue (Walk *w, const bw_Field *f, int v, int vt, int *same) {
   TapeBuf *out = w->out;
   uint64_t p0 = out->pos, bip = w->ip, brp = w->rp;
   int rec = f->kind == BW_KSTRUCT, ok;
-  if (f->kind == BW_KQUAT && w->rin != NULL) {  /* numbers whose raws are
-                                                   the baseline's: its code,
-                                                   as tapefield takes it */
+  if (f->kind == BW_KQUAT) {  /* compared as tapefield compares it */
     double x[4];
-    uint32_t q[4];
-    int k = 0;
-    if (bw_quatnums(w->c->L, v, x))
-      while (k < 4 && rawof(x[k]) == w->rin[w->rp + (uint64_t)k]) k++;
-    if (k == 4) {
-      takequat(w, f, q);
+    uint32_t q[4], bq[4];
+    int k;
+    takequat(w, f, bq);
+    if (!quatsame(w, f, v, bq, q, x)) {
+      *same = 0;
+      ok = bw_quatvalue(w->c, f, v, 0, q);
+    }
+    else ok = 1;
+    if (ok) {
       putquat(w->c, out, f, q);
       for (k = 0; k < 4; k++) rawput(w->c, w->rout, rawof(x[k]));
       w->rp += 4;
       return 1;
     }
   }
-  if (rec) ok = vt == LUA_TTABLE && samestruct(w, f->ref, v, same);
+  else if (rec) ok = vt == LUA_TTABLE && samestruct(w, f->ref, v, same);
   else ok = bw_tapebuild(w->c, out, w->rout, f, v, vt);
   if (rec && ok) return 1;
   w->ip = bip;
@@ -355,12 +356,10 @@ static int samefield (Walk *w, const bw_Field *f, int idx, int *same) {
       vt = lua_type(L, -1);
     }
   }
-  if (!ok) {}
-  else if (vt == LUA_TNIL) {
-    if (had) bw_tapeskip(w, f);  /* an optional gone */
-  }
-  else if (had) ok = samevalue(w, f, lua_gettop(L), vt, same);
-  else ok = bw_tapebuild(c, w->out, w->rout, f, lua_gettop(L), vt);
+  if (ok && vt != LUA_TNIL)
+    ok = had ? samevalue(w, f, lua_gettop(L), vt, same)
+             : bw_tapebuild(c, w->out, w->rout, f, lua_gettop(L), vt);
+  else if (ok && had) bw_tapeskip(w, f);  /* an optional gone */
   lua_settop(L, top);
   return ok;
 }

@@ -172,6 +172,25 @@ static INLINE uint64_t take (Walk *w, unsigned n) {
   return v;
 }
 
+/* 1 if the quaternion at 'v' has the baseline's code 'bq' (at w->ip,
+** its raws at w->rp), as a delta compares it (bw_equalopt): numbers whose
+** raws are the baseline's have its code, else their code ('q', with the
+** numbers in 'x', non-numbers 0) is compared; 'q' is the code when 1. */
+static INLINE int quatsame (Walk *w, const bw_Field *f, int v,
+                            const uint32_t bq[4], uint32_t q[4],
+                            double x[4]) {
+  int k, nums;
+  x[0] = x[1] = x[2] = x[3] = 0;
+  nums = bw_quatnums(w->c->L, v, x);
+  for (k = 0; nums && w->rin != NULL && k < 4; k++)
+    if (rawof(x[k]) != w->rin[w->rp + (uint64_t)k]) break;
+  if (k == 4) {
+    memcpy(q, bq, 4 * sizeof(q[0]));
+    return 1;
+  }
+  return nums && bw_quatencode(&f->q, x, q) && memcmp(q, bq, 4 * sizeof(q[0])) == 0;
+}
+
 /* A sparse array's next slot on a tape at w->ip (then past its index),
 ** or n + 1 past the last; its index takes 'ibits' bits. */
 static INLINE lua_Integer nextslot (Walk *w, unsigned ibits, lua_Integer n) {

@@ -141,17 +141,10 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
                          (bw_equalopt); checked when sent. Numbers whose
                          raws are the baseline's have its code. */
       uint32_t q[4], bq[4];
-      double x[4] = { 0, 0, 0, 0 };
-      int k, same, nums = bw_quatnums(L, v, x);
+      double x[4];
+      int k, same;
       takequat(w, f, bq);
-      for (k = 0; nums && w->rin != NULL && k < 4; k++)
-        if (rawof(x[k]) != w->rin[w->rp + (uint64_t)k]) break;
-      if (k == 4) {
-        same = 1;
-        memcpy(q, bq, sizeof(q));
-      }
-      else same = nums && bw_quatencode(&f->q, x, q)
-                  && memcmp(q, bq, sizeof(q)) == 0;
+      same = quatsame(w, f, v, bq, q, x);
       if (same) runadd(c, r, 0, 1);
       else if (f->relative) {  /* a difference from the baseline's code */
         sendbits(c, r, f);

@@ -114,6 +114,31 @@ describe("deltas of sparse arrays against tapes", function ()
     end
   end)
 
+  it("take a slot's quaternion as the walk over tables takes it, whatever holds its numbers", function ()
+    -- bw_equalopt quantizes a quaternion's numbers, non-numbers as 0: a
+    -- slot whose quaternion has the baseline's code is unchanged, not
+    -- refused, against a tape with raws or without (a decoded baseline)
+    local s = bitwire.schema {
+      P = { { "n", "int", min = 0, max = 9 }, { "q", "quat", bits = 9 } },
+      S = { { "k", "int", min = 0, max = 9 }, { "ps", "sparse", of = "P", max = 4 } } }
+    local a = { k = 1, ps = { [2] = { n = 1, q = { 0, 0, 0, 1 } } } }
+    local dec = s:decode("S", s:encode("S", a))
+    for _, q in ipairs { { "a", 0, 0, 1 }, { 0, 0, 0, "1" }, { 0, 0, 1e-9, 1 }, { 0, 0, 0, 1 } } do
+      local v = { k = 2, ps = { [2] = { n = 1, q = q } } }
+      for _, base in ipairs { a, dec } do
+        sameastable(s, "S", v, base)
+        assert.equal(1 + 4 + 1, s:bits("S", v, { baseline = base }))  -- k, unchanged
+      end
+    end
+    -- a slot whose numbers are no quaternion is refused where the walk over
+    -- tables refuses it
+    local bad = { k = 2, ps = { [2] = { n = 1, q = { 0, 0, 0, 0 } } } }
+    for _, base in ipairs { a, dec } do
+      assert.equal(H.errorof(s.encode, s, "S", bad, { baseline = T.poisoned(base) }),
+                   H.errorof(s.encode, s, "S", bad, { baseline = base }))
+    end
+  end)
+
   it("keep, drop, add and change slots of records, long and short", function ()
     local s = bitwire.schema {
       E = { { "id", "int", min = 0, max = 4095 }, { "x", "float", min = -512, max = 512, res = 0.01 },
