@@ -252,14 +252,15 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
       rawput(c, r, (uint64_t)x);
       return 1;
     }
-    case BW_KQUAT: {  /* its four numbers as its raws */
+    case BW_KQUAT: {  /* its four numbers as its raws; its code as a
+                         delta compares it (non-numbers as 0), so a tape's
+                         compare is the walk over tables' (quatsame) */
       uint32_t q[4];
       double x[4];
       int k;
-      if (!bw_quatvalue(c, f, v, 0, q)) return 0;
+      if (!bw_quatnums(L, v, x) || !bw_quatencode(&f->q, x, q)) return 0;
       putquat(c, b, f, q);
-      if (r != NULL && bw_quatnums(L, v, x))
-        for (k = 0; k < 4; k++) rawput(c, r, rawof(x[k]));
+      for (k = 0; k < 4; k++) rawput(c, r, rawof(x[k]));
       return 1;
     }
     case BW_KARRAY: {

@@ -130,6 +130,20 @@ describe("deltas of sparse arrays against tapes", function ()
         assert.equal(1 + 4 + 1, s:bits("S", v, { baseline = base }))  -- k, unchanged
       end
     end
+    -- and inside a slot's arrays and sparse arrays, in the value or the
+    -- baseline
+    local s2 = bitwire.schema {
+      P = { { "qs", "array", of = { "quat", bits = 9 }, max = 2 },
+            { "sq", "sparse", of = { "quat", bits = 9 }, max = 3 } },
+      S = { { "k", "int", min = 0, max = 9 }, { "ps", "sparse", of = "P", max = 4 } } }
+    local function val (k, q) return { k = k, ps = { [3] = { qs = { q }, sq = { [2] = q } } } } end
+    local a2 = val(1, { 0, 0, 0, 1 })
+    for _, base in ipairs { a2, s2:decode("S", s2:encode("S", a2)), val(1, { 0, "0", 0, 1 }) } do
+      for _, q in ipairs { { "a", 0, 0, 1 }, { 0, 0, 0, 1, 5 }, { 0, 0, 0, 1 } } do
+        sameastable(s2, "S", val(2, q), base)
+        assert.equal(1 + 4 + 1, s2:bits("S", val(2, q), { baseline = base }))
+      end
+    end
     -- a slot whose numbers are no quaternion is refused where the walk over
     -- tables refuses it
     local bad = { k = 2, ps = { [2] = { n = 1, q = { 0, 0, 0, 0 } } } }
