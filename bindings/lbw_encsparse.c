@@ -427,16 +427,20 @@ static int samestruct (Walk *w, uint32_t t, int idx, int *same) {
 ** is a delta against its tape; its tape goes to a scratch buffer (pass 1
 ** wrote the value's). */
 static void tapeslot (Walk *w, const bw_Field *e, int v, int vt,
-                      const uint64_t *p) {
+                      const uint64_t *p, int btab) {
   Ctx *c = w->c;
   Tapes *tp = c->tapes;
   TapeBuf *out = w->out, *rout = w->rout;
   uint64_t run = 0;
+  int bidx = 0;
   if (!(p[1] & SHAD) || e->kind != BW_KSTRUCT) {  /* whole */
     bw_encvalue(c, e, v, vt);
     return;
   }
   if (vt != LUA_TTABLE) bw_enctype(c, v, "a table");
+  if (btab && lua_rawgeti(c->L, btab, (lua_Integer)p[0]) == LUA_TTABLE
+      && (c->tapes->ok[e->ref] & TAPENESTS))
+    bidx = lua_gettop(c->L);  /* its records shared with the baseline's */
   if (out != &tp->sout) {  /* nested ones write on */
     tp->sout.pos = tp->srout.pos = 0;
     w->out = &tp->sout;
@@ -444,14 +448,15 @@ static void tapeslot (Walk *w, const bw_Field *e, int v, int vt,
   }
   w->ip = p[2];
   w->rp = p[3];
-  bw_tapeencstruct(w, e->ref, v, 0, &run);
+  bw_tapeencstruct(w, e->ref, v, bidx, &run);
   runflush(c, &run);
   w->out = out;
   w->rout = rout;
+  if (btab) lua_pop(c->L, 1);
 }
 
 int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
-                      int vt) {
+                      int vt, int btab) {
   Ctx *c = w->c;
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
@@ -460,8 +465,8 @@ int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
   lua_Integer keys = 0, present = 0, *list = NULL;
   unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
   uint64_t base = sl->pos, relc = 0, endip, endrp, k;
-  size_t m = 0, j = 0;
-  int top = lua_gettop(L), enc;
+  size_t m = 0, j = 0, both = 0, probe = 0;
+  int top = lua_gettop(L), enc, hits = 0;
   if (vt != LUA_TTABLE) {  /* changed; then refused, as bw_encsparse does */
     runadd(c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
     runflush(c, r);
@@ -488,6 +493,24 @@ int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
       put(c, w->out, 1, 1);
       put(c, w->out, (uint64_t)i - 1, ibits);
       present++;
+    }
+    if (flags == (SHAS | SHAD) && btab && et == LUA_TTABLE
+        && both++ >= probe) {  /* shared with the baseline: kept, as in
+                                  tapearray (fresh ones, every PROBE-th) */
+      int shared = lua_rawgeti(L, btab, i) == LUA_TTABLE
+                   && lua_topointer(L, -1) == lua_topointer(L, -2);
+      lua_pop(L, 1);
+      hits |= shared;
+      probe = hits ? both : both + PROBE - 1;
+      if (shared) {
+        Kept kept = { NONE, 0 };
+        keepfrom(w, &kept);
+        bw_tapeskip(w, e);
+        keepbits(w, &kept);
+        lua_pop(L, 1);
+        bi = nextslot(w, ibits, n);
+        continue;
+      }
     }
     if (flags == (SHAS | SHAD))
       ok = samevalue(w, e, lua_gettop(L), et, &same);
@@ -524,7 +547,7 @@ int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
     bw_writebits(c->w, (p[1] & SHAS) != 0, 1);
     if (p[1] & SHAS) {
       int et = lua_rawgeti(L, v, i);
-      tapeslot(w, e, lua_gettop(L), et, sl->s + k);
+      tapeslot(w, e, lua_gettop(L), et, sl->s + k, btab);
       if (sl->s[k + 1] & SBROKEN) bw_encerror(c, "value changed while encoded");
       lua_pop(L, 1);
     }

@@ -261,9 +261,15 @@ static INLINE void keepbits (Walk *w, Kept *k) {
 int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r);
 /* A sparse array at 'v' (of Lua type 'vt'; present in both) as tapefield
 ** sends it: its changed bit and, when a slot changed, the delta
-** (lbw_encsparse.c). Returns 1 if it changed. */
+** (lbw_encsparse.c); 'btab': the baseline's table, or 0. Returns 1 if it
+** changed. */
 int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
-                      int vt);
+                      int vt, int btab);
+
+/* Fresh tables share none with the baseline: until one is found shared,
+** a walk checks every PROBE-th of them (the others are compared: the same
+** bits, the baseline being read-only). */
+#define PROBE  8
 int bw_tapedecstruct (Walk *w, uint32_t t);
 
 #endif

@@ -13,8 +13,6 @@
 static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
                       uint64_t *r);
 
-#define PROBE  8  /* see tapearray */
-
 /* A value sent whole where the baseline has none: its bits and its tape. */
 static void sendwhole (Walk *w, const bw_Field *f, int v, int vt) {
   Ctx *c = w->c;
@@ -105,7 +103,9 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       }
       return changed;
     }
-    case BW_KSPARSE: return bw_tapeencsparse(w, r, f, v, vt);
+    case BW_KSPARSE:
+      return bw_tapeencsparse(w, r, f, v, vt,
+                              btab && lua_type(L, btab) == LUA_TTABLE ? btab : 0);
     case BW_KANGLE: {  /* compared by code, as bw_equalopt compares */
       uint64_t base = take(w, f->nbits), code = 0;
       double x = vt == LUA_TNUMBER ? (double)lua_tonumber(L, v) : 0;
