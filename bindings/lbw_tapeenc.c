@@ -227,26 +227,40 @@ static int tapescalars (Walk *w, const bw_Field *e, int idx, lua_Integer m,
   fr = &c->frames[c->nframes - 1 < MAXFRAMES ? c->nframes - 1 : MAXFRAMES - 1];
   walkroom(w, top, 64);
   while (i <= m) {
-    lua_Integer end = m - i < 63 ? m : i + 63;
-    int v = top;
+    lua_Integer end = m - i < 63 ? m : i + 63, s0 = i, stop, k;
+    int v = top, same = rin != NULL, bad = 0;
     uint64_t need = ((out->pos + (uint64_t)(end - i + 1) * bits) >> 6) + 2;
-    uint64_t ip = w->ip, rp = w->rp, op, acc = *r, *os, *ro = NULL;
+    uint64_t ip = w->ip, rp = w->rp, op, acc = *r, *os, rv[64];
     unsigned pend = c->pending;
     int et = LUA_TNIL;
     if (need > out->cap) bw_tapegrow(c, out, (size_t)need);
-    if (w->rout != NULL) ro = rawroom(c, w->rout, (size_t)(end - i + 1));
+    for (; i <= end; i++) {  /* the raws; popped once a run: settop per
+                                value costs */
+      et = lua_rawgeti(L, idx, i);
+      if (et == LUA_TNIL || !fixedraw(c, e, ++v, et, 0, &rv[i - s0])) break;
+      if (same) same = rv[i - s0] == rin[rp + (uint64_t)(i - s0)];
+    }
+    stop = i;  /* [s0, stop) fetched; 'stop' (on top) missing or refused */
     os = out->s;
     op = out->pos;
-    for (; i <= end; i++) {  /* popped once a run: settop per value costs */
-      uint64_t raw = 0, code = 0, base;
-      et = lua_rawgeti(L, idx, i);
-      if (et == LUA_TNIL || !fixedraw(c, e, ++v, et, 0, &raw)) break;
-      base = get(in, ip, bits);
-      if (rin != NULL && raw == rin[rp]) code = base;
-      else if (!rawcode(c, e, raw, 0, &code)) break;
+    if (same && stop > s0) {  /* the baseline's raws: its codes, copied */
+      uint64_t n = (uint64_t)(stop - s0) * bits, b;
+      for (; n > 0; n -= b, ip += b, op += b) {
+        b = n < 64 ? (unsigned)n : 64;
+        putat(os, op, get(in, ip, (unsigned)b), (unsigned)b);
+      }
+      for (k = stop - s0; k > 0; k -= 32)  /* a changed bit of 0 each */
+        runaddto(c, &acc, &pend, 0, k < 32 ? (unsigned)k : 32);
+    }
+    else for (k = s0; k < stop; k++) {
+      uint64_t raw = rv[k - s0], code = 0, base = get(in, ip, bits);
+      if (rin != NULL && raw == rin[rp + (uint64_t)(k - s0)]) code = base;
+      else if (!rawcode(c, e, raw, 0, &code)) {  /* out of range: raised */
+        stop = k;                                /* at its own bit */
+        bad = 1;
+        break;
+      }
       ip += bits;
-      if (ro != NULL) ro[rp - w->rp] = raw;
-      rp++;
       putat(os, op, code, bits);  /* in the room made above */
       op += bits;
       if (code == base) runaddto(c, &acc, &pend, 0, 1);
@@ -256,17 +270,22 @@ static int tapescalars (Walk *w, const bw_Field *e, int idx, lua_Integer m,
         changed = 1;
       }
     }
-    if (w->rout != NULL) w->rout->pos += rp - w->rp;
+    if (w->rout != NULL) {
+      memcpy(rawroom(c, w->rout, (size_t)(stop - s0)), rv,
+             (size_t)(stop - s0) * sizeof(rv[0]));
+      w->rout->pos += (uint64_t)(stop - s0);
+    }
     w->ip = ip;
-    w->rp = rp;
+    w->rp = rp + (uint64_t)(stop - s0);
     out->pos = op;
     *r = acc;
     c->pending = pend;
-    if (i <= end) {  /* element i missing or refused */
-      fr->index = i;
-      if (et == LUA_TNIL) bw_encerror(c, "missing");
-      changed |= tapefield(w, r, e, lua_gettop(L), et, 0);
-      i++;
+    if (bad || stop <= end) {  /* element 'stop' missing or refused */
+      fr->index = stop;
+      if (!bad && et == LUA_TNIL) bw_encerror(c, "missing");
+      changed |= tapefield(w, r, e, top + 1 + (int)(stop - s0),
+                           bad ? lua_type(L, top + 1 + (int)(stop - s0)) : et, 0);
+      i = stop + 1;
     }
     lua_settop(L, top);
   }
