@@ -103,7 +103,7 @@ local function gen (rand)
     return g
   end
   v.ents, v.marks, v.far, v.rows, v.tags, v.spins = {}, {}, {}, {}, {}, {}
-  for _ = 1, rand(9) do v.ents[rand(40) + 1] = item() end
+  for _ = 1, rand(5) do v.ents[rand(40) + 1] = item() end
   for _ = 1, rand(12) do v.marks[rand(70) + 1] = rand(10) end
   for _ = 1, rand(5) do v.far[rand(6000) + 1] = vec() end
   if rand(3) > 0 then
