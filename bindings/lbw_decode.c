@@ -138,7 +138,9 @@ int bw_sparsestart (Ctx *c, const bw_Field *f, SparseIn *in,
   return 1;
 }
 
-int bw_sparsenext (Ctx *c, SparseIn *in, lua_Integer *slot) {
+/* bw_sparsenext, inline in bw_decsparse's loop (a call a slot costs the
+** full decode of a long mask) */
+static INLINE int sparsenext (Ctx *c, SparseIn *in, lua_Integer *slot) {
   bw_Reader *r = &c->r;
   const bw_Field *f = in->f;
   lua_Integer n = in->n, i;
@@ -193,12 +195,16 @@ int bw_sparsenext (Ctx *c, SparseIn *in, lua_Integer *slot) {
   return 1;
 }
 
+int bw_sparsenext (Ctx *c, SparseIn *in, lua_Integer *slot) {
+  return sparsenext(c, in, slot);
+}
+
 /* A sparse array; against a baseline 'bidx' the result starts as a copy of
 ** the baseline and the sent slots change it. */
 int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
-  lua_Integer n = (lua_Integer)f->max, prev = 0, i;
+  lua_Integer n = (lua_Integer)f->max, prev = 0, i = 0;
   int t, got, reuse = into != 0 && claim(c, into), oldidx = 0;
   SparseIn in;
   Old old = { NULL, 0, 0 };
@@ -217,7 +223,7 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
     old.keys = bw_sparsekeys(L, t, 0, n, &old.n, &any);
     oldidx = lua_gettop(L);
   }
-  while ((got = bw_sparsenext(c, &in, &i)) > 0) {
+  while ((got = sparsenext(c, &in, &i)) > 0) {
     if (reuse) clearbefore(L, t, &old, prev, i);
     if (!decslot(c, e, t, reuse, bidx, i)) return 0;
     prev = i;
