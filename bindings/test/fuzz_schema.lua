@@ -6,7 +6,9 @@
 --   - bitwire.schema either compiles it or raises "bitwire.schema: ...",
 --     nothing else;
 --   - for every type of a compiled schema, random values encode, decode to
---     an equal value, and that value encodes again;
+--     an equal value, and that value encodes again; a mix of two values,
+--     sent as a delta against the first, decodes to what its full decode
+--     gives, and so does a third against the mix;
 --   - the packet bytes decode as every type (and as a message) to a value
 --     or nil, "... (bit N)", known code; a value decoded encodes again and
 --     decodes to an equal value.
@@ -116,6 +118,36 @@ local function description (R)
   return d
 end
 
+-- 'a' with some of 'b' (values of field 'f'; nil, an omitted optional or
+-- default, is one): subtables of either shared, slots and elements taken,
+-- dropped or mixed again, so that a delta of it against 'a' keeps some
+-- and sends some
+local function mix (G, prog, f, a, b)
+  local k = f.kind
+  if type(a) ~= "table" or type(b) ~= "table" or k == "quat" then
+    return G.int(3) == 0 and b or a
+  end
+  local t = {}
+  if k == "struct" then
+    for _, g in ipairs(prog.types[prog.byname[f.type].id + 1].fields) do
+      if g.name then
+        t[g.name] = G.int(2) == 0 and a[g.name] or mix(G, prog, g, a[g.name], b[g.name])
+      end
+    end
+  elseif k == "array" then  -- the length of either, its own elements
+    local src = G.int(2) == 0 and a or b
+    for i = 1, #src do
+      t[i] = a[i] ~= nil and b[i] ~= nil and mix(G, prog, f.of, a[i], b[i]) or src[i]
+    end
+  else  -- sparse
+    for key, x in pairs(a) do if G.int(4) > 0 then t[key] = x end end
+    for key, y in pairs(b) do
+      if G.int(3) == 0 then t[key] = a[key] ~= nil and mix(G, prog, f.of, a[key], y) or y end
+    end
+  end
+  return t
+end
+
 local outcomes = {}
 
 local function count (k) outcomes[k] = (outcomes[k] or 0) + 1 end
@@ -146,6 +178,21 @@ local function run (data)
       end
       local again = s:decode(name, s:encode(name, got))
       FD.expect_same(prog, name, got, again, name .. " round trip")
+      -- deltas: a mix of this value and another against this one, then a
+      -- third against the second (the tapes each encode and decode left);
+      -- each decodes to what a full decode of its value gives
+      local prev, pbase = v, got
+      for _ = 1, 2 do
+        local w = mix(G, prog, { kind = "struct", type = name }, prev,
+                      FD.genstruct(G, prog, t.id, 1))
+        local dv, derr, dcode = s:decode(name, s:encode(name, w, { baseline = prev }),
+                                         { baseline = pbase })
+        if dv == nil then
+          error(name .. ": own delta does not decode: " .. derr .. " " .. dcode, 0)
+        end
+        FD.expect_same(prog, name, s:decode(name, s:encode(name, w)), dv, name .. " delta")
+        prev, pbase = w, dv
+      end
     end
     -- hostile bytes
     local got, err, code = s:decode(name, packet)
