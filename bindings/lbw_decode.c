@@ -127,7 +127,7 @@ int bw_sparsestart (Ctx *c, const bw_Field *f, SparseIn *in,
   in->n = (lua_Integer)f->max;
   in->prev = 0;
   in->count = -1;  /* the index encoding's, read with its first slot */
-  in->ibits = bw_bitsrequired(0, (int64_t)in->n - 1);
+  in->ibits = SLOTBITS(f);
   in->slotmin = slotmin;
   if (in->enc == BW_SPAUTO) {
     in->enc = (int)bw_readbits(r, 2);

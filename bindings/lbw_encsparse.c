@@ -161,8 +161,7 @@ static void slotpos (Ctx *c, const bw_Field *f, int enc, lua_Integer prev,
                      lua_Integer i) {
   if (enc == BW_SPMASK) writegap(c->w, (uint64_t)(i - prev - 1), 1);
   else if (enc == BW_SPINDEX)
-    bw_writebits(c->w, (uint64_t)i - 1,
-                 bw_bitsrequired(0, (int64_t)f->max - 1));
+    bw_writebits(c->w, (uint64_t)i - 1, SLOTBITS(f));
   else writerel(c, f, (uint64_t)prev, (uint64_t)i);
 }
 
@@ -223,8 +222,7 @@ static int sparsehead (Ctx *c, const bw_Field *f, lua_Integer keys,
                 (lua_Integer)f->max);
   cost[BW_SPRELATIVE] = relc;
   cost[BW_SPMASK] = (uint64_t)f->max;
-  cost[BW_SPINDEX] = f->nbits + (uint64_t)count
-                     * bw_bitsrequired(0, (int64_t)f->max - 1);
+  cost[BW_SPINDEX] = f->nbits + (uint64_t)count * SLOTBITS(f);
   if (enc == BW_SPAUTO) {
     enc = cost[BW_SPINDEX] < cost[BW_SPMASK] ? BW_SPINDEX : BW_SPMASK;
     if (cost[BW_SPRELATIVE] < cost[enc]) enc = BW_SPRELATIVE;
@@ -275,9 +273,8 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
 
 /* {===================== against a baseline's tape ===================== */
 /* The walk of lbw_tapeenc.c over a sparse array (its bits are
-** bw_encsparse's against a baseline table). A sparse array's tape holds,
-** for each present slot in rising order, a 1, the slot less 1 in
-** bits_required(0, max - 1) bits and the element's tape; then a 0.
+** bw_encsparse's against a baseline table; its tape, lbw_tape.h's
+** putslot).
 ** Pass 1 writes the value's tape and compares each element's with the
 ** baseline's: equal codes are equal values on the wire (a type whose
 ** elements could differ in codes alone, IEEE floats, takes no tape). It
@@ -463,7 +460,7 @@ int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
   TapeBuf *sl = &c->tapes->slots;
   lua_Integer n = (lua_Integer)f->max, i = 0, bi, prev = 0, count = 0;
   lua_Integer keys = 0, present = 0, *list = NULL;
-  unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
+  unsigned ibits = SLOTBITS(f);
   uint64_t base = sl->pos, relc = 0, endip, endrp, k;
   size_t m = 0, j = 0, both = 0, probe = 0;
   int top = lua_gettop(L), enc, hits = 0;
@@ -490,8 +487,7 @@ int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
       continue;
     }
     if (flags & SHAS) {
-      put(c, w->out, 1, 1);
-      put(c, w->out, (uint64_t)i - 1, ibits);
+      putslot(c, w->out, i, ibits);
       present++;
     }
     if (flags == (SHAS | SHAD) && btab && et == LUA_TTABLE
@@ -526,7 +522,7 @@ int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
     relc += relcost(f, (uint64_t)prev, (uint64_t)i);
     prev = i;
   }
-  put(c, w->out, 0, 1);
+  putslotsend(c, w->out);
   if (count == 0) {
     runadd(c, r, 0, 1);
     lua_settop(L, top);

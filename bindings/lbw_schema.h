@@ -288,6 +288,9 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx);
 lua_Integer *bw_sparsekeys (lua_State *L, int a, int b, lua_Integer n,
                             size_t *m, lua_Integer *akeys);
 #define MAPSLOTS 4096  /* sparse arrays longer than this visit their keys */
+/* The bits of a slot's index in sparse array 'f' (the index encoding's,
+** and a tape's): bits_required(0, max - 1). */
+#define SLOTBITS(f)  bw_bitsrequired(0, (int64_t)(f)->max - 1)
 /* Against a baseline (lbw_encdelta.c): a changed value of 'f' at 'idx' as
 ** a delta of the one at 'bidx' where it can be; a record, returning 1 if
 ** any field changed. */

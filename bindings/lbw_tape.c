@@ -188,7 +188,7 @@ static int buildsparse (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f,
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer i, n = (lua_Integer)f->max, *list = NULL, any;
-  unsigned ibits = bw_bitsrequired(0, (int64_t)n - 1);
+  unsigned ibits = SLOTBITS(f);
   int top = lua_gettop(L), ok = 1;
   size_t k, m = 0;
   if (!lua_checkstack(L, 4)) luaL_error(L, "stack overflow");
@@ -198,14 +198,13 @@ static int buildsparse (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f,
     if (list != NULL) i = list[k];
     et = lua_rawgeti(L, v, i);
     if (et != LUA_TNIL) {
-      put(c, b, 1, 1);
-      put(c, b, (uint64_t)i - 1, ibits);
+      putslot(c, b, i, ibits);
       ok = bw_tapebuild(c, b, r, e, lua_gettop(L), et);
     }
     lua_pop(L, 1);
   }
   lua_settop(L, top);
-  put(c, b, 0, 1);
+  putslotsend(c, b);
   return ok;
 }
 
@@ -372,11 +371,9 @@ void bw_tapeskip (Walk *w, const bw_Field *f) {
     }
     case BW_KSPARSE: {
       const bw_Field *e = &S->fields[f->ref];
-      unsigned ibits = bw_bitsrequired(0, (int64_t)f->max - 1);
-      while (take(w, 1)) {
-        w->ip += ibits;
-        bw_tapeskip(w, e);
-      }
+      unsigned ibits = SLOTBITS(f);
+      lua_Integer n = (lua_Integer)f->max;
+      while (nextslot(w, ibits, n) <= n) bw_tapeskip(w, e);
       return;
     }
     default:

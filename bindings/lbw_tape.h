@@ -191,8 +191,19 @@ static INLINE int quatsame (Walk *w, const bw_Field *f, int v,
   return nums && bw_quatencode(&f->q, x, q) && memcmp(q, bq, 4 * sizeof(q[0])) == 0;
 }
 
-/* A sparse array's next slot on a tape at w->ip (then past its index),
-** or n + 1 past the last; its index takes 'ibits' bits. */
+/* A sparse array on a tape: each present slot 'i', rising, as a 1 and
+** i - 1 in 'ibits' bits (bits_required(0, max - 1)), then its element's
+** tape; after the last, a 0. putslot and putslotsend write it; nextslot
+** reads the next slot at w->ip (then past its index), or n + 1 past the
+** last. */
+static INLINE void putslot (Ctx *c, TapeBuf *b, lua_Integer i,
+                            unsigned ibits) {
+  put(c, b, 1, 1);
+  put(c, b, (uint64_t)i - 1, ibits);
+}
+
+#define putslotsend(c, b)  put(c, b, 0, 1)
+
 static INLINE lua_Integer nextslot (Walk *w, unsigned ibits, lua_Integer n) {
   return take(w, 1) ? (lua_Integer)take(w, ibits) + 1 : n + 1;
 }

@@ -114,7 +114,7 @@ static void pushfrom (Walk *w, const bw_Field *f) {
     }
     case BW_KSPARSE: {
       const bw_Field *e = &c->S->fields[f->ref];
-      unsigned ibits = bw_bitsrequired(0, (int64_t)f->max - 1);
+      unsigned ibits = SLOTBITS(f);
       lua_Integer i, n = (lua_Integer)f->max;
       int tbl;
       lua_createtable(L, 0, 0);
@@ -304,8 +304,7 @@ static int tapedecsparse (Walk *w, const bw_Field *f) {
     present = bw_readbits(&c->r, 1);
     if (c->r.status != BW_OK) return bw_readfail(c);
     if (present) {
-      put(c, w->out, 1, 1);
-      put(c, w->out, (uint64_t)i - 1, in.ibits);
+      putslot(c, w->out, i, in.ibits);
       if (!tapedecvalue(w, e, had)) return 0;
       lua_rawseti(L, t, i);
     }
@@ -316,7 +315,7 @@ static int tapedecsparse (Walk *w, const bw_Field *f) {
     }
     popframe(c);
   }
-  put(c, w->out, 0, 1);
+  putslotsend(c, w->out);
   c->checked--;
   return 1;
 }
