@@ -64,7 +64,7 @@ TEST_PKGS += lua-socket
 
 BUSTED_ENV = LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./build/?.so;;"
 
-.PHONY: test-deps tshark-deps bench-deps fuzz-deps rock-test wireshark-test rockspec
+.PHONY: test-deps tshark-deps bench-deps fuzz-deps rock-test wireshark-test rockspec deps-check
 .PHONY: all deps check spec test demo bench sanitize fuzz valgrind lint \
         install uninstall clean help bandwidth
 
@@ -109,6 +109,10 @@ endef
 # what `make` needs: a C compiler, Lua 5.4 with its headers, zlib
 deps:
 	$(call pkg_install,$(BUILD_PKGS),$(firstword $(CC)) $(LUA) pkg-config)
+	@$(MAKE) --no-print-directory deps-check
+# a make of its own: LUA_CFLAGS asks pkg-config for the .pc file the install
+# above may just have added, and this make expanded its recipe before that
+deps-check:
 	@printf '#include <lua.h>\n#include <zlib.h>\n' | $(CC) $(LUA_CFLAGS) -E - >/dev/null 2>&1 \
 	  || { echo "missing: Lua 5.4 headers (lua.h; set LUA_INCDIR) or zlib (zlib.h)"; exit 1; }
 
