@@ -40,6 +40,20 @@ static void keptrun (Walk *w, const bw_Field *e, lua_Integer n) {
 
 static void pushfrom (Walk *w, const bw_Field *f);
 
+/* Push the kept string or bytes of 'f' at w->ip. Out of pushfrom, which
+** recurses: its buffer would widen each level's stack frame. */
+static NOINLINE void keptstring (Walk *w, const bw_Field *f) {
+  lua_State *L = w->c->L;
+  size_t len = (size_t)(take(w, f->nbits) + (uint64_t)f->min), k;
+  char s[64];
+  char *p = s;
+  luaL_Buffer B;
+  if (len > sizeof(s)) p = luaL_buffinitsize(L, &B, len);
+  for (k = 0; k < len; k++) p[k] = (char)take(w, 8);
+  if (p == s) lua_pushlstring(L, s, len);
+  else luaL_pushresultsize(&B, len);
+}
+
 /* The fields of a kept record of type 'ty' into the table on top, or with
 ** 'defer' (a constant in each call: two loops from one) onto the stack
 ** above the nil bw_openrecord pushed, then the table made. */
@@ -82,14 +96,9 @@ static void pushfrom (Walk *w, const bw_Field *f) {
   Ctx *c = w->c;
   lua_State *L = c->L;
   switch (f->kind) {
-    case BW_KSTRING: case BW_KBYTES: {
-      size_t len = (size_t)(take(w, f->nbits) + (uint64_t)f->min), k;
-      luaL_Buffer B;
-      char *p = luaL_buffinitsize(L, &B, len);
-      for (k = 0; k < len; k++) p[k] = (char)take(w, 8);
-      luaL_pushresultsize(&B, len);
+    case BW_KSTRING: case BW_KBYTES:
+      keptstring(w, f);
       return;
-    }
     case BW_KSTRUCT: {
       const bw_Type *ty = &c->S->types[f->ref];
       if (bw_openrecord(L, ty)) keptrecord(w, ty, 1);
@@ -320,6 +329,39 @@ static int tapedecsparse (Walk *w, const bw_Field *f) {
   return 1;
 }
 
+/* The fused run of fixed scalars at 'f' of a changed record into the
+** table at 'tbl': each field a changed bit and, when set, its value (a
+** relative one as a difference from the baseline's code), as
+** bw_tapedecstruct reads one field. Returns 0 with the failure. */
+static INLINE int fusedrun (Walk *w, Frame *fr, const bw_Field *f, int tbl) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  const bw_Field *end = f + f->fuse;
+  unsigned bits = f->fusebits, sh = 0;
+  uint64_t u = take(w, bits), out = 0;  /* fuse > 1: each field < 64 bits */
+  for (; f < end; f++) {
+    unsigned b = fixedbits(f);
+    uint64_t code = u & (((uint64_t)1 << b) - 1), changed;
+    u >>= b;
+    setframe(fr, f);
+    changed = bw_readbits(&c->r, 1);
+    if (c->r.status != BW_OK) return bw_readfail(c);
+    pushkey(c, f->name);
+    if (!changed) keptfixed(c, f, code);
+    else if (f->relative) {
+      uint32_t bq[4] = { 0, 0, 0, 0 }, q[4];
+      uint64_t base = code;
+      if (!bw_readrelative(c, f, base, bq, &code, q)) return 0;
+    }
+    else if (!bw_readfixed(c, f, &code)) return 0;
+    out |= code << sh;
+    sh += b;
+    lua_rawset(L, tbl);
+  }
+  put(c, w->out, out, bits);
+  return 1;
+}
+
 /* A record against the baseline's tape (see lbw_decdelta.c's
 ** bw_decdeltastruct: the same bits, checks and failures). */
 int bw_tapedecstruct (Walk *w, uint32_t t) {
@@ -334,6 +376,12 @@ int bw_tapedecstruct (Walk *w, uint32_t t) {
   for (; f < end; f++) {
     uint64_t changed, present;
     int had = 1;
+    if (f->fuse > 1) {  /* fixed scalars, unversioned: the baseline's codes
+                           taken, and the value's put, at once */
+      if (!fusedrun(w, fr, f, tbl)) return 0;
+      f += f->fuse - 1;
+      continue;
+    }
     if (ty->versioned && !bw_fieldpresent(f, c->version)) {
       bw_setabsent(c, f, tbl);
       continue;

@@ -222,4 +222,51 @@ describe("deltas against tapes", function ()
       assert.same(b, s:decode("T", d, { baseline = base }))
     end
   end)
+  it("read a changed record's fused run and keep its codes for the next delta", function ()
+    -- each field of the run a changed bit, and a relative one a difference
+    -- from the baseline's code; the decoded value's tape then serves the
+    -- next delta of a chain, which keeps what did not change
+    local s = bitwire.schema { R = {
+      { "k", "int", min = 0, max = 1000 }, { "a", "int", min = 0, max = 7 },
+      { "x", "float", min = -8, max = 8, res = 0.01, delta = "relative" },
+      { "b", "int", min = -3, max = 4 }, { "c", "bool" } } }
+    local rand = lcg(71)
+    local v = { k = 1000, a = 7, x = 7.5, b = 4, c = true }  -- codes of all ones
+    local base = s:decode("R", s:encode("R", v))
+    for step = 1, 60 do
+      local w = copy(v)
+      w.k = (v.k + 1) % 1001
+      local field = ({ "a", "x", "b", "c", "none" })[rand(5) + 1]
+      if field == "a" then w.a = rand(8)
+      elseif field == "x" then w.x = (rand(1600) - 800) / 100
+      elseif field == "b" then w.b = rand(8) - 3
+      elseif field == "c" then w.c = not v.c end
+      local d = s:encode("R", w, { baseline = v })
+      local got = assert(s:decode("R", d, { baseline = base }))
+      assert.same(s:decode("R", s:encode("R", w)), got, "step " .. step)
+      -- and the tape it keeps: the unchanged record, kept from it whole
+      local same = s:encode("R", w, { baseline = w })
+      assert.same(got, s:decode("R", same, { baseline = got }), "step " .. step)
+      v, base = w, got
+    end
+  end)
+  it("keep strings and bytes of any length from the tape", function ()
+    -- short ones are copied through a small buffer, long ones a Lua buffer
+    local s = bitwire.schema { R = {
+      { "k", "int", min = 0, max = 1000 }, { "s", "string", max = 300 },
+      { "b", "bytes", max = 300 } } }
+    for _, n in ipairs { 0, 1, 63, 64, 65, 300 } do
+      local v = { k = 1, s = ("%03d"):format(n):rep(100):sub(1, n),
+                  b = string.char(0, 255, 7):rep(100):sub(1, n) }
+      local base = s:decode("R", s:encode("R", v))
+      local w = copy(v)
+      w.k = 2
+      local got = assert(s:decode("R", sameastable(s, "R", w, v), { baseline = base }))
+      assert.same(w, got)
+      -- kept again, from the tape the last decode made
+      w = copy(got)
+      w.k = 3
+      assert.same(w, s:decode("R", s:encode("R", w, { baseline = got }), { baseline = got }))
+    end
+  end)
 end)
