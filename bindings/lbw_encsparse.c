@@ -276,8 +276,9 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
 ** bw_encsparse's against a baseline table; its tape, lbw_tape.h's
 ** putslot).
 ** Pass 1 writes the value's tape and compares each element's with the
-** baseline's: equal codes are equal values on the wire (a type whose
-** elements could differ in codes alone, IEEE floats, takes no tape). It
+** baseline's: equal codes are equal values on the wire, and IEEE floats,
+** whose equal numbers may differ in codes, are compared by number (a type
+** with them inside an element's arrays takes no tape: lbw_tape.c). It
 ** raises nothing, so pass 2, which writes the sent slots in the encoding
 ** their number picks, raises where the walk over tables does. */
 
@@ -327,6 +328,16 @@ static int samevalue (Walk *w, const bw_Field *f, int v, int vt, int *same) {
   if (rec && ok) return 1;
   w->ip = bip;
   w->rp = brp;
+  if (ok && (f->kind == BW_KFLOAT32 || f->kind == BW_KFLOAT64)) {
+    /* by number, as tapefield compares it: 0.0 is -0.0's equal; the tape
+    ** keeps the value's own code */
+    double y = w->rin != NULL ? numof(w->rin[w->rp])
+                              : ieeevalue(f, get(w->in, w->ip, IEEEBITS(f)));
+    bw_tapeskip(w, f);
+    if (!(vt == LUA_TNUMBER && samenumber((double)lua_tonumber(w->c->L, v), y)))
+      *same = 0;
+    return 1;
+  }
   bw_tapeskip(w, f);
   if (ok && !(w->ip - bip == out->pos - p0
               && bw_tapesamebits(w->in, bip, out->s, p0, w->ip - bip)))

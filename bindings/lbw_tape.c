@@ -19,16 +19,19 @@ enum { TUNKNOWN, TVISITING, TYES, TNO };
 static int typeok (const bw_Schema *S, uint8_t *ok, uint32_t t);
 
 /* 1 if a value of 'f' (of a tapeok type: no cycle) holds an IEEE float,
-** whose equal numbers may have unequal codes (0 and -0). */
-static int ieee (const bw_Schema *S, const bw_Field *f) {
-  if (f->kind == BW_KFLOAT32 || f->kind == BW_KFLOAT64) return 1;
+** whose equal numbers may have unequal codes (0 and -0), in an array or
+** a sparse array ('deep': under one already). A sparse array's pass 1
+** compares such an element by its codes (lbw_encsparse.c's samevalue);
+** its records' and its own IEEE values, by number. */
+static int ieee (const bw_Schema *S, const bw_Field *f, int deep) {
+  if (f->kind == BW_KFLOAT32 || f->kind == BW_KFLOAT64) return deep;
   if (f->kind == BW_KARRAY || f->kind == BW_KSPARSE)
-    return ieee(S, &S->fields[f->ref]);
+    return ieee(S, &S->fields[f->ref], 1);
   if (f->kind == BW_KSTRUCT) {
     const bw_Type *ty = &S->types[f->ref];
     uint32_t i;
     for (i = 0; i < ty->count; i++)
-      if (ieee(S, &S->fields[ty->first + i])) return 1;
+      if (ieee(S, &S->fields[ty->first + i], deep)) return 1;
   }
   return 0;
 }
@@ -49,7 +52,7 @@ static int fieldok (const bw_Schema *S, uint8_t *ok, const bw_Field *f) {
                                    their codes (lbw_encsparse.c) */
     const bw_Field *e = &S->fields[f->ref];
     return !e->optional && !e->relative && e->kind != BW_KARRAY
-           && e->kind != BW_KSPARSE && fieldok(S, ok, e) && !ieee(S, e);
+           && e->kind != BW_KSPARSE && fieldok(S, ok, e) && !ieee(S, e, 0);
   }
   return 0;
 }

@@ -1,7 +1,8 @@
 -- Deltas against tapes: sparse arrays. Pass 1 compares each slot by its
--- codes, so the kinds whose equal values may differ in codes (IEEE floats)
--- and the elements a slot delta sends otherwise (relative ones, arrays,
--- sparse arrays) keep the walk over tables; every kind agrees with it.
+-- codes, IEEE floats by number (equal numbers may differ in codes); IEEE
+-- floats inside a slot's arrays and the elements a slot delta sends
+-- otherwise (relative ones, arrays, sparse arrays) keep the walk over
+-- tables; every kind agrees with it.
 local bitwire = require "bitwire"
 local H = require "spec.helpers"
 local T = require "spec.tape_helpers"
@@ -47,6 +48,24 @@ describe("deltas of sparse arrays against tapes", function ()
     local a = { k = 1, ps = { [2] = { t = 0.0, u = 0.0, n = 1 } } }
     assert.equal(1 + 4 + 1, s:bits("S", { k = 2, ps = { [2] = { t = -0.0, u = -0.0, n = 1 } } },
                                    { baseline = a }))
+    -- the same numbers as whole slots; and in arrays inside a slot's record,
+    -- which the walk over tables compares (their type takes no tape), in a
+    -- schema of their own so as not to hide the first
+    local whole = bitwire.schema {
+      S = { { "k", "int", min = 0, max = 9 }, { "fs", "sparse", of = { "float32" }, max = 9 } } }
+    local deep = bitwire.schema {
+      Q = { { "n", "int", min = 0, max = 9 }, { "v", "array", of = { "float32" }, max = 3 } },
+      S = { { "k", "int", min = 0, max = 9 }, { "qs", "sparse", of = "Q", max = 9 } } }
+    for i, p in ipairs { { 0.0, -0.0 }, { -0.0, 0.0 }, { nan, nan }, { 0.1, f32(0.1) },
+                         { f32(0.1), 0.1 }, { 1, 2 } } do
+      local x, y = p[1], p[2]
+      local msg = ("pair %d: %s, %s"):format(i, x, y)
+      chain(whole, "S", { k = 1, fs = { [3] = x, [4] = 1 } }, { k = 2, fs = { [3] = y, [4] = 1 } },
+            { k = 3, fs = { [3] = x } }, "whole, " .. msg, true)
+      chain(deep, "S", { k = 1, qs = { [1] = { n = 1, v = { x, 1 } } } },
+            { k = 2, qs = { [1] = { n = 1, v = { y, 1 } } } },
+            { k = 3, qs = { [1] = { n = 2, v = { x } } } }, "in arrays, " .. msg, true)
+    end
   end)
 
   it("send slots of every other element kind as the walk over tables does", function ()
