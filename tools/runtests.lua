@@ -3,7 +3,8 @@
 -- usage: lua5.4 tools/runtests.lua "<busted command>" <c test binaries...>
 --          [-- "<step command>"...]
 -- A step (make sanitize, make fuzz-short) counts as one test: passed when
--- it exits 0.
+-- it exits 0. A step written "&command" starts at once and runs alongside
+-- the rest (the machine has a core for it); its result is reported last.
 local busted_cmd = arg[1]
 local passed, failed = 0, 0
 local tests, steps = {}, {}
@@ -20,6 +21,14 @@ local function run(cmd)
   local out = p:read("a")
   local ok, _, code = p:close()
   return out, ok and 0 or code
+end
+
+-- background steps: started now, read (waited for) at the end
+local started, t_start = {}, os.time()
+for _, cmd in ipairs(steps) do
+  if cmd:sub(1, 1) == "&" then
+    started[#started + 1] = { cmd = cmd:sub(2), p = assert(io.popen(cmd:sub(2) .. " 2>&1", "r")) }
+  end
 end
 
 for _, t in ipairs(tests) do
@@ -52,14 +61,23 @@ end
 print(string.format("busted: %d passed, %d failed", bp, bf))
 passed, failed = passed + bp, failed + bf
 
+local function report (cmd, sout, ok, secs, how)
+  io.write(sout)
+  print(string.format("%s: %s (%d s%s)", cmd, ok and "passed" or "FAILED", secs, how or ""))
+  if ok then passed = passed + 1 else failed = failed + 1 end
+end
+
 for _, cmd in ipairs(steps) do
+  if cmd:sub(1, 1) == "&" then goto continue end
   local t0 = os.time()
   local sout, scode = run(cmd)
-  io.write(sout)
-  local ok = scode == 0
-  print(string.format("%s: %s (%d s)", cmd, ok and "passed" or "FAILED",
-    os.time() - t0))
-  if ok then passed = passed + 1 else failed = failed + 1 end
+  report(cmd, sout, scode == 0, os.time() - t0)
+  ::continue::
+end
+for _, b in ipairs(started) do
+  local sout = b.p:read("a")
+  local ok = b.p:close()
+  report(b.cmd, sout, ok == true, os.time() - t_start, ", alongside the rest")
 end
 print(string.format("%d passed, %d failed", passed, failed))
 os.exit(failed == 0 and 0 or 1)
