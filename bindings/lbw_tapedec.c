@@ -348,10 +348,9 @@ static INLINE int fusedrun (Walk *w, Frame *fr, const bw_Field *f, int tbl) {
     if (c->r.status != BW_OK) return bw_readfail(c);
     pushkey(c, f->name);
     if (!changed) keptfixed(c, f, code);
-    else if (f->relative) {
+    else if (f->relative) {  /* from the baseline's code, now 'code' */
       uint32_t bq[4] = { 0, 0, 0, 0 }, q[4];
-      uint64_t base = code;
-      if (!bw_readrelative(c, f, base, bq, &code, q)) return 0;
+      if (!bw_readrelative(c, f, code, bq, &code, q)) return 0;
     }
     else if (!bw_readfixed(c, f, &code)) return 0;
     out |= code << sh;
