@@ -441,6 +441,21 @@ static void tapeslot (Walk *w, const bw_Field *e, int v, int vt,
   TapeBuf *out = w->out, *rout = w->rout;
   uint64_t run = 0;
   int bidx = 0;
+  if ((p[1] & SHAD) && e->relative) {  /* a difference from the baseline
+                                          slot's code, as encrelative sends */
+    w->ip = p[2];
+    if (e->kind == BW_KQUAT) {
+      uint32_t bq[4], q[4];
+      takequat(w, e, bq);
+      bw_quatcode(c, e, v, q);
+      bw_writerelative(c, e, 0, 0, bq, q);
+    }
+    else {
+      uint64_t base = take(w, fixedbits(e));
+      bw_writerelative(c, e, base, bw_numcode(c, e, v, vt), NULL, NULL);
+    }
+    return;
+  }
   if (!(p[1] & SHAD) || e->kind != BW_KSTRUCT) {  /* whole */
     bw_encvalue(c, e, v, vt);
     return;

@@ -1,7 +1,8 @@
 -- Deltas against tapes: sparse arrays. Pass 1 compares each slot by its
--- codes, IEEE floats by number (equal numbers may differ in codes); IEEE
--- floats inside a slot's arrays and the elements a slot delta sends
--- otherwise (relative ones, arrays, sparse arrays) keep the walk over
+-- codes, IEEE floats by number (equal numbers may differ in codes); pass 2
+-- sends a relative slot as a difference from the baseline slot's code.
+-- IEEE floats inside a slot's arrays and the elements a slot delta sends
+-- as deltas of their own (arrays, sparse arrays) keep the walk over
 -- tables; every kind agrees with it.
 local bitwire = require "bitwire"
 local H = require "spec.helpers"
@@ -81,6 +82,12 @@ describe("deltas of sparse arrays against tapes", function ()
         { [1] = { [2] = 3, [4] = 0 }, [3] = {} }, { [1] = {} } },
       { "V", { [4] = { x = 4 } }, { [4] = { x = 5 } }, { [1] = { x = 1 }, [4] = { x = 5 } } },
       { { "int", min = 0, max = 9 }, { [2] = 1, [3] = 2 }, { [2] = 1, [3] = 3 }, { [6] = 0 } },
+      { { "quat", bits = 9, delta = "relative" },
+        { [1] = { 0.6, 0, 0.8, 0 }, [3] = { 0, 0, 0, 1 } },
+        { [1] = { 0.62, 0, 0.78, 0.1 }, [3] = { 0, 0, 0, 1 }, [4] = { 0, 1, 0, 0 } },
+        { [1] = { 0.6, 0.1, 0.79, 0.05 }, [4] = { 0, 1, 0.02, 0 } } },
+      { { "angle", bits = 10, delta = "relative" }, { [2] = 1, [5] = 6.2 },
+        { [2] = 1.5, [5] = 0.1 }, { [2] = 1.5, [5] = 6.0 } },
     }
     for i, k in ipairs(kinds) do
       local s = bitwire.schema { V = V, S = { { "k", "int", min = 0, max = 9 },
