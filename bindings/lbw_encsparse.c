@@ -116,17 +116,6 @@ lua_Integer *bw_sparsekeys (lua_State *L, int a, int b, lua_Integer n,
   return k;
 }
 
-/* The lowest set bit of 'm' (not 0). */
-static INLINE unsigned lowbit (uint64_t m) {
-#if defined(__GNUC__) || defined(__clang__)
-  return (unsigned)__builtin_ctzll(m);
-#else
-  unsigned k = 0;
-  for (; !(m & 1); m >>= 1) k++;
-  return k;
-#endif
-}
-
 /* Write 'z' bits of 0 and then, if 'one', a 1: the mask bits up to a
 ** present slot. Joined where the writer has room, so bits and failures
 ** are those of one write per bit. */

@@ -55,6 +55,17 @@ static inline int fixedscalar (const bw_Field *f) {
   return f->kind <= BW_KFLOAT || f->kind == BW_KENUM;
 }
 
+/* The lowest set bit of 'm' (not 0). */
+static INLINE unsigned lowbit (uint64_t m) {
+#if defined(__GNUC__) || defined(__clang__)
+  return (unsigned)__builtin_ctzll(m);
+#else
+  unsigned k = 0;
+  for (; !(m & 1); m >>= 1) k++;
+  return k;
+#endif
+}
+
 static inline unsigned fixedbits (const bw_Field *f) {
   return f->kind == BW_KFLOAT ? f->q.nbits : f->kind == BW_KBOOL ? 1 : f->nbits;
 }

@@ -232,6 +232,19 @@ static int tapedecvalue (Walk *w, const bw_Field *f, int had) {
   return 1;
 }
 
+/* How many of the next bits, at most 'max' (> 0), are 0, those read: the
+** changed bits of a run of kept elements, at once. 0 when the next is a 1
+** or none is left (read one by one, to fail where it fails). */
+static INLINE uint64_t zerorun (bw_Reader *r, uint64_t max) {
+  uint64_t left = bw_bitsremaining(r), k = max < 57 ? max : 57, v, z;
+  if (k > left) k = left;
+  if (k == 0 || r->status != BW_OK) return 0;
+  v = bw_readbits(r, (unsigned)k);
+  z = v == 0 ? k : lowbit(v);
+  r->pos -= k - z;  /* what follows the zeros is read again */
+  return z;
+}
+
 /* An array against the baseline's tape (see lbw_decdelta.c's
 ** decdeltaarray: the same checks and failures). */
 static int tapedecarray (Walk *w, const bw_Field *f) {
@@ -240,15 +253,29 @@ static int tapedecarray (Walk *w, const bw_Field *f) {
   const bw_Field *e = &c->S->fields[f->ref];
   int64_t i, n, bn = (int64_t)(take(w, f->nbits) + (uint64_t)f->min);
   Kept kept = { NONE, 0 };
-  int t;
+  int t, scan = 1;
   if (!bw_decdeltacount(c, f, bn, &n)) return 0;
   t = lua_gettop(L);
   put(c, w->out, (uint64_t)n - (uint64_t)f->min, f->nbits);
   for (i = 1; i <= n; i++) {
+    if (scan && i <= bn) {  /* kept elements up to the next changed one (after
+                               a kept one: changes come in runs too), pushed
+                               from the tape; they cannot fail */
+      uint64_t z = zerorun(&c->r, (uint64_t)((n < bn ? n : bn) - i + 1));
+      if (z > 0) {
+        keepfrom(w, &kept);
+        for (; z > 0; z--, i++) {
+          pushfrom(w, e);
+          lua_rawseti(L, t, (lua_Integer)i);
+        }
+        if (i > n) break;
+      }
+    }
     pushframe(c, BW_NONE, (lua_Integer)i);
     if (i <= bn) {
       uint64_t changed = bw_readbits(&c->r, 1);
       if (c->r.status != BW_OK) return bw_readfail(c);
+      scan = !changed;
       if (!changed) {  /* consecutive kept elements: their bits copied once */
         keepfrom(w, &kept);
         pushfrom(w, e);
