@@ -15,21 +15,25 @@
 ** the same choice from its copy of the baseline. */
 static int encrelative (Ctx *c, const bw_Field *f, int v, int b) {
   lua_State *L = c->L;
-  if (f->kind == BW_KQUAT) {
-    uint32_t base[4], code[4];
-    if (!bw_quatof(f, L, b, base)) return 0;
-    bw_quatcode(c, f, v, code);
-    bw_writerelative(c, f, 0, 0, base, code);
-  }
-  else {
-    uint64_t base;
-    if (lua_type(L, b) != LUA_TNUMBER
+  uint32_t bq[4] = { 0, 0, 0, 0 };
+  uint64_t base = 0;
+  if (f->kind == BW_KQUAT ? !bw_quatof(f, L, b, bq)
+      : lua_type(L, b) != LUA_TNUMBER
         || !bw_diffbase(f, (double)lua_tonumber(L, b), &base))
-      return 0;
-    bw_writerelative(c, f, base, bw_numcode(c, f, v, lua_type(L, v)), NULL,
-                     NULL);
-  }
+    return 0;
+  bw_sendrelative(c, f, v, base, bq);
   return 1;
+}
+
+void bw_sendrelative (Ctx *c, const bw_Field *f, int v, uint64_t base,
+                      const uint32_t bq[4]) {
+  if (f->kind == BW_KQUAT) {
+    uint32_t q[4];
+    bw_quatcode(c, f, v, q);
+    bw_writerelative(c, f, 0, 0, bq, q);
+  }
+  else bw_writerelative(c, f, base, bw_numcode(c, f, v, lua_type(c->L, v)),
+                        NULL, NULL);
 }
 
 void bw_writerelative (Ctx *c, const bw_Field *f, uint64_t base,

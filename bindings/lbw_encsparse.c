@@ -318,13 +318,12 @@ static int samevalue (Walk *w, const bw_Field *f, int v, int vt, int *same) {
   w->ip = bip;
   w->rp = brp;
   if (ok && (f->kind == BW_KFLOAT32 || f->kind == BW_KFLOAT64)) {
-    /* by number, as tapefield compares it: 0.0 is -0.0's equal; the tape
-    ** keeps the value's own code */
-    double y = w->rin != NULL ? numof(w->rin[w->rp])
-                              : ieeevalue(f, get(w->in, w->ip, IEEEBITS(f)));
-    bw_tapeskip(w, f);
-    if (!(vt == LUA_TNUMBER && samenumber((double)lua_tonumber(w->c->L, v), y)))
+    /* by number, as tapefield compares it; the tape keeps the value's own
+    ** code */
+    if (!ieeesame(w, f, get(w->in, w->ip, IEEEBITS(f)), vt,
+                  (double)lua_tonumber(w->c->L, v)))
       *same = 0;
+    bw_tapeskip(w, f);
     return 1;
   }
   bw_tapeskip(w, f);
@@ -431,18 +430,13 @@ static void tapeslot (Walk *w, const bw_Field *e, int v, int vt,
   uint64_t run = 0;
   int bidx = 0;
   if ((p[1] & SHAD) && e->relative) {  /* a difference from the baseline
-                                          slot's code, as encrelative sends */
+                                          slot's code */
+    uint32_t bq[4] = { 0, 0, 0, 0 };
+    uint64_t base = 0;
     w->ip = p[2];
-    if (e->kind == BW_KQUAT) {
-      uint32_t bq[4], q[4];
-      takequat(w, e, bq);
-      bw_quatcode(c, e, v, q);
-      bw_writerelative(c, e, 0, 0, bq, q);
-    }
-    else {
-      uint64_t base = take(w, fixedbits(e));
-      bw_writerelative(c, e, base, bw_numcode(c, e, v, vt), NULL, NULL);
-    }
+    if (e->kind == BW_KQUAT) takequat(w, e, bq);
+    else base = take(w, fixedbits(e));
+    bw_sendrelative(c, e, v, base, bq);
     return;
   }
   if (!(p[1] & SHAD) || e->kind != BW_KSTRUCT) {  /* whole */

@@ -312,6 +312,11 @@ int  bw_encdeltastruct (Ctx *c, uint32_t t, int idx, int bidx);
 void bw_writerelative (Ctx *c, const bw_Field *f, uint64_t base,
                        uint64_t code, const uint32_t bq[4],
                        const uint32_t q[4]);
+/* Write the value at 'v' of relative field 'f' as its difference from
+** the baseline's code ('base', or a quaternion's 'bq'), raising where the
+** value cannot be encoded. */
+void bw_sendrelative (Ctx *c, const bw_Field *f, int v, uint64_t base,
+                      const uint32_t bq[4]);
 /* The same delta from the baseline's tape (lbw_tape.c); returns 0, having
 ** written nothing, when type 't' or the baseline cannot take one. */
 int  bw_enctape (Ctx *c, uint32_t t, int idx, int bidx);

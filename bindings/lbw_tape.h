@@ -191,6 +191,16 @@ static INLINE int quatsame (Walk *w, const bw_Field *f, int v,
   return nums && bw_quatencode(&f->q, x, q) && memcmp(q, bq, 4 * sizeof(q[0])) == 0;
 }
 
+/* 1 if number 'x' (of a value of Lua type 'vt') of IEEE field 'f' is the
+** baseline's at w->rp (its raw), or of code 'base' when the baseline has
+** no raws: compared by number, as bw_equalopt compares (0.0 is -0.0's
+** equal), though their codes differ. */
+static INLINE int ieeesame (const Walk *w, const bw_Field *f, uint64_t base,
+                            int vt, double x) {
+  double y = w->rin != NULL ? numof(w->rin[w->rp]) : ieeevalue(f, base);
+  return vt == LUA_TNUMBER && samenumber(x, y);
+}
+
 /* A sparse array on a tape: each present slot 'i', rising, as a 1 and
 ** i - 1 in 'ibits' bits (bits_required(0, max - 1)), then its element's
 ** tape; after the last, a 0. putslot and putslotsend write it; nextslot

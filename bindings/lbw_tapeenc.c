@@ -125,9 +125,8 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       unsigned n = IEEEBITS(f);
       uint64_t base = take(w, n);
       double x = vt == LUA_TNUMBER ? (double)lua_tonumber(L, v) : 0;
-      double y = w->rin != NULL ? numof(w->rin[w->rp]) : ieeevalue(f, base);
-      int same = vt == LUA_TNUMBER && samenumber(x, y);
-      return scalardone(w, r, f, v, vt, same, rawof(x), ieeecode(f, x), n);
+      return scalardone(w, r, f, v, vt, ieeesame(w, f, base, vt, x), rawof(x),
+                        ieeecode(f, x), n);
     }
     case BW_KTIERED: {  /* compared by value, as the walk over tables
                            compares it; an int's code on the tape */
