@@ -125,13 +125,6 @@ void bw_tapegrow (Ctx *c, TapeBuf *b, size_t words) {
   b->cap = cap;
 }
 
-/* Up to 8 bytes at 'p' as the low bits of a word, first byte lowest. */
-static INLINE uint64_t chunk (const char *p, size_t k) {
-  uint64_t v = 0;
-  while (k-- > 0) v = v << 8 | (uint8_t)p[k];
-  return v;
-}
-
 void bw_tapeputstr (Ctx *c, TapeBuf *b, const bw_Field *f, const char *s,
                     size_t len) {
   put(c, b, (uint64_t)len - (uint64_t)f->min, f->nbits);

@@ -80,6 +80,19 @@ static INLINE void put (Ctx *c, TapeBuf *b, uint64_t v, unsigned n) {
   b->pos += n;
 }
 
+/* Up to 8 bytes at 'p' as the low bits of a word, first byte lowest: a
+** string's piece on a tape; and the 'k' bytes of such a word back. */
+static INLINE uint64_t chunk (const char *p, size_t k) {
+  uint64_t v = 0;
+  while (k-- > 0) v = v << 8 | (uint8_t)p[k];
+  return v;
+}
+
+static INLINE void unchunk (char *p, uint64_t v, size_t k) {
+  size_t i;
+  for (i = 0; i < k; i++, v >>= 8) p[i] = (char)(v & 0xff);
+}
+
 /* The raw of a number: its bits. */
 static INLINE uint64_t rawof (double x) {
   uint64_t u;

@@ -49,7 +49,8 @@ static NOINLINE void keptstring (Walk *w, const bw_Field *f) {
   char *p = s;
   luaL_Buffer B;
   if (len > sizeof(s)) p = luaL_buffinitsize(L, &B, len);
-  for (k = 0; k < len; k++) p[k] = (char)take(w, 8);
+  for (k = 0; k + 8 <= len; k += 8) unchunk(p + k, take(w, 64), 8);
+  if (k < len) unchunk(p + k, take(w, (unsigned)(len - k) * 8), len - k);
   if (p == s) lua_pushlstring(L, s, len);
   else luaL_pushresultsize(&B, len);
 }
