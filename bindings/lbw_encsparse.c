@@ -286,15 +286,90 @@ static void addslot (Ctx *c, TapeBuf *sl, lua_Integer i, unsigned flags,
 }
 
 static int samestruct (Walk *w, uint32_t t, int idx, int *same);
+static int samevalue (Walk *w, const bw_Field *f, int v, int vt, int *same);
+
+/* samevalue's IEEE float 'x' of field 'f' (its value of Lua type 'vt'):
+** compared by number, as tapefield compares it; the tape keeps the
+** value's own code. */
+static INLINE int sameieee (Walk *w, const bw_Field *f, int vt, double x,
+                            int *same) {
+  unsigned bits = IEEEBITS(f);
+  if (!ieeesame(w, f, take(w, bits), vt, x)) *same = 0;
+  w->rp++;
+  if (vt != LUA_TNUMBER) return 0;
+  put(w->c, w->out, ieeecode(f, x), bits);
+  rawput(w->c, w->rout, rawof(x));
+  return 1;
+}
+
+/* 1 if samevalue compares an array of 'f' element by element: its
+** elements may hold IEEE floats, which it compares by number. */
+#define EACHELEMENT(S, f) \
+  ((f)->kind == BW_KARRAY \
+   && ((S)->fields[(f)->ref].kind == BW_KFLOAT32 \
+       || (S)->fields[(f)->ref].kind == BW_KFLOAT64 \
+       || (S)->fields[(f)->ref].kind == BW_KSTRUCT \
+       || (S)->fields[(f)->ref].kind == BW_KARRAY))
+
+/* samevalue's array at 'v' (a table) of field 'f' (EACHELEMENT): its
+** count, then each element as samevalue compares it; built whole when the
+** counts differ. */
+static int samearray (Walk *w, const bw_Field *f, int v, int *same) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  const bw_Field *e = &c->S->fields[f->ref];
+  uint64_t bip = w->ip;
+  lua_Integer i, n = (lua_Integer)lua_rawlen(L, v);
+  int ok = 1;
+  if ((uint64_t)n != take(w, f->nbits) + (uint64_t)f->min) {
+    *same = 0;
+    w->ip = bip;
+    bw_tapeskip(w, f);
+    return bw_tapebuild(c, w->out, w->rout, f, v, LUA_TTABLE);
+  }
+  if (!lenfits(c, f, (size_t)n, "count", 0)) return 0;
+  put(c, w->out, (uint64_t)n - (uint64_t)f->min, f->nbits);
+  if (e->kind == BW_KFLOAT32 || e->kind == BW_KFLOAT64) {  /* inline */
+    for (i = 1; ok && i <= n; i++) {
+      int et = lua_rawgeti(L, v, i);
+      ok = sameieee(w, e, et, (double)lua_tonumber(L, -1), same);
+      lua_pop(L, 1);
+    }
+    return ok;
+  }
+  for (i = 1; ok && i <= n; i++) {
+    int et = lua_rawgeti(L, v, i);
+    ok = et != LUA_TNIL && samevalue(w, e, lua_gettop(L), et, same);
+    lua_pop(L, 1);
+  }
+  return ok;
+}
 
 /* Pass 1's value at 'v' (of Lua type 'vt', not nil) of field 'f': its
 ** tape written as bw_tapebuild writes it, compared with the baseline's at
 ** w->ip, which it steps over. Returns 0 when it is no value of the field
-** (its tape unfinished); else 1, '*same' cleared if a code differs. */
+** (its tape unfinished); else 1, '*same' cleared if a code differs. A
+** record, and an array of EACHELEMENT, is compared part by part ('rec'). */
 static int samevalue (Walk *w, const bw_Field *f, int v, int vt, int *same) {
   TapeBuf *out = w->out;
   uint64_t p0 = out->pos, bip = w->ip, brp = w->rp;
-  int rec = f->kind == BW_KSTRUCT, ok;
+  int rec = f->kind == BW_KSTRUCT || EACHELEMENT(w->c->S, f), ok;
+  if (fixedscalar(f)) {  /* one code, as bw_tapebuild writes it; a raw
+                            equal to the baseline's has its code */
+    unsigned bits = fixedbits(f);
+    uint64_t raw = 0, code = 0, base = take(w, bits);
+    ok = fixedraw(w->c, f, v, vt, 0, &raw);
+    if (ok && w->rin != NULL && raw == w->rin[w->rp]) code = base;
+    else if (ok) ok = rawcode(w->c, f, raw, 0, &code);
+    w->rp++;
+    if (!ok) return 0;
+    if (code != base) *same = 0;
+    put(w->c, out, code, bits);
+    rawput(w->c, w->rout, raw);
+    return 1;
+  }
+  if (f->kind == BW_KFLOAT32 || f->kind == BW_KFLOAT64)
+    return sameieee(w, f, vt, (double)lua_tonumber(w->c->L, v), same);
   if (f->kind == BW_KQUAT) {  /* compared as tapefield compares it */
     double x[4];
     uint32_t q[4], bq[4];
@@ -312,20 +387,13 @@ static int samevalue (Walk *w, const bw_Field *f, int v, int vt, int *same) {
       return 1;
     }
   }
-  else if (rec) ok = vt == LUA_TTABLE && samestruct(w, f->ref, v, same);
+  else if (rec) ok = vt == LUA_TTABLE
+                     && (f->kind == BW_KSTRUCT ? samestruct(w, f->ref, v, same)
+                                               : samearray(w, f, v, same));
   else ok = bw_tapebuild(w->c, out, w->rout, f, v, vt);
   if (rec && ok) return 1;
   w->ip = bip;
   w->rp = brp;
-  if (ok && (f->kind == BW_KFLOAT32 || f->kind == BW_KFLOAT64)) {
-    /* by number, as tapefield compares it; the tape keeps the value's own
-    ** code */
-    if (!ieeesame(w, f, get(w->in, w->ip, IEEEBITS(f)), vt,
-                  (double)lua_tonumber(w->c->L, v)))
-      *same = 0;
-    bw_tapeskip(w, f);
-    return 1;
-  }
   bw_tapeskip(w, f);
   if (ok && !(w->ip - bip == out->pos - p0
               && bw_tapesamebits(w->in, bip, out->s, p0, w->ip - bip)))

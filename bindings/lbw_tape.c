@@ -19,14 +19,14 @@ enum { TUNKNOWN, TVISITING, TYES, TNO };
 static int typeok (const bw_Schema *S, uint8_t *ok, uint32_t t);
 
 /* 1 if a value of 'f' (of a tapeok type: no cycle) holds an IEEE float,
-** whose equal numbers may have unequal codes (0 and -0), in an array or
-** a sparse array ('deep': under one already). A sparse array's pass 1
-** compares such an element by its codes (lbw_encsparse.c's samevalue);
-** its records' and its own IEEE values, by number. */
+** whose equal numbers may have unequal codes (0 and -0), in a sparse
+** array ('deep': under one already). A sparse array's pass 1 compares
+** such an element by its codes (lbw_encsparse.c's samevalue); its own
+** IEEE values, and those of its records and arrays, by number. */
 static int ieee (const bw_Schema *S, const bw_Field *f, int deep) {
   if (f->kind == BW_KFLOAT32 || f->kind == BW_KFLOAT64) return deep;
-  if (f->kind == BW_KARRAY || f->kind == BW_KSPARSE)
-    return ieee(S, &S->fields[f->ref], 1);
+  if (f->kind == BW_KARRAY) return ieee(S, &S->fields[f->ref], deep);
+  if (f->kind == BW_KSPARSE) return ieee(S, &S->fields[f->ref], 1);
   if (f->kind == BW_KSTRUCT) {
     const bw_Type *ty = &S->types[f->ref];
     uint32_t i;

@@ -1,9 +1,10 @@
 -- Deltas against tapes: sparse arrays. Pass 1 compares each slot by its
 -- codes, IEEE floats by number (equal numbers may differ in codes); pass 2
 -- sends a relative slot as a difference from the baseline slot's code.
--- IEEE floats inside a slot's arrays and the elements a slot delta sends
--- as deltas of their own (arrays, sparse arrays) keep the walk over
--- tables; every kind agrees with it.
+-- A slot record's arrays are compared element by element (IEEE floats by
+-- number); IEEE floats inside a slot's sparse arrays, and the elements a
+-- slot delta sends as deltas of their own (arrays, sparse arrays), keep
+-- the walk over tables; every kind agrees with it.
 local bitwire = require "bitwire"
 local H = require "spec.helpers"
 local T = require "spec.tape_helpers"
@@ -50,8 +51,7 @@ describe("deltas of sparse arrays against tapes", function ()
     assert.equal(1 + 4 + 1, s:bits("S", { k = 2, ps = { [2] = { t = -0.0, u = -0.0, n = 1 } } },
                                    { baseline = a }))
     -- the same numbers as whole slots; and in arrays inside a slot's record,
-    -- which the walk over tables compares (their type takes no tape), in a
-    -- schema of their own so as not to hide the first
+    -- compared element by element, in a schema of their own
     local whole = bitwire.schema {
       S = { { "k", "int", min = 0, max = 9 }, { "fs", "sparse", of = { "float32" }, max = 9 } } }
     local deep = bitwire.schema {
@@ -66,6 +66,63 @@ describe("deltas of sparse arrays against tapes", function ()
       chain(deep, "S", { k = 1, qs = { [1] = { n = 1, v = { x, 1 } } } },
             { k = 2, qs = { [1] = { n = 1, v = { y, 1 } } } },
             { k = 3, qs = { [1] = { n = 2, v = { x } } } }, "in arrays, " .. msg, true)
+    end
+  end)
+
+  it("compare a slot's arrays element by element: counts, IEEE numbers, records, nesting", function ()
+    -- a slot record's arrays whose elements may hold IEEE floats are
+    -- compared one element at a time (numbers by number); each pair below
+    -- changes one thing only, so a missed change would keep the slot
+    local s = bitwire.schema {
+      R = { { "t", "float32" }, { "m", "int", min = 0, max = 9 } },
+      Q = { { "n", "int", min = 0, max = 9 }, { "v", "array", of = { "float32" }, max = 3 },
+            { "rs", "array", of = "R", max = 3 },
+            { "g", "array", of = { "array", of = { "float64" }, max = 2 }, max = 2 } },
+      S = { { "k", "int", min = 0, max = 9 }, { "qs", "sparse", of = "Q", max = 9 } } }
+    local function q (v, rs, g) return { n = 1, v = v, rs = rs, g = g } end
+    local R1, R0 = { { t = 1, m = 1 } }, { { t = 0.0, m = 1 } }
+    local changes = {
+      { "v grows", q({ 1 }, R1, {}), q({ 1, 2 }, R1, {}) },
+      { "v shrinks", q({ 1, 2 }, R1, {}), q({ 1 }, R1, {}) },
+      { "v empties", q({ 1 }, R1, {}), q({}, R1, {}) },
+      { "v element", q({ 1, 2 }, R1, {}), q({ 1, 3 }, R1, {}) },
+      { "rs grows", q({}, R1, {}), q({}, { { t = 1, m = 1 }, { t = 2, m = 2 } }, {}) },
+      { "rs element", q({}, R1, {}), q({}, { { t = 1, m = 2 } }, {}) },
+      { "g inner grows", q({}, R1, { { 1 } }), q({}, R1, { { 1, 2 } }) },
+      { "g inner element", q({}, R1, { { 1, 2 } }), q({}, R1, { { 1, 2.5 } }) },
+      { "g outer shrinks", q({}, R1, { { 1 }, { 2 } }), q({}, R1, { { 1 } }) },
+    }
+    local base = { k = 1, qs = { [4] = q({ 7 }, R1, {}) } }
+    for _, ch in ipairs(changes) do
+      local a = { k = 1, qs = { [2] = ch[2], [4] = base.qs[4] } }
+      local b = { k = 2, qs = { [2] = ch[3], [4] = base.qs[4] } }
+      local c = { k = 3, qs = { [2] = ch[2] } }
+      chain(s, "S", a, b, c, ch[1])
+      assert.is_true(s:bits("S", b, { baseline = a }) > 1 + 4 + 1, ch[1])  -- the slot sent
+    end
+    -- equal numbers, one code apart: no slot sent
+    for _, p in ipairs {
+      { q({ 0.0 }, R1, {}), q({ -0.0 }, R1, {}) },
+      { q({}, R0, {}), q({}, { { t = -0.0, m = 1 } }, {}) },
+      { q({}, R1, { { 0.0 } }), q({}, R1, { { -0.0 } }) } } do
+      local a, b = { k = 1, qs = { [2] = p[1] } }, { k = 2, qs = { [2] = p[2] } }
+      assert.equal(1 + 4 + 1, s:bits("S", b, { baseline = a }))
+      chain(s, "S", a, b, { k = 3, qs = { [2] = p[2] } }, "zeros", true)
+    end
+    -- what a field does not take raises as the walk over tables raises it,
+    -- also where its number would be the baseline's (0)
+    local a0 = { k = 1, qs = { [2] = q({ 0 }, R0, { { 0 } }) } }
+    for _, bad in ipairs { "x", true, {}, "0" } do
+      for _, b in ipairs { q({ bad }, R0, { { 0 } }), q({ 0 }, { { t = bad, m = 1 } }, { { 0 } }),
+                           q({ 0 }, R0, { { bad } }) } do
+        local v = { k = 2, qs = { [2] = b } }
+        local ok, e = pcall(s.encode, s, "S", v, { baseline = a0 })
+        local ok2, e2 = pcall(s.encode, s, "S", v, { baseline = T.poisoned(a0) })
+        assert.is_false(ok)
+        assert.is_false(ok2)
+        assert.matches("^qs%[2%]%.[vrg]s?%[1%][%.%[%]t1]*: expected a number", e)
+        assert.equal(e2, e)
+      end
     end
   end)
 
