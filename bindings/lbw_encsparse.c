@@ -487,9 +487,9 @@ static int samestruct (Walk *w, uint32_t t, int idx, int *same) {
 }
 
 /* Pass 2's present element at 'v' (of Lua type 'vt') of slot entry 'p':
-** as encslot writes it against a baseline slot. A record the baseline has
-** is a delta against its tape; its tape goes to a scratch buffer (pass 1
-** wrote the value's). */
+** as encslot writes it against a baseline slot. A record or an array the
+** baseline has is a delta against its tape; its tape goes to a scratch
+** buffer (pass 1 wrote the value's). */
 static void tapeslot (Walk *w, const bw_Field *e, int v, int vt,
                       const uint64_t *p, int btab) {
   Ctx *c = w->c;
@@ -507,13 +507,13 @@ static void tapeslot (Walk *w, const bw_Field *e, int v, int vt,
     bw_sendrelative(c, e, v, base, bq);
     return;
   }
-  if (!(p[1] & SHAD) || e->kind != BW_KSTRUCT) {  /* whole */
-    bw_encvalue(c, e, v, vt);
+  if (!(p[1] & SHAD) || (e->kind != BW_KSTRUCT && e->kind != BW_KARRAY)) {
+    bw_encvalue(c, e, v, vt);  /* whole */
     return;
   }
   if (vt != LUA_TTABLE) bw_enctype(c, v, "a table");
   if (btab && lua_rawgeti(c->L, btab, (lua_Integer)p[0]) == LUA_TTABLE
-      && (c->tapes->ok[e->ref] & TAPENESTS))
+      && (e->kind == BW_KARRAY || (c->tapes->ok[e->ref] & TAPENESTS)))
     bidx = lua_gettop(c->L);  /* its records shared with the baseline's */
   if (out != &tp->sout) {  /* nested ones write on */
     tp->sout.pos = tp->srout.pos = 0;
@@ -522,7 +522,8 @@ static void tapeslot (Walk *w, const bw_Field *e, int v, int vt,
   }
   w->ip = p[2];
   w->rp = p[3];
-  bw_tapeencstruct(w, e->ref, v, bidx, &run);
+  if (e->kind == BW_KSTRUCT) bw_tapeencstruct(w, e->ref, v, bidx, &run);
+  else bw_tapeencarray(w, e, v, bidx, &run);
   runflush(c, &run);
   w->out = out;
   w->rout = rout;

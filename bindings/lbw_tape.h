@@ -293,6 +293,11 @@ static INLINE void keepbits (Walk *w, Kept *k) {
 ** gathered in 'r' (lbw_tapeenc.c); a record decoded against it, pushed
 ** (lbw_tapedec.c). */
 int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r);
+/* An array at 'idx' (a table) against the baseline's tape at w->ip, as
+** lbw_encdelta.c's encdeltaarray writes it (no changed bit before it);
+** 'bidx': the baseline's table, or 0. Returns 1 if anything changed. */
+int bw_tapeencarray (Walk *w, const bw_Field *f, int idx, int bidx,
+                     uint64_t *r);
 /* A sparse array at 'v' (of Lua type 'vt'; present in both) as tapefield
 ** sends it: its changed bit and, when a slot changed, the delta
 ** (lbw_encsparse.c); 'btab': the baseline's table, or 0. Returns 1 if it

@@ -359,6 +359,11 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
   return changed;
 }
 
+int bw_tapeencarray (Walk *w, const bw_Field *f, int idx, int bidx,
+                     uint64_t *r) {
+  return tapearray(w, f, idx, bidx, r);
+}
+
 /* taperun's fields one by one, when a value is missing or refused: a
 ** failure raises at its own bit. */
 static NOINLINE int runfields (Walk *w, uint64_t *r, Frame *fr,

@@ -1,10 +1,10 @@
 -- Deltas against tapes: sparse arrays. Pass 1 compares each slot by its
 -- codes, IEEE floats by number (equal numbers may differ in codes); pass 2
 -- sends a relative slot as a difference from the baseline slot's code.
--- A slot record's arrays are compared element by element (IEEE floats by
--- number); IEEE floats inside a slot's sparse arrays, and the elements a
--- slot delta sends as deltas of their own (arrays, sparse arrays), keep
--- the walk over tables; every kind agrees with it.
+-- Arrays, as slots or in a slot's records, are compared element by element
+-- (IEEE floats by number) and sent as array deltas; slots that are sparse
+-- arrays, and IEEE floats inside a slot's sparse arrays, keep the walk over
+-- tables; every kind agrees with it.
 local bitwire = require "bitwire"
 local H = require "spec.helpers"
 local T = require "spec.tape_helpers"
@@ -135,6 +135,15 @@ describe("deltas of sparse arrays against tapes", function ()
         { [1] = 2, [3] = 4 }, { [1] = 2.5, [3] = 4, [6] = 1 }, { [3] = 4 } },
       { { "array", of = "V", max = 3 }, { [2] = { { x = 1 } } },
         { [2] = { { x = 1 }, { x = 2 } }, [5] = {} }, { [2] = { { x = 3 } } } },
+      { { "array", of = { "int", min = 0, max = 9 }, max = 4 }, { [1] = { 1, 2 }, [3] = {} },
+        { [1] = { 1, 3 }, [3] = { 4 }, [5] = { 1 } }, { [1] = { 1, 3, 5 }, [5] = {} } },
+      { { "array", of = { "int", min = 0, max = 9 }, count = 2 }, { [1] = { 1, 2 }, [4] = { 0, 0 } },
+        { [1] = { 1, 3 }, [4] = { 0, 0 }, [6] = { 9, 9 } }, { [1] = { 2, 3 } } },
+      { { "array", of = { "array", of = "V", max = 2 }, max = 2 },
+        { [2] = { { { x = 1 } }, {} }, [3] = { {} } },
+        { [2] = { { { x = 1 }, { x = 2 } }, {} }, [3] = { {} } }, { [2] = { {} } } },
+      { { "array", of = { "float", min = 0, max = 8, res = 0.5, delta = "relative" }, max = 3 },
+        { [1] = { 1, 2 }, [2] = { 3 } }, { [1] = { 1, 2.5 }, [2] = { 3 } }, { [1] = { 1.5 } } },
       { { "sparse", of = { "int", min = 0, max = 3 }, max = 4 }, { [1] = { [2] = 3 } },
         { [1] = { [2] = 3, [4] = 0 }, [3] = {} }, { [1] = {} } },
       { "V", { [4] = { x = 4 } }, { [4] = { x = 5 } }, { [1] = { x = 1 }, [4] = { x = 5 } } },
@@ -152,6 +161,23 @@ describe("deltas of sparse arrays against tapes", function ()
       chain(s, "S", { k = 1, sp = k[2] }, { k = 2, sp = k[3] }, { k = 3, sp = k[4] },
             "kind " .. i)
     end
+    -- arrays of IEEE floats as slots: by number, element by element
+    local s = bitwire.schema { S = { { "k", "int", min = 0, max = 9 },
+                                     { "sp", "sparse", of = { "array", of = { "float32" }, max = 3 },
+                                       max = 6 } } }
+    local a = { k = 1, sp = { [2] = { 0.0, 1 }, [4] = { 2 } } }
+    local b = { k = 2, sp = { [2] = { -0.0, 1 }, [4] = { 2 } } }
+    assert.equal(1 + 4 + 1, s:bits("S", b, { baseline = a }))
+    chain(s, "S", a, b, { k = 3, sp = { [2] = { -0.0, 2 }, [5] = {} } }, "float32 arrays", true)
+    -- one element of a long array changed: a delta of the array, not all of it
+    local long = bitwire.schema { S = { { "k", "int", min = 0, max = 9 },
+      { "sp", "sparse", of = { "array", of = { "int", min = 0, max = 255 }, max = 40 }, max = 6 } } }
+    local xs, ys = {}, {}
+    for i = 1, 40 do xs[i], ys[i] = i, i end
+    ys[17] = 200
+    local la, lb = { k = 1, sp = { [3] = xs } }, { k = 2, sp = { [3] = ys } }
+    assert.is_true(long:bits("S", lb, { baseline = la }) < 100)  -- whole: 40 * 8 bits
+    chain(long, "S", la, lb, { k = 3, sp = { [3] = xs, [1] = ys } }, "long array")
   end)
 
   it("compare each raw of a slot with its own, past slots kept, added or dropped", function ()
