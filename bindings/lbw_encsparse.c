@@ -304,14 +304,15 @@ static INLINE int sameieee (Walk *w, const bw_Field *f, int vt, double x,
 
 /* 1 if samevalue compares an array of 'f' element by element: its
 ** elements may hold IEEE floats, which it compares by number. */
-#define EACHELEMENT(S, f) \
-  ((f)->kind == BW_KARRAY \
-   && ((S)->fields[(f)->ref].kind == BW_KFLOAT32 \
-       || (S)->fields[(f)->ref].kind == BW_KFLOAT64 \
-       || (S)->fields[(f)->ref].kind == BW_KSTRUCT \
-       || (S)->fields[(f)->ref].kind == BW_KARRAY))
+static INLINE int eachelement (const bw_Schema *S, const bw_Field *f) {
+  int k;
+  if (f->kind != BW_KARRAY) return 0;
+  k = S->fields[f->ref].kind;
+  return k == BW_KFLOAT32 || k == BW_KFLOAT64 || k == BW_KSTRUCT
+         || k == BW_KARRAY;
+}
 
-/* samevalue's array at 'v' (a table) of field 'f' (EACHELEMENT): its
+/* samevalue's array at 'v' (a table) of field 'f' (eachelement): its
 ** count, then each element as samevalue compares it; built whole when the
 ** counts differ. */
 static int samearray (Walk *w, const bw_Field *f, int v, int *same) {
@@ -329,7 +330,8 @@ static int samearray (Walk *w, const bw_Field *f, int v, int *same) {
   }
   if (!lenfits(c, f, (size_t)n, "count", 0)) return 0;
   put(c, w->out, (uint64_t)n - (uint64_t)f->min, f->nbits);
-  if (e->kind == BW_KFLOAT32 || e->kind == BW_KFLOAT64) {  /* inline */
+  if (e->kind == BW_KFLOAT32 || e->kind == BW_KFLOAT64) {  /* no call an
+                                                             element */
     for (i = 1; ok && i <= n; i++) {
       int et = lua_rawgeti(L, v, i);
       ok = sameieee(w, e, et, (double)lua_tonumber(L, -1), same);
@@ -349,18 +351,16 @@ static int samearray (Walk *w, const bw_Field *f, int v, int *same) {
 ** tape written as bw_tapebuild writes it, compared with the baseline's at
 ** w->ip, which it steps over. Returns 0 when it is no value of the field
 ** (its tape unfinished); else 1, '*same' cleared if a code differs. A
-** record, and an array of EACHELEMENT, is compared part by part ('rec'). */
+** record, and an array of eachelement, is compared part by part ('rec'). */
 static int samevalue (Walk *w, const bw_Field *f, int v, int vt, int *same) {
   TapeBuf *out = w->out;
   uint64_t p0 = out->pos, bip = w->ip, brp = w->rp;
-  int rec = f->kind == BW_KSTRUCT || EACHELEMENT(w->c->S, f), ok;
+  int rec = f->kind == BW_KSTRUCT || eachelement(w->c->S, f), ok;
   if (fixedscalar(f)) {  /* one code, as bw_tapebuild writes it; a raw
                             equal to the baseline's has its code */
     unsigned bits = fixedbits(f);
     uint64_t raw = 0, code = 0, base = take(w, bits);
-    ok = fixedraw(w->c, f, v, vt, 0, &raw);
-    if (ok && w->rin != NULL && raw == w->rin[w->rp]) code = base;
-    else if (ok) ok = rawcode(w->c, f, raw, 0, &code);
+    ok = fixedraw(w->c, f, v, vt, 0, &raw) && codeagainst(w, f, raw, base, &code);
     w->rp++;
     if (!ok) return 0;
     if (code != base) *same = 0;

@@ -185,6 +185,19 @@ static INLINE uint64_t take (Walk *w, unsigned n) {
   return v;
 }
 
+/* The code of raw 'raw' of fixed scalar 'f' against the baseline's code
+** 'base' (its raw at w->rp, when the walk has raws): the baseline's when
+** the raws are equal, nothing range-checked or quantized again; else as
+** rawcode, 0 where 'f' does not take it. */
+static INLINE int codeagainst (Walk *w, const bw_Field *f, uint64_t raw,
+                               uint64_t base, uint64_t *code) {
+  if (w->rin != NULL && raw == w->rin[w->rp]) {
+    *code = base;
+    return 1;
+  }
+  return rawcode(w->c, f, raw, 0, code);
+}
+
 /* 1 if the quaternion at 'v' has the baseline's code 'bq' (at w->ip,
 ** its raws at w->rp), as a delta compares it (bw_equalopt): numbers whose
 ** raws are the baseline's have its code, else their code ('q', with the

@@ -171,17 +171,13 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       return !same;
     }
     default: {  /* a raw equal to the baseline's takes its code */
-      uint64_t raw = 0, code = 0, base;
       unsigned bits = fixedbits(f);
-      int kept = 0;
+      uint64_t raw = 0, code = 0, base = take(w, bits);
       if (!fixedraw(c, f, v, vt, 0, &raw)
-          || (!(kept = w->rin != NULL && raw == w->rin[w->rp])
-              && !rawcode(c, f, raw, 0, &code))) {  /* raise where the */
+          || !codeagainst(w, f, raw, base, &code)) {  /* raise where the */
         if (deltafixed(f)) fixedvalue(c, f, v, vt);  /* walk over tables */
         sendleaf(c, r, f, v, vt);                    /* does */
       }
-      base = take(w, bits);
-      if (kept) code = base;
       rawput(c, w->rout, raw);
       w->rp++;
       put(c, w->out, code, bits);
