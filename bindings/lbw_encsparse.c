@@ -267,7 +267,7 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
 ** Pass 1 writes the value's tape and compares each element's with the
 ** baseline's: equal codes are equal values on the wire, and IEEE floats,
 ** whose equal numbers may differ in codes, are compared by number (a type
-** with them inside an element's arrays takes no tape: lbw_tape.c). It
+** with them inside an element's sparse arrays takes no tape: lbw_tape.c). It
 ** raises nothing, so pass 2, which writes the sent slots in the encoding
 ** their number picks, raises where the walk over tables does. */
 
@@ -486,6 +486,9 @@ static int samestruct (Walk *w, uint32_t t, int idx, int *same) {
   return 1;
 }
 
+static int tapesparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
+                       int btab, int bit);
+
 /* Pass 2's present element at 'v' (of Lua type 'vt') of slot entry 'p':
 ** as encslot writes it against a baseline slot. A record or an array the
 ** baseline has is a delta against its tape; its tape goes to a scratch
@@ -507,13 +510,14 @@ static void tapeslot (Walk *w, const bw_Field *e, int v, int vt,
     bw_sendrelative(c, e, v, base, bq);
     return;
   }
-  if (!(p[1] & SHAD) || (e->kind != BW_KSTRUCT && e->kind != BW_KARRAY)) {
+  if (!(p[1] & SHAD) || (e->kind != BW_KSTRUCT && e->kind != BW_KARRAY
+                          && e->kind != BW_KSPARSE)) {
     bw_encvalue(c, e, v, vt);  /* whole */
     return;
   }
   if (vt != LUA_TTABLE) bw_enctype(c, v, "a table");
   if (btab && lua_rawgeti(c->L, btab, (lua_Integer)p[0]) == LUA_TTABLE
-      && (e->kind == BW_KARRAY || (c->tapes->ok[e->ref] & TAPENESTS)))
+      && (e->kind != BW_KSTRUCT || (c->tapes->ok[e->ref] & TAPENESTS)))
     bidx = lua_gettop(c->L);  /* its records shared with the baseline's */
   if (out != &tp->sout) {  /* nested ones write on */
     tp->sout.pos = tp->srout.pos = 0;
@@ -523,7 +527,8 @@ static void tapeslot (Walk *w, const bw_Field *e, int v, int vt,
   w->ip = p[2];
   w->rp = p[3];
   if (e->kind == BW_KSTRUCT) bw_tapeencstruct(w, e->ref, v, bidx, &run);
-  else bw_tapeencarray(w, e, v, bidx, &run);
+  else if (e->kind == BW_KARRAY) bw_tapeencarray(w, e, v, bidx, &run);
+  else tapesparse(w, &run, e, v, bidx, 0);
   runflush(c, &run);
   w->out = out;
   w->rout = rout;
@@ -532,6 +537,19 @@ static void tapeslot (Walk *w, const bw_Field *e, int v, int vt,
 
 int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
                       int vt, int btab) {
+  if (vt != LUA_TTABLE) {  /* changed; then refused, as bw_encsparse does */
+    runadd(w->c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
+    runflush(w->c, r);
+    bw_enctype(w->c, v, "a table");
+  }
+  return tapesparse(w, r, f, v, btab, 1);
+}
+
+/* bw_tapeencsparse's sparse array at 'v' (a table), with its changed bit
+** when 'bit'; without, as a slot's element is sent (bw_encsparse against
+** the baseline slot: all of it, though no slot in it changed). */
+static int tapesparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
+                       int btab, int bit) {
   Ctx *c = w->c;
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
@@ -542,11 +560,6 @@ int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
   uint64_t base = sl->pos, relc = 0, endip, endrp, k;
   size_t m = 0, j = 0, both = 0, probe = 0;
   int top = lua_gettop(L), enc, hits = 0;
-  if (vt != LUA_TTABLE) {  /* changed; then refused, as bw_encsparse does */
-    runadd(c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
-    runflush(c, r);
-    bw_enctype(c, v, "a table");
-  }
   if (!lua_checkstack(L, 8)) bw_encerror(c, "stack overflow");
   if (n > MAPSLOTS) list = bw_sparsekeys(L, v, 0, n, &m, &keys);  /* pushed */
   bi = nextslot(w, ibits, n);
@@ -601,14 +614,14 @@ int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
     prev = i;
   }
   putslotsend(c, w->out);
-  if (count == 0) {
+  if (count == 0 && bit) {
     runadd(c, r, 0, 1);
     lua_settop(L, top);
     return 0;
   }
   endip = w->ip;  /* pass 2: the sent slots */
   endrp = w->rp;
-  runadd(c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
+  if (bit) runadd(c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
   runflush(c, r);
   if (list == NULL) keys = (lua_Integer)nkeys(L, v);
   enc = sparsehead(c, f, keys, present, count,

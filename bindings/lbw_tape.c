@@ -48,12 +48,10 @@ static int fieldok (const bw_Schema *S, uint8_t *ok, const bw_Field *f) {
     const bw_Field *e = &S->fields[f->ref];
     return !e->optional && fieldok(S, ok, e);
   }
-  if (f->kind == BW_KSPARSE) {  /* records, arrays or whole scalars,
-                                   compared by their codes
+  if (f->kind == BW_KSPARSE) {  /* compared by their codes
                                    (lbw_encsparse.c) */
     const bw_Field *e = &S->fields[f->ref];
-    return !e->optional && e->kind != BW_KSPARSE && fieldok(S, ok, e)
-           && !ieee(S, e, 0);
+    return !e->optional && fieldok(S, ok, e) && !ieee(S, e, 0);
   }
   return 0;
 }

@@ -2,9 +2,9 @@
 -- codes, IEEE floats by number (equal numbers may differ in codes); pass 2
 -- sends a relative slot as a difference from the baseline slot's code.
 -- Arrays, as slots or in a slot's records, are compared element by element
--- (IEEE floats by number) and sent as array deltas; slots that are sparse
--- arrays, and IEEE floats inside a slot's sparse arrays, keep the walk over
--- tables; every kind agrees with it.
+-- (IEEE floats by number) and sent as array deltas, and slots that are
+-- sparse arrays as sparse deltas; IEEE floats inside a slot's sparse arrays
+-- keep the walk over tables; every kind agrees with it.
 local bitwire = require "bitwire"
 local H = require "spec.helpers"
 local T = require "spec.tape_helpers"
@@ -146,6 +146,12 @@ describe("deltas of sparse arrays against tapes", function ()
         { [1] = { 1, 2 }, [2] = { 3 } }, { [1] = { 1, 2.5 }, [2] = { 3 } }, { [1] = { 1.5 } } },
       { { "sparse", of = { "int", min = 0, max = 3 }, max = 4 }, { [1] = { [2] = 3 } },
         { [1] = { [2] = 3, [4] = 0 }, [3] = {} }, { [1] = {} } },
+      { { "sparse", of = "V", max = 5, encoding = "auto" }, { [1] = { [2] = { x = 1 } }, [3] = {} },
+        { [1] = { [2] = { x = 2 }, [4] = { x = 1 } }, [3] = {}, [6] = { [1] = { x = 0 } } },
+        { [1] = {}, [6] = { [1] = { x = 0 } } } },
+      { { "sparse", of = { "int", min = 0, max = 9 }, max = 300, encoding = "relative" },
+        { [2] = { [250] = 1 }, [5] = { [1] = 1 } }, { [2] = { [250] = 2, [7] = 1 }, [5] = { [1] = 1 } },
+        { [2] = { [7] = 1 } } },
       { "V", { [4] = { x = 4 } }, { [4] = { x = 5 } }, { [1] = { x = 1 }, [4] = { x = 5 } } },
       { { "int", min = 0, max = 9 }, { [2] = 1, [3] = 2 }, { [2] = 1, [3] = 3 }, { [6] = 0 } },
       { { "quat", bits = 9, delta = "relative" },
