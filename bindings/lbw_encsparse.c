@@ -266,8 +266,8 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
 ** putslot).
 ** Pass 1 writes the value's tape and compares each element's with the
 ** baseline's: equal codes are equal values on the wire, and IEEE floats,
-** whose equal numbers may differ in codes, are compared by number (a type
-** with them inside an element's sparse arrays takes no tape: lbw_tape.c). It
+** whose equal numbers may differ in codes, are compared by number, in an
+** element and in its records, arrays and sparse arrays alike. It
 ** raises nothing, so pass 2, which writes the sent slots in the encoding
 ** their number picks, raises where the walk over tables does. */
 
@@ -302,14 +302,62 @@ static INLINE int sameieee (Walk *w, const bw_Field *f, int vt, double x,
   return 1;
 }
 
-/* 1 if samevalue compares an array of 'f' element by element: its
-** elements may hold IEEE floats, which it compares by number. */
+/* 1 if samevalue compares an array or a sparse array of 'f' element by
+** element: its elements may hold IEEE floats, which it compares by
+** number. */
 static INLINE int eachelement (const bw_Schema *S, const bw_Field *f) {
   int k;
-  if (f->kind != BW_KARRAY) return 0;
+  if (f->kind != BW_KARRAY && f->kind != BW_KSPARSE) return 0;
   k = S->fields[f->ref].kind;
   return k == BW_KFLOAT32 || k == BW_KFLOAT64 || k == BW_KSTRUCT
-         || k == BW_KARRAY;
+         || k == BW_KARRAY || k == BW_KSPARSE;
+}
+
+/* samevalue's sparse array at 'v' (a table) of field 'f' (eachelement):
+** its present slots, as bw_tapebuild writes them, each compared as
+** samevalue compares it with the baseline's slot of the same index; a
+** slot either side lacks is a difference. */
+static int samesparse (Walk *w, const bw_Field *f, int v, int *same) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  const bw_Field *e = &c->S->fields[f->ref];
+  lua_Integer i, bi, n = (lua_Integer)f->max, *list = NULL, any;
+  unsigned ibits = SLOTBITS(f);
+  int top = lua_gettop(L), ok = 1;
+  size_t k, m = 0;
+  if (!lua_checkstack(L, 4)) luaL_error(L, "stack overflow");
+  if (n > MAPSLOTS) list = bw_sparsekeys(L, v, 0, n, &m, &any);  /* pushed */
+  bi = nextslot(w, ibits, n);
+  for (i = 1, k = 0; ok && (list == NULL ? i <= n : k < m); i++, k++) {
+    int et;
+    if (list != NULL) i = list[k];
+    for (; bi < i; bi = nextslot(w, ibits, n)) {  /* the baseline's only */
+      *same = 0;
+      bw_tapeskip(w, e);
+    }
+    et = lua_rawgeti(L, v, i);
+    if (et != LUA_TNIL) putslot(c, w->out, i, ibits);
+    if (bi == i) {
+      if (et != LUA_TNIL) ok = samevalue(w, e, lua_gettop(L), et, same);
+      else {
+        *same = 0;
+        bw_tapeskip(w, e);
+      }
+      bi = nextslot(w, ibits, n);
+    }
+    else if (et != LUA_TNIL) {  /* the value's only */
+      *same = 0;
+      ok = bw_tapebuild(c, w->out, w->rout, e, lua_gettop(L), et);
+    }
+    lua_pop(L, 1);
+  }
+  for (; ok && bi <= n; bi = nextslot(w, ibits, n)) {
+    *same = 0;
+    bw_tapeskip(w, e);
+  }
+  lua_settop(L, top);
+  if (ok) putslotsend(c, w->out);
+  return ok;
 }
 
 /* samevalue's array at 'v' (a table) of field 'f' (eachelement): its
@@ -351,7 +399,8 @@ static int samearray (Walk *w, const bw_Field *f, int v, int *same) {
 ** tape written as bw_tapebuild writes it, compared with the baseline's at
 ** w->ip, which it steps over. Returns 0 when it is no value of the field
 ** (its tape unfinished); else 1, '*same' cleared if a code differs. A
-** record, and an array of eachelement, is compared part by part ('rec'). */
+** record, and an array or sparse array of eachelement, is compared part
+** by part ('rec'). */
 static int samevalue (Walk *w, const bw_Field *f, int v, int vt, int *same) {
   TapeBuf *out = w->out;
   uint64_t p0 = out->pos, bip = w->ip, brp = w->rp;
@@ -389,7 +438,8 @@ static int samevalue (Walk *w, const bw_Field *f, int v, int vt, int *same) {
   }
   else if (rec) ok = vt == LUA_TTABLE
                      && (f->kind == BW_KSTRUCT ? samestruct(w, f->ref, v, same)
-                                               : samearray(w, f, v, same));
+                         : f->kind == BW_KARRAY ? samearray(w, f, v, same)
+                         : samesparse(w, f, v, same));
   else ok = bw_tapebuild(w->c, out, w->rout, f, v, vt);
   if (rec && ok) return 1;
   w->ip = bip;

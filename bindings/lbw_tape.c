@@ -18,25 +18,8 @@ enum { TUNKNOWN, TVISITING, TYES, TNO };
 
 static int typeok (const bw_Schema *S, uint8_t *ok, uint32_t t);
 
-/* 1 if a value of 'f' (of a tapeok type: no cycle) holds an IEEE float,
-** whose equal numbers may have unequal codes (0 and -0), in a sparse
-** array ('deep': under one already). A sparse array's pass 1 compares
-** such an element by its codes (lbw_encsparse.c's samevalue); its own
-** IEEE values, and those of its records and arrays, by number. */
-static int ieee (const bw_Schema *S, const bw_Field *f, int deep) {
-  if (f->kind == BW_KFLOAT32 || f->kind == BW_KFLOAT64) return deep;
-  if (f->kind == BW_KARRAY) return ieee(S, &S->fields[f->ref], deep);
-  if (f->kind == BW_KSPARSE) return ieee(S, &S->fields[f->ref], 1);
-  if (f->kind == BW_KSTRUCT) {
-    const bw_Type *ty = &S->types[f->ref];
-    uint32_t i;
-    for (i = 0; i < ty->count; i++)
-      if (ieee(S, &S->fields[ty->first + i], deep)) return 1;
-  }
-  return 0;
-}
-
-
+/* Every kind takes a tape. A type that held itself would not (a cycle:
+** the compiler refuses them). */
 static int fieldok (const bw_Schema *S, uint8_t *ok, const bw_Field *f) {
   if (fixedscalar(f) || f->kind == BW_KSTRING || f->kind == BW_KBYTES
       || f->kind == BW_KQUAT
@@ -44,14 +27,9 @@ static int fieldok (const bw_Schema *S, uint8_t *ok, const bw_Field *f) {
       || f->kind == BW_KFLOAT64 || f->kind == BW_KTIERED)
     return 1;
   if (f->kind == BW_KSTRUCT) return typeok(S, ok, f->ref);
-  if (f->kind == BW_KARRAY) {
+  if (f->kind == BW_KARRAY || f->kind == BW_KSPARSE) {
     const bw_Field *e = &S->fields[f->ref];
     return !e->optional && fieldok(S, ok, e);
-  }
-  if (f->kind == BW_KSPARSE) {  /* compared by their codes
-                                   (lbw_encsparse.c) */
-    const bw_Field *e = &S->fields[f->ref];
-    return !e->optional && fieldok(S, ok, e) && !ieee(S, e, 0);
   }
   return 0;
 }

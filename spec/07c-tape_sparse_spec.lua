@@ -1,10 +1,9 @@
 -- Deltas against tapes: sparse arrays. Pass 1 compares each slot by its
 -- codes, IEEE floats by number (equal numbers may differ in codes); pass 2
 -- sends a relative slot as a difference from the baseline slot's code.
--- Arrays, as slots or in a slot's records, are compared element by element
--- (IEEE floats by number) and sent as array deltas, and slots that are
--- sparse arrays as sparse deltas; IEEE floats inside a slot's sparse arrays
--- keep the walk over tables; every kind agrees with it.
+-- Arrays and sparse arrays, as slots or in a slot's records, are compared
+-- element by element (IEEE floats by number) and sent as deltas of their
+-- own; every kind agrees with the walk over tables.
 local bitwire = require "bitwire"
 local H = require "spec.helpers"
 local T = require "spec.tape_helpers"
@@ -77,9 +76,10 @@ describe("deltas of sparse arrays against tapes", function ()
       R = { { "t", "float32" }, { "m", "int", min = 0, max = 9 } },
       Q = { { "n", "int", min = 0, max = 9 }, { "v", "array", of = { "float32" }, max = 3 },
             { "rs", "array", of = "R", max = 3 },
-            { "g", "array", of = { "array", of = { "float64" }, max = 2 }, max = 2 } },
+            { "g", "array", of = { "array", of = { "float64" }, max = 2 }, max = 2 },
+            { "m", "sparse", of = { "float32" }, max = 4 } },
       S = { { "k", "int", min = 0, max = 9 }, { "qs", "sparse", of = "Q", max = 9 } } }
-    local function q (v, rs, g) return { n = 1, v = v, rs = rs, g = g } end
+    local function q (v, rs, g, m) return { n = 1, v = v, rs = rs, g = g, m = m or {} } end
     local R1, R0 = { { t = 1, m = 1 } }, { { t = 0.0, m = 1 } }
     local changes = {
       { "v grows", q({ 1 }, R1, {}), q({ 1, 2 }, R1, {}) },
@@ -91,6 +91,12 @@ describe("deltas of sparse arrays against tapes", function ()
       { "g inner grows", q({}, R1, { { 1 } }), q({}, R1, { { 1, 2 } }) },
       { "g inner element", q({}, R1, { { 1, 2 } }), q({}, R1, { { 1, 2.5 } }) },
       { "g outer shrinks", q({}, R1, { { 1 }, { 2 } }), q({}, R1, { { 1 } }) },
+      { "m slot added", q({}, R1, {}, { [2] = 1 }), q({}, R1, {}, { [2] = 1, [4] = 2 }) },
+      { "m slot added first", q({}, R1, {}, { [2] = 1 }), q({}, R1, {}, { [1] = 0, [2] = 1 }) },
+      { "m slot dropped", q({}, R1, {}, { [2] = 1, [3] = 1 }), q({}, R1, {}, { [3] = 1 }) },
+      { "m last dropped", q({}, R1, {}, { [2] = 1, [3] = 1 }), q({}, R1, {}, { [2] = 1 }) },
+      { "m slot moved", q({}, R1, {}, { [2] = 1 }), q({}, R1, {}, { [3] = 1 }) },
+      { "m element", q({}, R1, {}, { [2] = 1 }), q({}, R1, {}, { [2] = 1.5 }) },
     }
     local base = { k = 1, qs = { [4] = q({ 7 }, R1, {}) } }
     for _, ch in ipairs(changes) do
@@ -104,11 +110,37 @@ describe("deltas of sparse arrays against tapes", function ()
     for _, p in ipairs {
       { q({ 0.0 }, R1, {}), q({ -0.0 }, R1, {}) },
       { q({}, R0, {}), q({}, { { t = -0.0, m = 1 } }, {}) },
-      { q({}, R1, { { 0.0 } }), q({}, R1, { { -0.0 } }) } } do
+      { q({}, R1, { { 0.0 } }), q({}, R1, { { -0.0 } }) },
+      { q({}, R1, {}, { [3] = 0.0 }), q({}, R1, {}, { [3] = -0.0 }) } } do
       local a, b = { k = 1, qs = { [2] = p[1] } }, { k = 2, qs = { [2] = p[2] } }
       assert.equal(1 + 4 + 1, s:bits("S", b, { baseline = a }))
       chain(s, "S", a, b, { k = 3, qs = { [2] = p[2] } }, "zeros", true)
     end
+    -- a long sparse array (its keys visited, not its slots) and sparse
+    -- arrays in an array, in a slot: slots either side lacks are changes,
+    -- equal numbers are not
+    local long = bitwire.schema {
+      Q = { { "far", "sparse", of = { "float32" }, max = 5000 },
+            { "ms", "array", of = { "sparse", of = { "float32" }, max = 3 }, max = 2 } },
+      S = { { "k", "int", min = 0, max = 9 }, { "qs", "sparse", of = "Q", max = 9 } } }
+    local function lq (far, ms) return { k = 2, qs = { [3] = { far = far, ms = ms or {} } } } end
+    local la = lq({ [7] = 1, [4000] = 2 })
+    la.k = 1
+    for _, ch in ipairs {
+      { "a slot before", lq({ [3] = 1, [7] = 1, [4000] = 2 }) },
+      { "a slot between", lq({ [7] = 1, [100] = 5, [4000] = 2 }) },
+      { "a slot after", lq({ [7] = 1, [4000] = 2, [4999] = 1 }) },
+      { "first dropped", lq({ [4000] = 2 }) },
+      { "last dropped", lq({ [7] = 1 }) },
+      { "all dropped", lq({}) },
+      { "in an array", lq({ [7] = 1, [4000] = 2 }, { { [1] = 1 } }) } } do
+      chain(long, "S", la, ch[2], { k = 3, qs = { [3] = { far = {}, ms = {} } } }, ch[1])
+      assert.is_true(long:bits("S", ch[2], { baseline = la }) > 1 + 4 + 1, ch[1])
+    end
+    local ma = { k = 1, qs = { [3] = { far = { [4000] = 0.0 }, ms = { { [2] = 0.0 } } } } }
+    local mb = { k = 2, qs = { [3] = { far = { [4000] = -0.0 }, ms = { { [2] = -0.0 } } } } }
+    assert.equal(1 + 4 + 1, long:bits("S", mb, { baseline = ma }))
+    chain(long, "S", ma, mb, { k = 3, qs = { [3] = { far = {}, ms = {} } } }, "long zeros", true)
     -- what a field does not take raises as the walk over tables raises it,
     -- also where its number would be the baseline's (0)
     local a0 = { k = 1, qs = { [2] = q({ 0 }, R0, { { 0 } }) } }
@@ -127,8 +159,7 @@ describe("deltas of sparse arrays against tapes", function ()
   end)
 
   it("send slots of every other element kind as the walk over tables does", function ()
-    -- one schema each: a type with one kind kept off tapes walks tables
-    -- whole, and would hide the others
+    -- one schema each, so that a failure names its kind
     local V = { { "x", "int", min = 0, max = 9 } }
     local kinds = {
       { { "float", min = 0, max = 8, res = 0.5, delta = "relative" },
@@ -167,14 +198,17 @@ describe("deltas of sparse arrays against tapes", function ()
       chain(s, "S", { k = 1, sp = k[2] }, { k = 2, sp = k[3] }, { k = 3, sp = k[4] },
             "kind " .. i)
     end
-    -- arrays of IEEE floats as slots: by number, element by element
-    local s = bitwire.schema { S = { { "k", "int", min = 0, max = 9 },
-                                     { "sp", "sparse", of = { "array", of = { "float32" }, max = 3 },
-                                       max = 6 } } }
-    local a = { k = 1, sp = { [2] = { 0.0, 1 }, [4] = { 2 } } }
-    local b = { k = 2, sp = { [2] = { -0.0, 1 }, [4] = { 2 } } }
-    assert.equal(1 + 4 + 1, s:bits("S", b, { baseline = a }))
-    chain(s, "S", a, b, { k = 3, sp = { [2] = { -0.0, 2 }, [5] = {} } }, "float32 arrays", true)
+    -- arrays and sparse arrays of IEEE floats as slots: by number, element
+    -- by element
+    for _, of in ipairs { { "array", of = { "float32" }, max = 3 },
+                          { "sparse", of = { "float64" }, max = 3 } } do
+      local s = bitwire.schema { S = { { "k", "int", min = 0, max = 9 },
+                                       { "sp", "sparse", of = of, max = 6 } } }
+      local a = { k = 1, sp = { [2] = { 0.0, 1 }, [4] = { 2 } } }
+      local b = { k = 2, sp = { [2] = { -0.0, 1 }, [4] = { 2 } } }
+      assert.equal(1 + 4 + 1, s:bits("S", b, { baseline = a }))
+      chain(s, "S", a, b, { k = 3, sp = { [2] = { -0.0, 2 }, [5] = {} } }, of[1] .. " of IEEE", true)
+    end
     -- one element of a long array changed: a delta of the array, not all of it
     local long = bitwire.schema { S = { { "k", "int", min = 0, max = 9 },
       { "sp", "sparse", of = { "array", of = { "int", min = 0, max = 255 }, max = 40 }, max = 6 } } }
