@@ -51,6 +51,9 @@ local DESC = {
     { "rows", "array", of = { "sparse", of = { "int", min = 0, max = 3 }, max = 8 }, max = 3 },
     { "tags", "sparse", of = { "string", max = 6 }, max = 9, encoding = "index" },
     { "spins", "sparse", of = { "quat", bits = 9 }, max = 4 },
+    -- slots that are arrays of IEEE floats, and sparse arrays
+    { "bags", "sparse", of = { "array", of = { "float32" }, max = 3 }, max = 5 },
+    { "layers", "sparse", of = { "sparse", of = "Vec", max = 4 }, max = 4, encoding = "auto" },
   },
 }
 
@@ -116,7 +119,21 @@ local function gen (rand)
   end
   for _ = 1, rand(4) do v.tags[rand(9) + 1] = ({ "", "a", "bb", "héllo", "x" })[rand(5) + 1] end
   for _ = 1, rand(3) do v.spins[rand(4) + 1] = quat(rand) end
-  return v, item, vec, group
+  -- no -0.0: a delta keeps the baseline's 0.0 (07c-tape_sparse_spec.lua)
+  local function bag ()
+    local t = {}
+    for i = 1, rand(4) do t[i] = ({ 0.0, 1.5, -2, 0.25 })[rand(4) + 1] end
+    return t
+  end
+  local function layer ()
+    local t = {}
+    for _ = 1, rand(3) do t[rand(4) + 1] = vec() end
+    return t
+  end
+  v.bags, v.layers = {}, {}
+  for _ = 1, rand(3) do v.bags[rand(5) + 1] = bag() end
+  for _ = 1, rand(3) do v.layers[rand(4) + 1] = layer() end
+  return v, item, vec, group, bag, layer
 end
 
 -- the keys of table 't', sorted
@@ -152,11 +169,11 @@ end
 
 -- 'b' from 'a': a few changes of every kind, some tables shared with 'a'
 local function change (rand, a)
-  local fresh, item, vec, group = gen(rand)
+  local fresh, item, vec, group, bag, layer = gen(rand)
   local b = copy(a)
   local keys = { "flag", "mode", "big", "name", "opt", "heat", "optrec", "nums",
                  "words", "pair", "grid", "paths", "track", "later", "ents", "marks",
-                 "far", "groups", "rows", "tags", "spins" }
+                 "far", "groups", "rows", "tags", "spins", "bags", "layers" }
   for _ = 1, rand(4) do
     local k = keys[rand(#keys) + 1]
     b[k] = fresh[k]
@@ -219,6 +236,20 @@ local function change (rand, a)
                            function () return rand(4) end) end
   if rand(3) == 0 then b.tags[rand(9) + 1] = ({ "a", "zz" })[rand(2) + 1] end
   if rand(3) == 0 then b.spins[rand(4) + 1] = quat(rand) end
+  if rand(2) == 0 then
+    changeslots(rand, b.bags, a.bags, 5, function (x)
+      x = copy(x)
+      if #x > 0 then x[rand(#x) + 1] = 0.25 elseif rand(2) == 0 then x[1] = 1.5 end
+      return x
+    end, bag)
+  end
+  if rand(2) == 0 then
+    changeslots(rand, b.layers, a.layers, 4, function (l)
+      l = copy(l)
+      changeslots(rand, l, {}, 4, vec, vec)
+      return l
+    end, layer)
+  end
   if rand(5) == 0 then b.ents = a.ents end
   b.k = (a.k + 1 + rand(999)) % 1001  -- always changed: see poisoned
   return b
