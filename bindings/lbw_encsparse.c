@@ -419,6 +419,17 @@ static int samevalue (Walk *w, const bw_Field *f, int v, int vt, int *same) {
   }
   if (f->kind == BW_KFLOAT32 || f->kind == BW_KFLOAT64)
     return sameieee(w, f, vt, (double)lua_tonumber(w->c->L, v), same);
+  if (f->kind == BW_KSTRING || f->kind == BW_KBYTES) {  /* its bytes
+                                                          compared in place */
+    size_t len = 0, blen = (size_t)(take(w, f->nbits) + (uint64_t)f->min);
+    const char *s = vt == LUA_TSTRING ? lua_tolstring(w->c->L, v, &len) : NULL;
+    ok = s != NULL && bytesfit(w->c, f, s, len);
+    if (ok && !(len == blen && bw_tapesamebytes(w->in, w->ip, s, len)))
+      *same = 0;
+    w->ip += (uint64_t)blen * 8;
+    if (ok) bw_tapeputstr(w->c, out, f, s, len);
+    return ok;
+  }
   if (f->kind == BW_KQUAT) {  /* compared as tapefield compares it */
     double x[4];
     uint32_t q[4], bq[4];

@@ -94,6 +94,14 @@ static INLINE int strfits (Ctx *c, const bw_Field *f, const char *s,
   return 1;
 }
 
+/* 1 if string or bytes field 'f' takes the 'len' bytes at 's' (nothing
+** raised). */
+static INLINE int bytesfit (Ctx *c, const bw_Field *f, const char *s,
+                            size_t len) {
+  return f->kind == BW_KSTRING ? strfits(c, f, s, len, 0)
+                               : lenfits(c, f, len, "length", 0);
+}
+
 /* Record field 'f', missing from its table: its default in slot 'v', its
 ** Lua type returned; raises "missing" when it has none. */
 static INLINE int fielddefault (Ctx *c, const bw_Field *f, int v) {

@@ -190,9 +190,7 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
       const char *s;
       if (vt != LUA_TSTRING) return 0;
       s = lua_tolstring(L, v, &len);
-      if (f->kind == BW_KSTRING ? !strfits(c, f, s, len, 0)
-                                : !lenfits(c, f, len, "length", 0))
-        return 0;
+      if (!bytesfit(c, f, s, len)) return 0;
       bw_tapeputstr(c, b, f, s, len);
       return 1;
     }

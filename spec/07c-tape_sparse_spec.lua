@@ -185,6 +185,11 @@ describe("deltas of sparse arrays against tapes", function ()
         { [2] = { [7] = 1 } } },
       { "V", { [4] = { x = 4 } }, { [4] = { x = 5 } }, { [1] = { x = 1 }, [4] = { x = 5 } } },
       { { "int", min = 0, max = 9 }, { [2] = 1, [3] = 2 }, { [2] = 1, [3] = 3 }, { [6] = 0 } },
+      -- strings that only grow or shrink: their bytes agree as far as they go
+      { { "string", max = 8 }, { [1] = "ab", [2] = "", [3] = "x", [5] = "héllo" },
+        { [1] = "a", [2] = "x", [3] = "x", [4] = "", [5] = "héllo!" }, { [1] = "abc", [5] = "h" } },
+      { { "bytes", max = 4 }, { [1] = "\0\1", [2] = "" }, { [1] = "\0", [2] = "\0" },
+        { [1] = "\0\1\2" } },
       { { "quat", bits = 9, delta = "relative" },
         { [1] = { 0.6, 0, 0.8, 0 }, [3] = { 0, 0, 0, 1 } },
         { [1] = { 0.62, 0, 0.78, 0.1 }, [3] = { 0, 0, 0, 1 }, [4] = { 0, 1, 0, 0 } },
