@@ -302,6 +302,23 @@ static INLINE int sameieee (Walk *w, const bw_Field *f, int vt, double x,
   return 1;
 }
 
+/* samevalue's fixed scalar at 'v' (of Lua type 'vt') of field 'f': one
+** code, as bw_tapebuild writes it; a raw equal to the baseline's has its
+** code. */
+static INLINE int samefixed (Walk *w, const bw_Field *f, int v, int vt,
+                             int *same) {
+  unsigned bits = fixedbits(f);
+  uint64_t raw = 0, code = 0, base = take(w, bits);
+  int ok = fixedraw(w->c, f, v, vt, 0, &raw)
+           && codeagainst(w, f, raw, base, &code);
+  w->rp++;
+  if (!ok) return 0;
+  if (code != base) *same = 0;
+  put(w->c, w->out, code, bits);
+  rawput(w->c, w->rout, raw);
+  return 1;
+}
+
 /* 1 if samevalue compares an array or a sparse array of 'f' element by
 ** element: its elements may hold IEEE floats, which it compares by
 ** number. */
@@ -310,7 +327,8 @@ static INLINE int eachelement (const bw_Schema *S, const bw_Field *f) {
   if (f->kind != BW_KARRAY && f->kind != BW_KSPARSE) return 0;
   k = S->fields[f->ref].kind;
   return k == BW_KFLOAT32 || k == BW_KFLOAT64 || k == BW_KSTRUCT
-         || k == BW_KARRAY || k == BW_KSPARSE;
+         || k == BW_KARRAY || k == BW_KSPARSE
+         || fixedscalar(&S->fields[f->ref]);  /* by raw, unquantized */
 }
 
 /* samevalue's sparse array at 'v' (a table) of field 'f' (eachelement):
@@ -387,6 +405,14 @@ static int samearray (Walk *w, const bw_Field *f, int v, int *same) {
     }
     return ok;
   }
+  if (fixedscalar(e)) {
+    for (i = 1; ok && i <= n; i++) {
+      int et = lua_rawgeti(L, v, i);
+      ok = et != LUA_TNIL && samefixed(w, e, lua_gettop(L), et, same);
+      lua_pop(L, 1);
+    }
+    return ok;
+  }
   for (i = 1; ok && i <= n; i++) {
     int et = lua_rawgeti(L, v, i);
     ok = et != LUA_TNIL && samevalue(w, e, lua_gettop(L), et, same);
@@ -405,18 +431,7 @@ static int samevalue (Walk *w, const bw_Field *f, int v, int vt, int *same) {
   TapeBuf *out = w->out;
   uint64_t p0 = out->pos, bip = w->ip, brp = w->rp;
   int rec = f->kind == BW_KSTRUCT || eachelement(w->c->S, f), ok;
-  if (fixedscalar(f)) {  /* one code, as bw_tapebuild writes it; a raw
-                            equal to the baseline's has its code */
-    unsigned bits = fixedbits(f);
-    uint64_t raw = 0, code = 0, base = take(w, bits);
-    ok = fixedraw(w->c, f, v, vt, 0, &raw) && codeagainst(w, f, raw, base, &code);
-    w->rp++;
-    if (!ok) return 0;
-    if (code != base) *same = 0;
-    put(w->c, out, code, bits);
-    rawput(w->c, w->rout, raw);
-    return 1;
-  }
+  if (fixedscalar(f)) return samefixed(w, f, v, vt, same);
   if (f->kind == BW_KFLOAT32 || f->kind == BW_KFLOAT64)
     return sameieee(w, f, vt, (double)lua_tonumber(w->c->L, v), same);
   if (f->kind == BW_KSTRING || f->kind == BW_KBYTES) {  /* its bytes
