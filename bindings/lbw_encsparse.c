@@ -321,14 +321,15 @@ static INLINE int samefixed (Walk *w, const bw_Field *f, int v, int vt,
 
 /* 1 if samevalue compares an array or a sparse array of 'f' element by
 ** element: its elements may hold IEEE floats, which it compares by
-** number. */
+** number, or are fixed scalars, compared by raw first (any other's bits are
+** compared whole). */
 static INLINE int eachelement (const bw_Schema *S, const bw_Field *f) {
   int k;
   if (f->kind != BW_KARRAY && f->kind != BW_KSPARSE) return 0;
   k = S->fields[f->ref].kind;
   return k == BW_KFLOAT32 || k == BW_KFLOAT64 || k == BW_KSTRUCT
          || k == BW_KARRAY || k == BW_KSPARSE
-         || fixedscalar(&S->fields[f->ref]);  /* by raw, unquantized */
+         || fixedscalar(&S->fields[f->ref]);
 }
 
 /* samevalue's sparse array at 'v' (a table) of field 'f' (eachelement):
