@@ -397,8 +397,9 @@ static int samearray (Walk *w, const bw_Field *f, int v, int *same) {
   }
   if (!lenfits(c, f, (size_t)n, "count", 0)) return 0;
   put(c, w->out, (uint64_t)n - (uint64_t)f->min, f->nbits);
-  if (e->kind == BW_KFLOAT32 || e->kind == BW_KFLOAT64) {  /* no call an
-                                                             element */
+  if (e->kind == BW_KFLOAT32 || e->kind == BW_KFLOAT64) {  /* scalars: no
+                                                             samevalue call
+                                                             an element */
     for (i = 1; ok && i <= n; i++) {
       int et = lua_rawgeti(L, v, i);
       ok = sameieee(w, e, et, (double)lua_tonumber(L, -1), same);
@@ -567,9 +568,9 @@ static int tapesparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
                        int btab, int bit);
 
 /* Pass 2's present element at 'v' (of Lua type 'vt') of slot entry 'p':
-** as encslot writes it against a baseline slot. A record or an array the
-** baseline has is a delta against its tape; its tape goes to a scratch
-** buffer (pass 1 wrote the value's). */
+** as encslot writes it against a baseline slot. A record, array or sparse
+** array the baseline has is a delta against its tape; its tape goes to a
+** scratch buffer (pass 1 wrote the value's). */
 static void tapeslot (Walk *w, const bw_Field *e, int v, int vt,
                       const uint64_t *p, int btab) {
   Ctx *c = w->c;
