@@ -247,6 +247,8 @@ build/bench_stream: bench/bench_stream.c $(CORE_SRC) $(CORE_HDR)
 # ASan+UBSan: the C tests, then the specs against an instrumented core.so.
 # lua5.4 is not instrumented, so the sanitizer runtime is preloaded (when
 # $(CC) has a shared one: gcc's libasan.so); leaks are valgrind's job.
+# --cpath: .busted's own cpath (./build) would come first on the path
+# otherwise; spec/00-build_spec.lua checks which core.so the run loads.
 SAN_RT ?= $(shell $(CC) -print-file-name=libasan.so 2>/dev/null)
 SAN_OBJ = $(patsubst core/%.c,build/san/lib/%.o,$(CORE_SRC))
 build/san/lib/%.o: core/%.c $(CORE_HDR)
@@ -267,8 +269,9 @@ sanitize: test-deps build/san/libbitwire.a
 	  -o build/san/bitwire/core.so $(CORE_SRC) $(BIND_SRC) $(LIBS)
 	@if [ -f "$(SAN_RT)" ]; then \
 	  ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$(SAN_RT)" \
+	    BITWIRE_CORE=./build/san/bitwire/core.so \
 	    LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;;" LUA_CPATH="./build/san/?.so;;" \
-	    $(BUSTED) -o TAP spec >build/san/spec.tap 2>&1 \
+	    $(BUSTED) --cpath="./build/san/?.so" -o TAP spec >build/san/spec.tap 2>&1 \
 	    || { grep -v '^ok ' build/san/spec.tap | head -n 60; exit 1; }; \
 	  echo "specs clean under ASan+UBSan: $$(grep -c '^ok ' build/san/spec.tap) passed"; \
 	else echo "specs under ASan+UBSan skipped: $(CC) has no shared libasan"; fi
