@@ -89,15 +89,16 @@ void bw_tapesfree (Tapes *tp) {
 /* {===================== packing ===================== */
 
 void bw_tapegrow (Ctx *c, TapeBuf *b, size_t words) {
-  size_t cap = b->cap > 0 ? b->cap : 64;
+  size_t cap = b->cap > 0 ? b->cap : 64, old = b->s != NULL ? b->cap : 0;
   uint64_t *s;
   while (cap < words) {
     if (cap > ((size_t)-1 / sizeof(uint64_t)) / 2)
       luaL_error(c->L, "not enough memory");
     cap *= 2;
   }
-  s = (uint64_t *)realloc(b->s, cap * sizeof(uint64_t));
+  s = (uint64_t *)realloc(b->s, (cap + TAPEPAD) * sizeof(uint64_t));
   if (s == NULL) luaL_error(c->L, "not enough memory");
+  memset(s + old, 0, (cap + TAPEPAD - old) * sizeof(uint64_t));
   b->s = s;
   b->cap = cap;
 }
@@ -465,13 +466,14 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
                        const TapeBuf *b, const TapeBuf *r, int again,
                        int decoded) {
   lua_State *L = c->L;
-  size_t words = (size_t)(b->pos >> 6) + 1;  /* + 1: get reads a word past */
+  size_t words = (size_t)(b->pos >> 6) + 1;  /* the codes' words, as
+                                               tapewords counts them */
   size_t nraws = r != NULL ? (size_t)r->pos : 0, n, size, k;
   uint32_t nchunks;
   Tape *tape = NULL;
   if (nraws > (size_t)-1 / sizeof(uint64_t) - words - TAPEWORDS)
     luaL_error(L, "not enough memory");
-  n = words + nraws;
+  n = words + nraws + TAPEPAD;
   nchunks = n <= TAPEWORDS || n > TAPEWORDS * MAXCHUNKS
             ? 0 : (uint32_t)((n + TAPEWORDS - 1) / TAPEWORDS);
   size = sizeof(Tape) + (nchunks > 0 ? nchunks : n) * sizeof(uint64_t);
@@ -510,6 +512,7 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
   tapefill(tape, 0, b->s, (size_t)((b->pos + 63) >> 6));
   if ((b->pos & 63) == 0) tapefill(tape, words - 1, NULL, 1);
   if (nraws > 0) tapefill(tape, words, r->s, nraws);
+  tapefill(tape, n - TAPEPAD, NULL, TAPEPAD);
   return tape;
 }
 

@@ -38,6 +38,9 @@ typedef struct Tape {
                         nchunks addresses of pieces (piece()) */
 } Tape;
 
+/* Words every tape has past its last, zeroed, for get. */
+#define TAPEPAD  1
+
 /* Words of a tape kept in one piece: a userdata of them stays under 1 KiB
 ** with its headers (glibc's smallest large request). A tape of more than
 ** MAXCHUNKS pieces (about 50 KB) is one block again: its user values would
@@ -143,12 +146,14 @@ static INLINE void putquat (Ctx *c, TapeBuf *b, const bw_Field *f,
 
 #define QUATBITS(f)  (2 + 3 * (uint64_t)(f)->q.nbits)
 
-/* The 'n' (<= 64) bits at bit 'pos' of 's'. */
+/* The 'n' (<= 64) bits at bit 'pos' of 's'. The word after the one 'pos'
+** is in is always read: every tape has a word past its last (TAPEPAD), so
+** there is no branch on where the bits fall, which a walk could not
+** predict. */
 static INLINE uint64_t get (const uint64_t *s, uint64_t pos, unsigned n) {
   size_t i = (size_t)(pos >> 6);
   unsigned off = (unsigned)(pos & 63);
-  uint64_t v = s[i] >> off;
-  if (off + n > 64) v |= s[i + 1] << (64 - off);
+  uint64_t v = s[i] >> off | (s[i + 1] << 1) << (63 - off);
   return n < 64 ? v & (((uint64_t)1 << n) - 1) : v;
 }
 
