@@ -426,16 +426,17 @@ static inline void bw_trimquat (lua_State *L, int idx) {
     lua_rawseti(L, idx, n);
   }
 }
-/* Check and push the raw bits 'u' of fixed-width field 'f' of kind
-** 'kind' (f->kind; a constant where a loop per kind inlines it), read at
-** bit 'start'. Returns 0 on a value out of range. */
-static INLINE int pushfixedk (Ctx *c, const bw_Field *f, int kind,
-                              uint64_t u, uint64_t start) {
+/* Push the raw bits 'u' of fixed-width field 'f' of kind 'kind' (f->kind;
+** a constant where a loop per kind inlines it), read at bit 'start',
+** checked when 'check' (a constant in each caller). Returns 0 on a value
+** out of range. */
+static INLINE int fixedpush (Ctx *c, const bw_Field *f, int kind,
+                             uint64_t u, uint64_t start, int check) {
   lua_State *L = c->L;
   switch (kind) {
     case BW_KINT: case BW_KENUM: {
       uint64_t val = (uint64_t)f->min + u;
-      if (u > (uint64_t)f->max - (uint64_t)f->min)
+      if (check && u > (uint64_t)f->max - (uint64_t)f->min)
         return bw_rangefail(c, f, "", u, start);
       if (kind == BW_KENUM) pushkey(c, f->ref + (uint32_t)u);
       else lua_pushinteger(L, (lua_Integer)(val <= (uint64_t)INT64_MAX
@@ -455,12 +456,25 @@ static INLINE int pushfixedk (Ctx *c, const bw_Field *f, int kind,
                                                    f->nbits));
       return 1;
     default:  /* BW_KFLOAT */
-      if (u > f->q.miv)
+      if (check && u > f->q.miv)
         return bw_decfail(c, BW_ERANGE, start, "quantized %" PRIu64
                        " out of range [0, %" PRIu32 "]", u, f->q.miv);
       lua_pushnumber(L, (lua_Number)bw_qfloatdecode(&f->q, (uint32_t)u));
       return 1;
   }
+}
+
+/* Check and push the raw bits 'u' of 'f' read at bit 'start'. */
+static INLINE int pushfixedk (Ctx *c, const bw_Field *f, int kind,
+                              uint64_t u, uint64_t start) {
+  return fixedpush(c, f, kind, u, start, 1);
+}
+
+/* Push the code 'u' of 'f' that a tape holds: tapes hold checked codes
+** only (the encoder's, or a decode's), so it is not checked again. */
+static INLINE void pushcode (Ctx *c, const bw_Field *f, int kind,
+                             uint64_t u) {
+  (void)fixedpush(c, f, kind, u, 0, 0);
 }
 
 static INLINE int pushfixed (Ctx *c, const bw_Field *f, uint64_t u,

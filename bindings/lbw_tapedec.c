@@ -8,17 +8,16 @@
 
 #include "lbw_tape.h"
 
-/* Push the kept code 'u' of fixed scalar 'f'. A tape's codes were checked
-** when it was made, so this never fails; the stack stays even if it did. */
+/* Push the kept code 'u' of fixed scalar 'f'. */
 static INLINE void keptfixed (Ctx *c, const bw_Field *f, uint64_t u) {
-  if (!pushfixed(c, f, u, 0)) lua_pushnil(c->L);
+  pushcode(c, f, f->kind, u);
 }
 
 /* Set elements 1..n of the table on top to the 'n' kept codes of fixed
 ** scalar 'e' at w->ip: one loop per kind, the kind a constant in each. */
 #define KEPTRUN(kind) \
   for (i = 1; i <= n; i++) { \
-    if (!pushfixedk(c, e, kind, take(w, bits), 0)) lua_pushnil(L); \
+    pushcode(c, e, kind, take(w, bits)); \
     lua_rawseti(L, -2, i); \
   } \
   return
@@ -145,7 +144,7 @@ static void pushfrom (Walk *w, const bw_Field *f) {
       lua_pushnumber(L, (lua_Number)ieeevalue(f, take(w, IEEEBITS(f))));
       return;
     case BW_KTIERED:  /* an int's code */
-      if (!pushfixedk(c, f, BW_KINT, take(w, f->nbits), 0)) lua_pushnil(L);
+      pushcode(c, f, BW_KINT, take(w, f->nbits));
       return;
     default:
       keptfixed(c, f, take(w, fixedbits(f)));
