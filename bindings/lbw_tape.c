@@ -366,7 +366,7 @@ void bw_tapecopy (Walk *w, const bw_Field *f) {
 
 
 static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
-                             const uint64_t **in);
+                             const uint64_t **in, int raws);
 
 /* Each schema keeps one weak-keyed table (a user value) of what it knows
 ** of tables: a table its decode returned, when it decoded at the schema's
@@ -546,7 +546,7 @@ int bw_enctape (Ctx *c, uint32_t t, int idx, int bidx) {
   uint64_t run = 0;
   Walk w;
   if (tp->ok == NULL || !tp->ok[t] || !lua_istable(L, idx)) return 0;
-  base = basetape(c, t, bidx, &in);
+  base = basetape(c, t, bidx, &in, 1);
   if (base == NULL) {
     lua_settop(L, top);
     return 0;
@@ -565,9 +565,12 @@ int bw_enctape (Ctx *c, uint32_t t, int idx, int bidx) {
 
 /* Look up, or make from its table, the tape of baseline 'bidx' for type
 ** 't', its words in '*in'; pushes the tapes table and the tape. NULL
-** (with them pushed) when the baseline is not a value of the type. */
+** (with them pushed) when the baseline is not a value of the type. One
+** made has the table's raws when 'raws' (an encode compares them first);
+** a decode reads codes only, and a tape without raws (a word per number)
+** is several times smaller: it stays in one piece longer. */
 static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
-                             const uint64_t **in) {
+                             const uint64_t **in, int raws) {
   lua_State *L = c->L;
   Tapes *tp = c->tapes;
   const Tape *base = NULL;
@@ -587,8 +590,10 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
   lua_pop(L, 1);
   tp->base.pos = 0;  /* a baseline this schema has not sent: from its table */
   tp->rbase.pos = 0;
-  if (!buildstruct(c, &tp->base, &tp->rbase, t, bidx)) return NULL;
-  base = keeptape(c, tapes, bidx, t, &tp->base, &tp->rbase, 0, decoded);
+  if (!buildstruct(c, &tp->base, raws ? &tp->rbase : NULL, t, bidx))
+    return NULL;
+  base = keeptape(c, tapes, bidx, t, &tp->base, raws ? &tp->rbase : NULL, 0,
+                  decoded);
   *in = tapewords(c, base);
   return base;
 }
@@ -601,13 +606,12 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape) {
   int top = lua_gettop(L), tapes = top + 1;
   Walk w;
   if (tp->ok == NULL || !tp->ok[t]) return -1;
-  if (base != NULL && base->nchunks == 0) {  /* as basetape leaves it: the
-                                                known table, a slot */
+  if (base != NULL) {  /* as basetape leaves it: the known table, a slot */
     pushknown(L);
     lua_pushnil(L);
-    in = base->s;
+    in = tapewords(c, base);
   }
-  else base = basetape(c, t, bidx, &in);  /* in pieces: looked up again */
+  else base = basetape(c, t, bidx, &in, 0);
   if (base == NULL) {
     lua_settop(L, top);
     return -1;
