@@ -125,7 +125,9 @@ typedef struct FlatPlan {
 /* Tapes (lbw_tape.c): the codes a value was sent or received as, packed
 ** in wire order, so a delta against it reads no baseline table. */
 typedef struct TapeBuf {
-  uint64_t *s;    /* 'cap' words; the bits past 'pos' are 0 */
+  uint64_t *s;    /* 'cap' words, then TAPEPAD more that get may read
+                     (lbw_tape.h); the bits past 'pos' in its word are 0
+                     (a word is stored whole before bits are ORed in) */
   size_t    cap;
   uint64_t  pos;  /* bits written */
 } TapeBuf;
