@@ -281,12 +281,7 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
     if (c->r.status != BW_OK) return bw_readfail(c);
     pushkey(c, f->name);
     if (!changed) {
-      int tt = LUA_TNIL;
-      if (hasb) {
-        pushkey(c, f->name);
-        tt = lua_rawget(L, bidx);
-      }
-      else lua_pushnil(L);
+      int tt = bw_pushbasefield(c, f, bidx, hasb);
       /* a scalar of a baseline this schema decoded is kept as it is */
       if (tt == LUA_TTABLE || tt == LUA_TNIL || c->checked == 0) {
         if (!keep(c, f, tbl + 2)) return 0;
@@ -304,11 +299,7 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
         if (!bw_decleaf(c, f)) return 0;
       }
       else {
-        if (hasb) {
-          pushkey(c, f->name);
-          lua_rawget(L, bidx);
-        }
-        else lua_pushnil(L);
+        bw_pushbasefield(c, f, bidx, hasb);
         if (!bw_decdeltavalue(c, f, tbl + 2)) return 0;
         lua_remove(L, tbl + 2);
       }

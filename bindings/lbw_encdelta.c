@@ -227,20 +227,8 @@ static int deltastruct (Ctx *c, uint32_t t, int idx, int bidx, int hasb) {
     }
     pushkey(c, f->name);
     vt = lua_rawget(L, idx);
-    if (hasb) {
-      pushkey(c, f->name);
-      bt = lua_rawget(L, bidx);
-    }
-    else {
-      lua_pushnil(L);
-      bt = LUA_TNIL;
-    }
+    bt = bw_pushbasefield(c, f, bidx, hasb);
     if (vt == LUA_TNIL && !f->optional) vt = fielddefault(c, f, v);
-    if (bt == LUA_TNIL && !f->optional && f->hasdefault) {
-      bw_pushdefault(c, f);   /* a baseline of definitions that lacked */
-      lua_replace(L, v + 1);  /* the field: its default, as decode gives */
-      bt = lua_type(L, v + 1);
-    }
     if (deltafixed(f))
       changed |= encdeltafixed(c, &run, f, v, vt, v + 1, bt);
     else if (vt == bt && vt != LUA_TNIL && lua_rawequal(L, v, v + 1))

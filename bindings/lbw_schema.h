@@ -256,6 +256,26 @@ static inline void bw_setabsent (Ctx *c, const bw_Field *f, int tbl) {
   if (bw_pushabsent(c, f)) lua_rawset(c->L, tbl);
 }
 
+/* Push the value of field 'f' in the baseline table at 'bidx' (none when
+** 'hasb' is 0). A required field the baseline lacks counts as its default
+** (a baseline of definitions without the field), on both sides of a
+** delta. Returns its Lua type. */
+static inline int bw_pushbasefield (Ctx *c, const bw_Field *f, int bidx,
+                                    int hasb) {
+  int bt = LUA_TNIL;
+  if (hasb) {
+    pushkey(c, f->name);
+    bt = lua_rawget(c->L, bidx);
+  }
+  else lua_pushnil(c->L);
+  if (bt == LUA_TNIL && !f->optional && f->hasdefault) {
+    lua_pop(c->L, 1);
+    bw_pushdefault(c, f);
+    bt = lua_type(c->L, -1);
+  }
+  return bt;
+}
+
 /* A fresh record of type 'ty' whose table may be smaller than its field
 ** count (ty->shrinks) keeps its fields on the stack (key, value)
 ** above a nil and makes its table at the end, sized by what came; any

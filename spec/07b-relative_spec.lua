@@ -210,6 +210,31 @@ describe("relative deltas", function ()
     check("E", b, v, { bits = 1 + 1 + 1 + 1 + 1 })
   end)
 
+  it("starts from the default of a field a baseline of older definitions lacks", function ()
+    local fields = { { "id", "int", min = 0, max = 9 } }
+    local function defs (extra)
+      local e = { fields[1], extra }
+      return bitwire.schema { E = e, S = { { "e", "E" }, { "sp", "sparse", of = "E", max = 3 } } }
+    end
+    local old = defs(nil)
+    for _, f in ipairs {
+      { "x", "float", min = -10, max = 10, res = 0.5, delta = "relative", default = 3 },
+      { "a", "angle", bits = 8, delta = "relative", default = 1 },
+    } do
+      local new = defs(f)
+      local v = { e = { id = 1, [f[1]] = 4 }, sp = { [1] = { id = 1, [f[1]] = 4 } } }
+      local sent = { e = { id = 1 }, sp = { [1] = { id = 1 } } }
+      local ob = assert(old:decode("S", old:encode("S", sent)))
+      local d = new:encode("S", v, { baseline = sent })
+      local want = new:decode("S", new:encode("S", v))
+      assert.same(want, assert(new:decode("S", d, { baseline = ob })))
+      -- a baseline decoded by the new definitions starts from the same value
+      local nb = assert(new:decode("S", new:encode("S", sent)))
+      assert.equal(d, new:encode("S", v, { baseline = nb }))
+      assert.same(want, assert(new:decode("S", d, { baseline = nb })))
+    end
+  end)
+
   it("decodes deltas in sparse slots, framed, against the client's copy", function ()
     local rand = lcg(77)
     local function r (n) return rand(1 << 20) / (1 << 20) * n end
