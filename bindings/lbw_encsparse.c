@@ -89,6 +89,19 @@ static lua_Integer keysof (lua_State *L, int idx, lua_Integer n,
   return all;
 }
 
+int bw_sparseslotsonly (lua_State *L, int idx, lua_Integer n) {
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_Integer i = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
+    lua_pop(L, 1);
+    if (i < 1 || i > n) {
+      lua_pop(L, 1);
+      return 0;
+    }
+  }
+  return 1;
+}
+
 /* Count the keys of the table at 'idx' (0: none there). */
 static size_t nkeys (lua_State *L, int idx) {
   size_t m = 0;
@@ -375,6 +388,7 @@ static int samesparse (Walk *w, const bw_Field *f, int v, int *same) {
     bw_tapeskip(w, e);
   }
   lua_settop(L, top);
+  if (*same && !bw_sparseslotsonly(L, v, n)) *same = 0;  /* pass 2 raises */
   if (ok) putslotsend(c, w->out);
   return ok;
 }
@@ -692,7 +706,8 @@ static int tapesparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
     prev = i;
   }
   putslotsend(c, w->out);
-  if (count == 0 && bit) {
+  if (list == NULL) keys = (lua_Integer)nkeys(L, v);
+  if (count == 0 && bit && keys == present) {  /* other keys: refused */
     runadd(c, r, 0, 1);
     lua_settop(L, top);
     return 0;
@@ -701,7 +716,6 @@ static int tapesparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
   endrp = w->rp;
   if (bit) runadd(c, r, f->optional ? 3 : 1, f->optional ? 2 : 1);
   runflush(c, r);
-  if (list == NULL) keys = (lua_Integer)nkeys(L, v);
   enc = sparsehead(c, f, keys, present, count,
                    relc + relcost(f, (uint64_t)prev, (uint64_t)n + 1));
   for (k = base, prev = 0; k < base + (uint64_t)count * 4; k += 4) {

@@ -156,7 +156,7 @@ static int equalvalue (Ctx *c, const bw_Field *f, int a, int ta, int b,
         && equalslots(c, &c->S->fields[f->ref], a, b, n, 0);
     }
     case BW_KSPARSE:
-      return ta == LUA_TTABLE
+      return ta == LUA_TTABLE && bw_sparseslotsonly(L, a, (lua_Integer)f->max)
         && equalslots(c, &c->S->fields[f->ref], a, b, (lua_Integer)f->max, 1);
     case BW_KSTRUCT:
       return ta == LUA_TTABLE && equalstruct(c, f->ref, a, b);

@@ -320,6 +320,10 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx);
 ** the table at 'a' has. */
 lua_Integer *bw_sparsekeys (lua_State *L, int a, int b, lua_Integer n,
                             size_t *m, lua_Integer *akeys);
+/* 1 if every key of the table at 'idx' is an integer in [1, n]: else the
+** encoder refuses it as a sparse array of 'n' slots, so it equals no
+** baseline (a delta that kept it would drop its other keys). */
+int bw_sparseslotsonly (lua_State *L, int idx, lua_Integer n);
 #define MAPSLOTS 4096  /* sparse arrays longer than this visit their keys */
 /* The bits of a slot's index in sparse array 'f' (the index encoding's,
 ** and a tape's): bits_required(0, max - 1). */

@@ -224,6 +224,44 @@ describe("sparse", function ()
     contains("s: missing", errorof(s.encode, s, "A", {}))
   end)
 
+  it("refuses keys outside its slots in a delta whose slots did not change", function ()
+    -- a delta that kept the slots would drop the other keys unsaid
+    local sp3 = { "sparse", of = { "int", min = 0, max = 9 }, max = 3 }
+    local d = bitwire.schema {
+      Unit = { { "s", "sparse", of = { "int", min = 0, max = 9 }, max = 3 } },
+      A = { { "s", "sparse", of = { "int", min = 0, max = 9 }, max = 3 },
+            { "long", "sparse", of = { "int", min = 0, max = 9 }, max = 5000 },
+            { "units", "array", of = "Unit", max = 4 },
+            { "rows", "array", of = sp3, max = 4 },
+            { "grid", "sparse", of = "Unit", max = 3 },
+            { "tag", "int", min = 0, max = 3, since = 1 } },
+    }
+    -- the value with 'bad' at 'where' (its path in the error), the rest
+    -- as the baseline
+    local function value (where, bad)
+      local ok = { [2] = 5 }
+      local at = function (w) return where == w and bad or ok end
+      return { s = at("s"), long = at("long"), units = { { s = at("units[1].s") } },
+               rows = { at("rows[1]") }, grid = { [3] = { s = at("grid[3].s") } } }
+    end
+    local base = value()
+    local cases = {}
+    for _, bad in ipairs { { [2] = 5, [4] = 1 }, { [2] = 5, [0] = 1 },
+                           { [2] = 5, [1.5] = 1 }, { [2] = 5, x = 1 } } do
+      for _, where in ipairs { "s", "units[1].s", "rows[1]", "grid[3].s" } do
+        cases[#cases + 1] = { where, bad, 3 }
+      end
+    end
+    cases[#cases + 1] = { "long", { [2] = 5, [5001] = 1 }, 5000 }
+    for _, case in ipairs(cases) do
+      for _, version in ipairs { 1, 0 } do  -- against the tape, and the walk
+        contains(("%s: sparse keys must be integers in [1, %d]"):format(case[1], case[3]),
+                 errorof(d.encode, d, "A", value(case[1], case[2]),
+                         { baseline = base, version = version }))
+      end
+    end
+  end)
+
   it("measures the worst case of any encoding in maxbits", function ()
     -- auto 2 + the largest of mask 8, index 4 + 8 * 3, relative 9 * 38;
     -- plus 8 values of 3 bits
