@@ -58,22 +58,32 @@ int bw_keepbaseline (Ctx *c, const bw_Field *f, int v) {
   return 0;
 }
 
-/* Push what a delta keeps of the baseline value at 'v' for field 'f': a
-** missing value takes the field's default (a baseline decoded under
-** definitions that lacked the field), a value of a baseline not known to be
-** this schema's own is checked first. Returns 0 with the failure. */
-static int keep (Ctx *c, const bw_Field *f, int v) {
-  if (lua_isnil(c->L, v) && !f->optional) {
-    if (f->hasdefault) {
-      bw_pushdefault(c, f);
-      return 1;
-    }
-    return bw_decfail(c, BW_EBASELINE, c->r.pos, "unchanged, but the "
-                      "baseline has no value");
+/* Push the decode of the bits bw_keepbaseline left in the schema's writer
+** for field 'f': what a full decode of the kept value gives. */
+static int pushrecoded (Ctx *c, const bw_Field *f) {
+  bw_Reader outer = c->r;
+  size_t len;
+  const uint8_t *p = bw_writerdata(c->w, &len);
+  int ok;
+  bw_readerinit(&c->r, p, len);
+  ok = bw_decvalue(c, f, 0);
+  c->r = outer;
+  return ok;
+}
+
+int bw_keep (Ctx *c, const bw_Field *f, int v) {
+  if (lua_isnil(c->L, v)) {
+    if (f->optional) lua_pushnil(c->L);
+    else if (f->hasdefault) bw_pushdefault(c, f);
+    else return bw_decfail(c, BW_EBASELINE, c->r.pos, "unchanged, but the "
+                           "baseline has no value");
+    return 1;
   }
-  if (!bw_keepbaseline(c, f, v)) return 0;
-  bw_pushkept(c, f, v);
-  return 1;
+  if (c->checked > 0) {
+    bw_pushkept(c, f, v);
+    return 1;
+  }
+  return bw_keepbaseline(c, f, v) && pushrecoded(c, f);
 }
 
 /* Push a copy of the value at 'idx' of field 'f', which bw_keepbaseline has
@@ -192,7 +202,7 @@ static int decdeltaarray (Ctx *c, const bw_Field *f, int bidx) {
       if (lua_rawgeti(L, bidx, (lua_Integer)i) == LUA_TTABLE && !changed
           && c->checked > 0)
         bw_pushkept(c, e, t + 1);  /* the common case: a trusted element */
-      else if (!(changed ? bw_decdeltavalue(c, e, t + 1) : keep(c, e, t + 1)))
+      else if (!(changed ? bw_decdeltavalue(c, e, t + 1) : bw_keep(c, e, t + 1)))
         return 0;
       lua_remove(L, t + 1);
     }
@@ -284,7 +294,7 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
       int tt = bw_pushbasefield(c, f, bidx, hasb);
       /* a scalar of a baseline this schema decoded is kept as it is */
       if (tt == LUA_TTABLE || tt == LUA_TNIL || c->checked == 0) {
-        if (!keep(c, f, tbl + 2)) return 0;
+        if (!bw_keep(c, f, tbl + 2)) return 0;
         lua_replace(L, tbl + 2);
       }
     }

@@ -199,25 +199,49 @@ int bw_sparsenext (Ctx *c, SparseIn *in, lua_Integer *slot) {
   return sparsenext(c, in, slot);
 }
 
-/* A sparse array; against a baseline 'bidx' the result starts as a copy of
-** the baseline and the sent slots change it. */
+/* Keep the baseline's slots listed in 'kept' (at 'k', up to 'end') in the
+** table at 't': of a baseline not known to be this schema's own, each
+** checked (and pushed as decoded) alone. */
+static int keepslots (Ctx *c, const bw_Field *e, int t, int bidx,
+                      const lua_Integer *kept, size_t k, size_t end) {
+  for (; k < end; k++) {
+    pushframe(c, BW_NONE, kept[k]);
+    lua_rawgeti(c->L, bidx, kept[k]);
+    if (!bw_keep(c, e, lua_gettop(c->L))) return 0;
+    lua_rawseti(c->L, t, kept[k]);
+    lua_pop(c->L, 1);
+    popframe(c);
+  }
+  return 1;
+}
+
+/* A sparse array; against a baseline 'bidx' the result holds the
+** baseline's slots and the sent slots change them: a copy of a baseline of
+** this schema's own decode; of any other, the slots it keeps one by one,
+** so the slots sent in their place are not checked. */
 int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
-  lua_Integer n = (lua_Integer)f->max, prev = 0, i = 0;
-  int t, got, reuse = into != 0 && claim(c, into), oldidx = 0;
+  lua_Integer n = (lua_Integer)f->max, prev = 0, i = 0, *kept = NULL;
+  int t, got, reuse = into != 0 && claim(c, into), oldidx = 0, copy = 0;
+  size_t nkept = 0, k = 0;
   SparseIn in;
   Old old = { NULL, 0, 0 };
   if (!bw_decspend(c, 1)) return 0;
   if (!bw_sparsestart(c, f, &in, bidx != 0 ? 1 : e->minbits)) return 0;
-  if (bidx != 0) {
-    reuse = 0;
-    if (!bw_keepbaseline(c, f, bidx)) return 0;
-    bw_pushkept(c, f, bidx);
-    c->checked++;  /* the slots' records are checked with the whole */
-  }
+  if (bidx != 0) reuse = 0;
+  copy = bidx != 0 && c->checked > 0;
+  if (copy) bw_pushkept(c, f, bidx);
   else if (!reuse) lua_createtable(L, 0, 0);
   t = reuse ? into : lua_gettop(L);
+  if (bidx != 0 && !copy) {  /* the baseline's slots, rising */
+    lua_Integer any;
+    kept = bw_sparsekeys(L, bidx, 0, n, &nkept, &any);
+    oldidx = lua_gettop(L);
+    if ((size_t)any != nkept)  /* as bw_keepbaseline words it */
+      return bw_decfail(c, BW_EBASELINE, c->r.pos, "baseline value does not "
+                        "fit: sparse keys must be integers in [1, %" PRId64 "]", (int64_t)n);
+  }
   if (reuse && in.enc != BW_SPMASK && n > MAPSLOTS) {  /* its old keys */
     lua_Integer any;
     old.keys = bw_sparsekeys(L, t, 0, n, &old.n, &any);
@@ -225,13 +249,19 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   }
   while ((got = sparsenext(c, &in, &i)) > 0) {
     if (reuse) clearbefore(L, t, &old, prev, i);
+    if (kept != NULL) {
+      size_t from = k;
+      while (k < nkept && kept[k] < i) k++;
+      if (!keepslots(c, e, t, bidx, kept, from, k)) return 0;
+      if (k < nkept && kept[k] == i) k++;  /* sent: a delta of it */
+    }
     if (!decslot(c, e, t, reuse, bidx, i)) return 0;
     prev = i;
   }
   if (got < 0) return 0;
+  if (kept != NULL && !keepslots(c, e, t, bidx, kept, k, nkept)) return 0;
   if (reuse) clearbefore(L, t, &old, prev, n + 1);
   if (oldidx != 0) lua_remove(L, oldidx);
-  c->checked -= bidx != 0;
   return reuse ? 2 : 1;
 }
 

@@ -534,6 +534,13 @@ static INLINE int bw_opendeltarecord (Ctx *c, const bw_Type *ty, Frame **fr) {
 int  bw_readrelative (Ctx *c, const bw_Field *f, uint64_t base,
                       const uint32_t bq[4], uint64_t *code, uint32_t q[4]);
 int  bw_keepbaseline (Ctx *c, const bw_Field *f, int v);
+/* Push what a delta keeps of the baseline value at 'v' for field 'f': a
+** missing one takes the field's default (a baseline decoded under
+** definitions that lacked the field); one of a baseline not known to be
+** this schema's own decode is checked, then pushed as a full decode of it
+** would give it (quantized, clamped, of the field's number type). Returns
+** 0 with the failure. */
+int  bw_keep (Ctx *c, const bw_Field *f, int v);
 void bw_pushkept (Ctx *c, const bw_Field *f, int idx);
 int  bw_decdeltavalue (Ctx *c, const bw_Field *f, int bidx);
 

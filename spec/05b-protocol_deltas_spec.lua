@@ -216,6 +216,60 @@ describe("baselines across reloads", function ()
       need:decode("S", d, { baseline = base }))
   end)
 
+  it("checks only what the delta keeps of a sparse baseline", function ()
+    -- hp's range shrank: the baseline's slot 1 no longer fits, but a delta
+    -- that replaces or removes it keeps nothing of it
+    local narrow = bitwire.schema {
+      E = { { "id", "int", min = 0, max = 99 }, { "hp", "int", min = 0, max = 3 } },
+      S = { { "es", "sparse", of = "E", max = 8 } },
+    }
+    local sent = { es = { [1] = { id = 1, hp = 8 }, [2] = { id = 2, hp = 1 } } }
+    local base = s0:decode("S", s0:encode("S", sent))
+    for _, v in ipairs {
+      { es = { [1] = { id = 1, hp = 3 }, [2] = { id = 2, hp = 1 } } },  -- replaced
+      { es = { [2] = { id = 2, hp = 1 } } },                            -- removed
+      { es = { [2] = { id = 2, hp = 1 }, [5] = { id = 5, hp = 0 } } },  -- and added
+    } do
+      local d = narrow:encode("S", v, { baseline = sent })
+      assert.same(v, assert(narrow:decode("S", d, { baseline = base })))
+    end
+    -- kept, it is checked alone, and named (the sender's copy fits)
+    local fit = { es = { [1] = { id = 1, hp = 3 }, [2] = { id = 2, hp = 1 } } }
+    local d = narrow:encode("S", { es = { [1] = { id = 1, hp = 3 }, [2] = { id = 2, hp = 2 } } },
+      { baseline = fit })
+    fails("baseline", "es[1]: baseline value does not fit: hp: 8 out of range [0, 3]",
+      narrow:decode("S", d, { baseline = base }))
+  end)
+
+  it("keeps values of a baseline it did not decode as its own decode gives them", function ()
+    -- the sender's delta keeps what the full encode would send: hp clamped
+    -- to the new range, x on the new grid
+    local old = bitwire.schema { R = { { "n", "int", min = 0, max = 9 },
+      { "hp", "int", min = 0, max = 100 }, { "x", "float", min = -10, max = 10, res = 0.1 } } }
+    local new = bitwire.schema { R = { { "n", "int", min = 0, max = 9 },
+      { "hp", "int", min = 0, max = 50, clamp = true },
+      { "x", "float", min = -10, max = 10, res = 0.5 } } }
+    local sent = { n = 0, hp = 90, x = 0.3 }
+    local base = old:decode("R", old:encode("R", sent))
+    local v = { n = 1, hp = 90, x = 0.3 }
+    local d = new:encode("R", v, { baseline = sent })
+    assert.same(new:decode("R", new:encode("R", v)), assert(new:decode("R", d, { baseline = base })))
+    -- a baseline built by hand: clamped, quantized, and of the number type
+    -- a decode gives (an angle is a float)
+    local s = bitwire.schema { R = { { "n", "int", min = 0, max = 9 },
+      { "c", "int", min = -5, max = 5, clamp = true },
+      { "f", "float", min = -1, max = 1, res = 0.1, clamp = true },
+      { "q", "float", min = -1, max = 1, res = 0.1 },
+      { "a", "angle", bits = 6, unit = "deg" },
+      { "sp", "sparse", of = { "float", min = 0, max = 1, res = 0.25 }, max = 4 } } }
+    local hand = { n = 0, c = 100, f = 1 / 0, q = 0.123, a = 360, sp = { [2] = 0.3, [3] = 0.6 } }
+    local w = { n = 1, c = 100, f = 1 / 0, q = 0.123, a = 360, sp = { [2] = 0.3, [3] = 0.9 } }
+    local got = assert(s:decode("R", s:encode("R", w, { baseline = hand }), { baseline = hand }))
+    local want = s:decode("R", s:encode("R", w))
+    assert.same(want, got)
+    assert.equal(math.type(want.a), math.type(got.a))
+  end)
+
   it("checks a baseline decoded as another type of the same schema", function ()
     local s = bitwire.schema {
       A = { { "x", "int", min = 0, max = 7 } },

@@ -516,8 +516,11 @@ function Walk:deltastruct(path, ty, base)
 end
 
 -- What a delta keeps of baseline value 'b' of field 'f', copied along the
--- schema as the driver copies it: a field the baseline lacks takes its
--- default, one not on the wire at this version its default too.
+-- schema as the driver copies a baseline it decoded: a field the baseline
+-- lacks takes its default, one not on the wire at this version its default
+-- too. Values are shown as given: s:decode checks those of a baseline it did
+-- not decode and gives their decode (quantized, clamped), which a
+-- dissection, reading bits only, leaves to it.
 function Walk:kept(f, b)
   if type(b) ~= "table" or b == M.UNKNOWN then return b end
   local t = {}
