@@ -80,7 +80,7 @@ static INLINE int encdeltafixed (Ctx *c, uint64_t *r, const bw_Field *f, int v,
 /* 1 if the values at 'v' and 'b' of field 'f' differ on the wire (neither
 ** is a table the delta walk handles). */
 static INLINE int scalarchanged (Ctx *c, const bw_Field *f, int v, int b) {
-  if (lua_rawequal(c->L, v, b)) return 0;
+  if (rawsame(c->L, f, v, b)) return 0;
   switch (f->kind) {
     case BW_KINT: case BW_KUINT: case BW_KBOOL:  /* optional: by code too */
     case BW_KFLOAT: case BW_KFLOAT32: case BW_KFLOAT64: case BW_KQUAT:
@@ -231,7 +231,7 @@ static int deltastruct (Ctx *c, uint32_t t, int idx, int bidx, int hasb) {
     if (vt == LUA_TNIL && !f->optional) vt = fielddefault(c, f, v);
     if (deltafixed(f))
       changed |= encdeltafixed(c, &run, f, v, vt, v + 1, bt);
-    else if (vt == bt && vt != LUA_TNIL && lua_rawequal(L, v, v + 1))
+    else if (vt == bt && vt != LUA_TNIL && rawsame(L, f, v, v + 1))
       runadd(c, &run, 0, 1);  /* the common case, inline; a table */
                               /* shared with the baseline is unchanged */
     else {

@@ -278,9 +278,9 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
 ** bw_encsparse's against a baseline table; its tape, lbw_tape.h's
 ** putslot).
 ** Pass 1 writes the value's tape and compares each element's with the
-** baseline's: equal codes are equal values on the wire, and IEEE floats,
-** whose equal numbers may differ in codes, are compared by number, in an
-** element and in its records, arrays and sparse arrays alike. It
+** baseline's: equal codes are equal values on the wire; IEEE floats
+** compare their raws first, then their codes (ieeesame), in an element
+** and in its records, arrays and sparse arrays alike. It
 ** raises nothing, so pass 2, which writes the sent slots in the encoding
 ** their number picks, raises where the walk over tables does. */
 
@@ -302,7 +302,7 @@ static int samestruct (Walk *w, uint32_t t, int idx, int *same);
 static int samevalue (Walk *w, const bw_Field *f, int v, int vt, int *same);
 
 /* samevalue's IEEE float 'x' of field 'f' (its value of Lua type 'vt'):
-** compared by number, as tapefield compares it; the tape keeps the
+** compared as tapefield compares it (ieeesame); the tape keeps the
 ** value's own code. */
 static INLINE int sameieee (Walk *w, const bw_Field *f, int vt, double x,
                             int *same) {
@@ -333,9 +333,8 @@ static INLINE int samefixed (Walk *w, const bw_Field *f, int v, int vt,
 }
 
 /* 1 if samevalue compares an array or a sparse array of 'f' element by
-** element: its elements may hold IEEE floats, which it compares by
-** number, or are fixed scalars, compared by raw first (any other's bits are
-** compared whole). */
+** element: its elements may hold IEEE floats or are fixed scalars,
+** compared by raw first (any other's bits are compared whole). */
 static INLINE int eachelement (const bw_Schema *S, const bw_Field *f) {
   int k;
   if (f->kind != BW_KARRAY && f->kind != BW_KSPARSE) return 0;

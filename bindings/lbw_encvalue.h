@@ -9,6 +9,7 @@
 #define lbw_encvalue_h
 
 #include <math.h>
+#include <string.h>
 
 #include "lbw_schema.h"
 
@@ -145,10 +146,33 @@ static INLINE int anglecode (const bw_Field *f, double x, uint64_t *code) {
   return 1;
 }
 
-/* 1 if numbers 'x' and 'y' of a float32 or float64 field are alike on
-** the wire to a delta: equal (0.0 is -0.0), or both NaN. */
-static INLINE int samenumber (double x, double y) {
-  return x == y || (x != x && y != y);
+/* The raw of a number: its bits. */
+static INLINE uint64_t rawof (double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof(u));
+  return u;
+}
+
+/* 1 if the values at 'a' and 'b' are the same Lua value, and so encode
+** alike as field 'f': not for float32 and float64, whose equal numbers may
+** differ in bits (ieeecode). */
+static INLINE int rawsame (lua_State *L, const bw_Field *f, int a, int b) {
+  return f->kind != BW_KFLOAT32 && f->kind != BW_KFLOAT64
+         && lua_rawequal(L, a, b);
+}
+
+/* A float32 or float64 field's code: the IEEE bits the encoder writes
+** for number 'x' (a float32 rounded as bw_tofloat32). Two numbers are
+** alike to a delta when their codes are: -0.0 is not 0.0, and NaNs keep
+** their payloads, as a full encode sends them. */
+static INLINE uint64_t ieeecode (const bw_Field *f, double x) {
+  if (f->kind == BW_KFLOAT32) {
+    float y = bw_tofloat32(x);
+    uint32_t u;
+    memcpy(&u, &y, sizeof(u));
+    return u;
+  }
+  return rawof(x);
 }
 
 /* The bits of number 'x' as float field 'f', in '*out'; as REFUSE. */

@@ -139,7 +139,7 @@ static int equalvalue (Ctx *c, const bw_Field *f, int a, int ta, int b,
     }
     case BW_KFLOAT32: case BW_KFLOAT64: {
       double x = (double)lua_tonumber(L, a), y = (double)lua_tonumber(L, b);
-      return ta == LUA_TNUMBER && samenumber(x, y);
+      return ta == LUA_TNUMBER && ieeecode(f, x) == ieeecode(f, y);
     }
     case BW_KQUAT: {
       uint32_t qa[4], qb[4];

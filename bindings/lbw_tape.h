@@ -96,13 +96,6 @@ static INLINE void unchunk (char *p, uint64_t v, size_t k) {
   for (i = 0; i < k; i++, v >>= 8) p[i] = (char)(v & 0xff);
 }
 
-/* The raw of a number: its bits. */
-static INLINE uint64_t rawof (double x) {
-  uint64_t u;
-  memcpy(&u, &x, sizeof(u));
-  return u;
-}
-
 /* The number of a raw. */
 static INLINE double numof (uint64_t u) {
   double x;
@@ -110,20 +103,8 @@ static INLINE double numof (uint64_t u) {
   return x;
 }
 
-/* A float32 or float64 field's code: the IEEE bits the encoder writes
-** for number 'x' (a float32 rounded as bw_tofloat32); and the number a
-** code decodes to. */
+/* The number a float32 or float64 field's code (ieeecode) decodes to. */
 #define IEEEBITS(f)  ((f)->kind == BW_KFLOAT32 ? 32u : 64u)
-
-static INLINE uint64_t ieeecode (const bw_Field *f, double x) {
-  if (f->kind == BW_KFLOAT32) {
-    float y = bw_tofloat32(x);
-    uint32_t u;
-    memcpy(&u, &y, sizeof(u));
-    return u;
-  }
-  return rawof(x);
-}
 
 static INLINE double ieeevalue (const bw_Field *f, uint64_t u) {
   if (f->kind == BW_KFLOAT32) {
@@ -222,14 +203,14 @@ static INLINE int quatsame (Walk *w, const bw_Field *f, int v,
   return nums && bw_quatencode(&f->q, x, q) && memcmp(q, bq, 4 * sizeof(q[0])) == 0;
 }
 
-/* 1 if number 'x' (of a value of Lua type 'vt') of IEEE field 'f' is the
-** baseline's at w->rp (its raw), or of code 'base' when the baseline has
-** no raws: compared by number, as bw_equalopt compares (0.0 is -0.0's
-** equal), though their codes differ. */
+/* 1 if number 'x' (of a value of Lua type 'vt') of IEEE field 'f' has
+** the baseline's code 'base', as bw_equalopt compares: its raw at w->rp,
+** when the walk has raws, is the baseline's without rounding again. */
 static INLINE int ieeesame (const Walk *w, const bw_Field *f, uint64_t base,
                             int vt, double x) {
-  double y = w->rin != NULL ? numof(w->rin[w->rp]) : ieeevalue(f, base);
-  return vt == LUA_TNUMBER && samenumber(x, y);
+  return vt == LUA_TNUMBER
+         && ((w->rin != NULL && rawof(x) == w->rin[w->rp])
+             || ieeecode(f, x) == base);
 }
 
 /* A sparse array on a tape: each present slot 'i', rising, as a 1 and

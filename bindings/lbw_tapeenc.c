@@ -118,10 +118,8 @@ static INLINE int tapefield (Walk *w, uint64_t *r, const bw_Field *f, int v,
       return scalardone(w, r, f, v, vt, valid && code == base, rawof(x),
                         code, f->nbits);
     }
-    case BW_KFLOAT32: case BW_KFLOAT64: {  /* compared by number, as
-                                              bw_equalopt compares: the
-                                              tape keeps the value's own
-                                              code (0.0 is -0.0's equal) */
+    case BW_KFLOAT32: case BW_KFLOAT64: {  /* compared by code, as
+                                              bw_equalopt compares */
       unsigned n = IEEEBITS(f);
       uint64_t base = take(w, n);
       double x = vt == LUA_TNUMBER ? (double)lua_tonumber(L, v) : 0;

@@ -25,18 +25,20 @@ describe("deltas against tapes", function ()
     decodesame(s, "S", bytes, base)
   end)
 
-  it("compare float32 and float64 fields by number, as the walk over tables does", function ()
-    -- bw_equalopt's rule: equal numbers, or both NaN, whatever their bits
-    -- (0.0 and -0.0 are equal; a number float32 rounds is not its rounding)
+  it("compare float32 and float64 fields by their bits, as the walk over tables does", function ()
+    -- bw_equalopt's rule: the same bits on the wire (-0.0 is not 0.0, a
+    -- NaN keeps its payload; a number float32 rounds is its rounding)
     local s = bitwire.schema { F = {
       { "k", "int", min = 0, max = 9 }, { "a", "float32" }, { "b", "float64" },
       { "o", "float32", optional = true },
       { "arr", "array", of = { "float64" }, max = 4 } } }
     local f32 = function (x) return (string.unpack("<f", string.pack("<f", x))) end
     local nan = 0 / 0
+    local function payload (p) return (string.unpack("<d", string.pack("<i8", p))) end
     local pairs_ = { { 0.1, 0.1 }, { 0.1, f32(0.1) }, { f32(0.1), 0.1 }, { 0.0, -0.0 },
                      { -0.0, 0.0 }, { nan, nan }, { nan, 1 }, { 1e39, 1e39 }, { 1e39, 1 / 0 },
-                     { 3, 3.0 }, { 2.5, 2.5000000000000004 } }
+                     { 3, 3.0 }, { 2.5, 2.5000000000000004 },
+                     { payload(0x7ff8000000000001), payload(0x7ff8000000000002) } }
     for i, p in ipairs(pairs_) do
       local x, y = p[1], p[2]
       local a = { k = 1, a = x, b = x, o = x, arr = { x, 1, x } }
@@ -48,6 +50,7 @@ describe("deltas against tapes", function ()
       local dbytes = sameastable(s, "F", b, dec, nil, msg)
       for _, c in ipairs { { bytes, dec }, { dbytes, dec } } do
         local got = assert(s:decode("F", c[1], { baseline = c[2] }))
+        assert.equal(s:encode("F", b), s:encode("F", got), msg)  -- bit for bit
         local shared = assert(s:decode("F", c[1], { baseline = c[2], share = true }))
         assert.equal(s:encode("F", shared), s:encode("F", got), msg)
       end

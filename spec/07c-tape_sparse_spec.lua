@@ -31,7 +31,7 @@ local function chain (s, name, a, b, c, msg, loose)
 end
 
 describe("deltas of sparse arrays against tapes", function ()
-  it("compare IEEE floats in slots by number, as the walk over tables does", function ()
+  it("compare IEEE floats in slots by their bits, as the walk over tables does", function ()
     local s = bitwire.schema {
       P = { { "t", "float32" }, { "u", "float64" }, { "n", "int", min = 0, max = 9 } },
       S = { { "k", "int", min = 0, max = 9 }, { "ps", "sparse", of = "P", max = 9 } } }
@@ -45,10 +45,14 @@ describe("deltas of sparse arrays against tapes", function ()
       local c = { k = 3, ps = { [2] = { t = x, u = y, n = 3 } } }
       chain(s, "S", a, b, c, ("pair %d: %s, %s"):format(i, x, y), true)
     end
-    -- equal numbers send no slot: only k's bits and the array's unchanged bit
-    local a = { k = 1, ps = { [2] = { t = 0.0, u = 0.0, n = 1 } } }
-    assert.equal(1 + 4 + 1, s:bits("S", { k = 2, ps = { [2] = { t = -0.0, u = -0.0, n = 1 } } },
+    -- equal bits send no slot: only k's bits and the array's unchanged bit;
+    -- equal numbers of other bits (0.0, -0.0) are sent, as a full encode
+    -- would send them
+    local a = { k = 1, ps = { [2] = { t = 0.0, u = nan, n = 1 } } }
+    assert.equal(1 + 4 + 1, s:bits("S", { k = 2, ps = { [2] = { t = 0.0, u = nan, n = 1 } } },
                                    { baseline = a }))
+    assert.is_true(s:bits("S", { k = 2, ps = { [2] = { t = -0.0, u = nan, n = 1 } } },
+                          { baseline = a }) > 1 + 4 + 1)
     -- the same numbers as whole slots; and in arrays inside a slot's record,
     -- compared element by element, in a schema of their own
     local whole = bitwire.schema {
@@ -106,19 +110,19 @@ describe("deltas of sparse arrays against tapes", function ()
       chain(s, "S", a, b, c, ch[1])
       assert.is_true(s:bits("S", b, { baseline = a }) > 1 + 4 + 1, ch[1])  -- the slot sent
     end
-    -- equal numbers, one code apart: no slot sent
+    -- equal numbers, one code apart: the slot sent
     for _, p in ipairs {
       { q({ 0.0 }, R1, {}), q({ -0.0 }, R1, {}) },
       { q({}, R0, {}), q({}, { { t = -0.0, m = 1 } }, {}) },
       { q({}, R1, { { 0.0 } }), q({}, R1, { { -0.0 } }) },
       { q({}, R1, {}, { [3] = 0.0 }), q({}, R1, {}, { [3] = -0.0 }) } } do
       local a, b = { k = 1, qs = { [2] = p[1] } }, { k = 2, qs = { [2] = p[2] } }
-      assert.equal(1 + 4 + 1, s:bits("S", b, { baseline = a }))
+      assert.is_true(s:bits("S", b, { baseline = a }) > 1 + 4 + 1)
       chain(s, "S", a, b, { k = 3, qs = { [2] = p[2] } }, "zeros", true)
     end
     -- a long sparse array (its keys visited, not its slots) and sparse
     -- arrays in an array, in a slot: slots either side lacks are changes,
-    -- equal numbers are not
+    -- and so are equal numbers of other bits
     local long = bitwire.schema {
       Q = { { "far", "sparse", of = { "float32" }, max = 5000 },
             { "ms", "array", of = { "sparse", of = { "float32" }, max = 3 }, max = 2 } },
@@ -139,7 +143,7 @@ describe("deltas of sparse arrays against tapes", function ()
     end
     local ma = { k = 1, qs = { [3] = { far = { [4000] = 0.0 }, ms = { { [2] = 0.0 } } } } }
     local mb = { k = 2, qs = { [3] = { far = { [4000] = -0.0 }, ms = { { [2] = -0.0 } } } } }
-    assert.equal(1 + 4 + 1, long:bits("S", mb, { baseline = ma }))
+    assert.is_true(long:bits("S", mb, { baseline = ma }) > 1 + 4 + 1)
     chain(long, "S", ma, mb, { k = 3, qs = { [3] = { far = {}, ms = {} } } }, "long zeros", true)
     -- what a field does not take raises as the walk over tables raises it,
     -- also where its number would be the baseline's (0)
@@ -203,7 +207,7 @@ describe("deltas of sparse arrays against tapes", function ()
       chain(s, "S", { k = 1, sp = k[2] }, { k = 2, sp = k[3] }, { k = 3, sp = k[4] },
             "kind " .. i)
     end
-    -- arrays and sparse arrays of IEEE floats as slots: by number, element
+    -- arrays and sparse arrays of IEEE floats as slots: by bits, element
     -- by element
     for _, of in ipairs { { "array", of = { "float32" }, max = 3 },
                           { "sparse", of = { "float64" }, max = 3 } } do
@@ -211,7 +215,7 @@ describe("deltas of sparse arrays against tapes", function ()
                                        { "sp", "sparse", of = of, max = 6 } } }
       local a = { k = 1, sp = { [2] = { 0.0, 1 }, [4] = { 2 } } }
       local b = { k = 2, sp = { [2] = { -0.0, 1 }, [4] = { 2 } } }
-      assert.equal(1 + 4 + 1, s:bits("S", b, { baseline = a }))
+      assert.is_true(s:bits("S", b, { baseline = a }) > 1 + 4 + 1)
       chain(s, "S", a, b, { k = 3, sp = { [2] = { -0.0, 2 }, [5] = {} } }, of[1] .. " of IEEE", true)
     end
     -- one element of a long array changed: a delta of the array, not all of it
