@@ -25,6 +25,7 @@ LSchema *bw_checkschema (lua_State *L, int arg) {
 
 int bw_schemagc (lua_State *L) {
   LSchema *ls = (LSchema *)luaL_checkudata(L, 1, SCHEMA_MT);
+  if (ls->busy) luaL_error(L, "schema in use: not released during a call on it");
   bw_writerfree(&ls->w);
   bw_claimsfree(&ls->claims);
   bw_flatplanfree(&ls->plan);
@@ -323,11 +324,13 @@ void bw_pushschema (lua_State *L, bw_Schema *S) {
   uint32_t i;
   ls = (LSchema *)lua_newuserdatauv(L, sizeof(LSchema), NUV);
   ls->S = S;
+  ls->busy = 0;
   memset(&ls->claims, 0, sizeof(ls->claims));
   bw_flatplanmake(&ls->plan, S);
   bw_tapesmake(&ls->tapes, S);
   bw_writerinitgrow(&ls->w, bw_plainalloc, NULL, MAXENCODE);
   luaL_setmetatable(L, SCHEMA_MT);
+  bw_newguard(L, ls);
   lua_createtable(L, (int)S->nnames, 0);
   for (i = 0; i < S->nnames; i++) {
     lua_pushlstring(L, S->names[i], S->namelens[i]);
@@ -356,6 +359,7 @@ int bw_schemacompile (lua_State *L) {
   /* a holder owns S until sealing, so a Lua error cannot leak it */
   holder = (LSchema *)lua_newuserdatauv(L, sizeof(LSchema), 0);
   holder->S = S;
+  holder->busy = 0;
   memset(&holder->claims, 0, sizeof(holder->claims));
   memset(&holder->plan, 0, sizeof(holder->plan));
   memset(&holder->tapes, 0, sizeof(holder->tapes));

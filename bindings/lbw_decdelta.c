@@ -18,7 +18,7 @@
 static int encodefield (lua_State *L) {
   LSchema *ls = bw_checkschema(L, 1);
   Ctx c;
-  bw_initctx(L, &c, ls, (uint32_t)lua_tointeger(L, 4), 0);  /* one field */
+  bw_initinner(L, &c, ls, (uint32_t)lua_tointeger(L, 4));  /* one field */
   bw_writerreset(c.w);
   bw_encvalue(&c, &ls->S->fields[lua_tointeger(L, 2)], 3, lua_type(L, 3));
   return 0;

@@ -54,8 +54,52 @@ uint32_t bw_optversion (lua_State *L, int arg, const bw_Schema *S) {
   return (uint32_t)v;
 }
 
+#define GUARD_MT "bitwire.SchemaCall"
+
+static void initfields (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
+                        int stackkeys);
+
+/* __close of a schema's guard: the call that closed it is over. */
+static int guardclose (lua_State *L) {
+  (*(LSchema **)lua_touserdata(L, 1))->busy = 0;
+  return 0;
+}
+
+void bw_newguard (lua_State *L, LSchema *ls) {
+  *(LSchema **)lua_newuserdatauv(L, sizeof(LSchema *), 0) = ls;
+  if (luaL_newmetatable(L, GUARD_MT)) {
+    lua_pushcfunction(L, guardclose);
+    lua_setfield(L, -2, "__close");
+  }
+  lua_setmetatable(L, -2);
+  lua_setiuservalue(L, -2, UV_GUARD);
+}
+
+/* One call at a time: a call made during another on the same schema (by
+** a finalizer an allocation ran, a hook, a __tostring an error message
+** ran) would overwrite the buffers the first is using. The guard, a
+** to-be-closed slot, ends the call however it leaves. */
+static void entercall (lua_State *L, LSchema *ls) {
+  if (ls->busy)
+    luaL_error(L, "schema in use: called during another call on it (from a "
+               "finalizer, hook or metamethod)");
+  lua_getiuservalue(L, 1, UV_GUARD);
+  lua_toclose(L, -1);
+  ls->busy = 1;
+}
+
 void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
                      int stackkeys) {
+  entercall(L, ls);
+  initfields(L, c, ls, version, stackkeys);
+}
+
+void bw_initinner (lua_State *L, Ctx *c, LSchema *ls, uint32_t version) {
+  initfields(L, c, ls, version, 0);
+}
+
+static void initfields (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
+                        int stackkeys) {
   c->L = L;
   c->S = ls->S;
   c->w = &ls->w;

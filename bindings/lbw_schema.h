@@ -74,7 +74,8 @@ static inline unsigned fixedbits (const bw_Field *f) {
 enum { UV_NAMES = 1, UV_TYPES,
        UV_KNOWN,  /* weak-keyed: table -> what the schema knows of it: the
                      type id a decode gave it, or its tape (lbw_tape.c) */
-       NUV = UV_KNOWN };
+       UV_GUARD,  /* closes the call in progress (bw_initctx) */
+       NUV = UV_GUARD };
 
 /* The tables one decode into has refilled, so a table reached twice (two
 ** fields or elements sharing it) is refilled once and replaced by a fresh
@@ -147,6 +148,7 @@ typedef struct Tapes {
 
 typedef struct LSchema {
   bw_Schema *S;
+  int        busy;  /* a call is using w, claims, plan and tapes */
   bw_Writer  w;     /* reused by every encode */
   Claims     claims;
   FlatPlan   plan;  /* empty (NULL) without memory: the general walk */
@@ -561,8 +563,15 @@ uint32_t bw_checktype (lua_State *L, int arg);
 lua_Integer bw_optfield (lua_State *L, int arg, const char *k,
                          lua_Integer def);
 uint32_t bw_optversion (lua_State *L, int arg, const bw_Schema *S);
+/* Start a call on the schema at index 1 (its writer, claims, plan and
+** tapes are the call's until it returns or raises) and set up 'c'.
+** Raises when another call on the schema is in progress. */
 void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
                  int stackkeys);
+/* Set up 'c' for a call that the call in progress makes itself. */
+void bw_initinner (lua_State *L, Ctx *c, LSchema *ls, uint32_t version);
+/* The user value UV_GUARD of a new schema 'ls', on top. */
+void bw_newguard (lua_State *L, LSchema *ls);
 int  bw_optbaseline (lua_State *L, int arg);
 int  bw_optinto (lua_State *L, int arg);
 /* The decode options at 'arg' (max_values, share) into 'c'. */

@@ -696,3 +696,50 @@ describe("decode arguments", function ()
     end
   end)
 end)
+
+describe("a call on a schema made during another", function ()
+  -- a hook (or a finalizer an allocation runs) calls the schema while a
+  -- delta decode is using its buffers: that call raises, and the decode
+  -- goes on as ever. The decode checks its hand-built baseline's kept
+  -- values by calling the encoder, which runs the call hook.
+  it("raises, and the call it interrupted goes on unharmed", function ()
+    local s = bitwire.schema {
+      E = { { "x", "int", min = 0, max = 1000 }, { "name", "string", max = 64 } },
+      T = { { "a", "array", of = "E", max = 5000 }, { "n", "int", min = 0, max = 9 } },
+    }
+    local function mk (n, k)
+      local a = {}
+      for i = 1, n do a[i] = { x = (i * k) % 1000, name = "e" .. (i * k) } end
+      return { a = a, n = k }
+    end
+    local b1 = mk(100, 1)  -- built by hand: its kept values are checked
+    local b2 = s:decode("T", s:encode("T", mk(1000, 3)))  -- a larger tape
+    local v3 = mk(1000, 7)
+    local v = mk(100, 1)
+    v.n = 2
+    local d = s:encode("T", v, { baseline = b1 })
+    local want = s:encode("T", v)
+    local inside, refused, ran = false, {}, 0
+    debug.sethook(function ()
+      if not inside then return end
+      inside = false
+      local ok, err = pcall(s.encode, s, "T", v3, { baseline = b2 })
+      if ok then ran = ran + 1 else refused[#refused + 1] = err end
+      inside = true
+    end, "c")
+    local got
+    for _ = 1, 3 do
+      inside = true
+      got = s:decode("T", d, { baseline = b1 })
+      inside = false
+      assert.equal(want, s:encode("T", got))
+    end
+    debug.sethook()
+    assert.is_true(#refused > 0)
+    for _, e in ipairs(refused) do
+      assert.truthy(e:find("schema in use: called during another call on it", 1, true), e)
+    end
+    -- and the schema serves calls again once the first is over
+    assert.equal(want, s:encode("T", assert(s:decode("T", d, { baseline = b1 }))))
+  end)
+end)
