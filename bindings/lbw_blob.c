@@ -66,9 +66,16 @@ static int layout_gc (lua_State *L) {
 ** others, named by blob headers, are not, so hostile versions cannot grow
 ** the cache. */
 const bw_BlobLayout *bw_blobgetlayout (lua_State *L, uint32_t version) {
+  char msg[MAXMSG];
+  const bw_BlobLayout *B = bw_blobtrylayout(L, version, msg, sizeof(msg));
+  if (B == NULL) luaL_error(L, "%s", msg);
+  return B;
+}
+
+const bw_BlobLayout *bw_blobtrylayout (lua_State *L, uint32_t version,
+                                       char *msg, size_t msgsize) {
   LSchema *ls = bw_checkschema(L, 1);
   LLayout *ll;
-  char msg[MAXMSG];
   int cached = version == ls->S->version;
   if (cached) {
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &cachekey) != LUA_TTABLE) {
@@ -95,9 +102,11 @@ const bw_BlobLayout *bw_blobgetlayout (lua_State *L, uint32_t version) {
   lua_pushcfunction(L, layout_gc);
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
-  if (bw_bloblayout(ls->S, version, LAYOUTMEM(ll), &ll->L, msg, sizeof(msg))
-      != BW_OK)
-    luaL_error(L, "%s", msg);
+  if (bw_bloblayout(ls->S, version, LAYOUTMEM(ll), &ll->L, msg, msgsize)
+      != BW_OK) {
+    lua_pop(L, 1);
+    return NULL;
+  }
   bw_schemaretain(ls->S);
   ll->S = ls->S;
   if (cached) {  /* cache[schema] = layout */

@@ -167,7 +167,16 @@ static const bw_BlobLayout *openblob (lua_State *L, uint32_t t, int arg,
   memset(&none, 0, sizeof(none));
   if (bw_blobheader(s, n, &h) == BW_OK) {
     /* every version past the current one lays out as the current one */
-    B = bw_blobgetlayout(L, h.version < current ? h.version : current);
+    uint32_t v = h.version < current ? h.version : current;
+    char msg[MAXMSG];
+    B = bw_blobtrylayout(L, v, msg, sizeof(msg));
+    if (B == NULL) {  /* no blob of this schema names that version */
+      lua_pushnil(L);
+      lua_pushfstring(L, "version %I has no blob layout: %s (byte 16)",
+                      (lua_Integer)v, msg);
+      lua_pushstring(L, bw_codename(BW_ESCHEMA));
+      return NULL;
+    }
     if (bw_blobcheck(s, n, B, t, &e, &why) == BW_OK) return B;
     lua_pop(L, 1);
   }

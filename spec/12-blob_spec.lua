@@ -128,6 +128,21 @@ describe("schema:blob and schema:unblob", function()
     end
   end)
 
+  it("give schema, not an error, for a header naming a version with no layout", function()
+    -- at version 1 the field of 2^30 + 5 bytes is there and cannot be laid out
+    local v = bitwire.schema { T = {
+      { "big", "bytes", count = (1 << 30) + 5, removed = 2 },
+      { "x", "int", min = 0, max = 3 } } }
+    local b = v:blob("T", { x = 1 })
+    local old = b:sub(1, 16) .. string.pack("<I4", 1) .. b:sub(21)
+    for _, read in ipairs { v.unblob, v.blobview } do
+      local r, err, code = read(v, "T", old)
+      assert.is_nil(r)
+      assert.equal("schema", code)
+      assert.equal("version 1 has no blob layout: big: too large for a blob (byte 16)", err)
+    end
+  end)
+
   it("reject hostile blobs with a path, a reason and a code", function()
     local b = s:blob("Snapshot", { tick = 1, entities = { entity(3) }, names = { "abc" } })
     local lay = s:blob_layout()
