@@ -290,26 +290,39 @@ static void viewfield (lua_State *L, const View *v, uint32_t sfi) {
   }
 }
 
+/* The sparse view's first entry whose slot is 'i' or past it (v->n when
+** none): entries are in rising slot order, which bw_blobcheck checked. */
+static uint32_t sparsefrom (const View *v, const bw_BlobField *f,
+                            lua_Integer i) {
+  uint32_t lo = 0, hi = v->n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    lua_Integer ix = (lua_Integer)bw_blobloadu(
+      v->b + v->pos + (size_t)mid * f->stride, 4) + 1;
+    if (ix < i) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* The slot of the sparse view's entry 'k' (< v->n). */
+static lua_Integer sparseslot (const View *v, const bw_BlobField *f,
+                               uint32_t k) {
+  return (lua_Integer)bw_blobloadu(v->b + v->pos + (size_t)k * f->stride, 4)
+         + 1;
+}
+
 static int view_index (lua_State *L) {
   View *v = (View *)luaL_checkudata(L, 1, BLOB_MT);
   if (v->isarray) {
     const bw_BlobField *f = &v->B->fields[v->ref];
     const bw_BlobField *e = &v->B->fields[f->ref];
     lua_Integer i = lua_tointeger(L, 2);
-    if (f->form == BW_BSPARSE) {  /* entries sorted by slot: bisect */
-      uint32_t lo = 0, hi = v->n;
-      while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        lua_Integer ix = (lua_Integer)bw_blobloadu(
-          v->b + v->pos + (size_t)mid * f->stride, 4) + 1;
-        if (ix == i) {
-          pushvalue(L, v, 1, e, v->pos + (size_t)mid * f->stride + f->voff);
-          return 1;
-        }
-        if (ix < i) lo = mid + 1;
-        else hi = mid;
-      }
-      lua_pushnil(L);
+    if (f->form == BW_BSPARSE) {
+      uint32_t k = sparsefrom(v, f, i);
+      if (k < v->n && sparseslot(v, f, k) == i)
+        pushvalue(L, v, 1, e, v->pos + (size_t)k * f->stride + f->voff);
+      else lua_pushnil(L);
       return 1;
     }
     if (i < 1 || i > (lua_Integer)v->n) lua_pushnil(L);
@@ -345,17 +358,12 @@ static int view_next (lua_State *L) {
     const bw_BlobField *f = &v->B->fields[v->ref];
     lua_Integer i = lua_isnil(L, 2) ? 0 : luaL_checkinteger(L, 2);
     if (f->form == BW_BSPARSE) {  /* the first entry past slot i */
-      uint32_t k;
-      for (k = 0; k < v->n; k++) {
-        size_t at = v->pos + (size_t)k * f->stride;
-        lua_Integer ix = (lua_Integer)bw_blobloadu(v->b + at, 4) + 1;
-        if (ix > i) {
-          lua_pushinteger(L, ix);
-          pushvalue(L, v, 1, &v->B->fields[f->ref], at + f->voff);
-          return 2;
-        }
-      }
-      return 0;
+      uint32_t k = i < LUA_MAXINTEGER ? sparsefrom(v, f, i + 1) : v->n;
+      if (k >= v->n) return 0;
+      lua_pushinteger(L, sparseslot(v, f, k));
+      pushvalue(L, v, 1, &v->B->fields[f->ref],
+                v->pos + (size_t)k * f->stride + f->voff);
+      return 2;
     }
     if (i < 0 || i >= (lua_Integer)v->n) return 0;
     lua_pushinteger(L, i + 1);

@@ -320,6 +320,16 @@ describe("schema:blobview", function()
     local slots = {}
     for i, p in pairs(view.entities[5].near) do slots[#slots + 1] = i .. ":" .. p.x end
     assert.same({ "2:1.0", "10:5.0" }, slots)
+    -- the next slot from any key, present or not (found by bisection)
+    local sp = bitwire.schema { T = { { "m", "sparse", of = "bool", max = 100 } } }
+    local m = sp:blobview("T", sp:blob("T", { m = { [3] = true, [7] = false, [100] = true } })).m
+    local iter, state = pairs(m)
+    local from = { [0] = 3, [1] = 3, [3] = 7, [5] = 7, [7] = 100, [99] = 100 }
+    for k, want in pairs(from) do
+      assert.equal(want, (iter(state, k ~= 0 and k or nil)))
+    end
+    assert.is_nil(iter(state, 100))
+    assert.is_nil(iter(state, math.maxinteger))
   end)
 
   it("are read-only", function()
