@@ -84,6 +84,20 @@ describe("bitwire.load limits", function()
     end)
   end
 
+  it("stops a file whose parsing alone runs past the time limit", function()
+    -- matching 20000 pending gotos to their labels is quadratic in Lua's
+    -- parser: seconds of CPU for a file under max_size
+    local n, lines = 20000, {}
+    for i = 1, n do lines[i] = "goto b" .. i end
+    for i = 1, n do lines[n + i] = "::b" .. i .. ":: _ = 0" end
+    lines[#lines + 1] = "return { T = { { 'x', 'bool' } } }"
+    local path = tempdefs(table.concat(lines, "\n"))
+    local s, err = bitwire.load(path, { time = 0.05, budget = 1e12 })
+    assert.is_nil(s)
+    -- stopped in the parser, before any line ran: no line in the message
+    assert.matches("^[^:]*: CPU time limit of 0%.05 s exceeded$", err)
+  end)
+
   it("runs what the old budget charged and the new limits allow", function()
     local s, err = bitwire.load(DEFS .. "rep_empty.lua")
     assert.is_nil(err)
