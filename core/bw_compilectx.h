@@ -26,6 +26,12 @@ typedef struct bw_Build {
   uint32_t nbegun;
   uint32_t scopes;      /* fresh scopes for enum value sets */
   uint8_t *begun;
+  /* bw_qfloatexact's tries: their sum, bounded per compile, and the last
+  ** quantizers tried (fields of one range and res try once) */
+  uint64_t tried;
+  bw_QFloat triedq[8];
+  uint8_t  triedok[8];
+  uint32_t ntried;
 } bw_Build;
 
 #define TYPESCOPE  UINT32_C(0xFFFFFFFF)

@@ -161,6 +161,32 @@ int bw_spectiers (Ctx *x, bw_Field *F, const bw_Value *v, unsigned maxn,
   return 1;
 }
 
+#define MAXTRIED  (UINT64_C(1) << 24)  /* codes tried per compile: ~0.1 s */
+
+/* bw_qfloatexact of 'q' in '*exact', its tries of each code bounded per
+** compile (a description of many distinct ranges cannot make compiling
+** cost more). Returns 0 with the failure past the bound. */
+static int exactfloat (Ctx *x, const bw_QFloat *q, int *exact) {
+  bw_Build *B = x->B;
+  uint32_t n = bw_qfloattries(q), i;
+  for (i = 0; n > 0 && i < B->ntried && i < 8; i++)
+    if (memcmp(&B->triedq[i], q, sizeof(*q)) == 0) {
+      *exact = B->triedok[i];
+      return 1;
+    }
+  if (n > MAXTRIED - B->tried)
+    return fail(x, "relative floats of too many distinct ranges to check "
+                "(more than %" PRIu64 " codes in one description)", MAXTRIED);
+  B->tried += n;
+  *exact = bw_qfloatexact(q);
+  if (n > 0) {
+    B->triedq[B->ntried % 8] = *q;
+    B->triedok[B->ntried % 8] = (uint8_t)*exact;
+    B->ntried++;
+  }
+  return 1;
+}
+
 /* delta = "relative" (+ tiers) on FLOAT, QUAT and ANGLE fields. */
 int bw_specdelta (Ctx *x, bw_Field *F, const bw_FieldSpec *f) {
   const bw_Value *d = &f->opt[BW_ODELTA], *t = &f->opt[BW_OTIERS];
@@ -175,9 +201,13 @@ int bw_specdelta (Ctx *x, bw_Field *F, const bw_FieldSpec *f) {
                 "steps)");
   /* both ends quantize their own copy of the baseline: every code must
   ** decode and encode back to itself */
-  if (F->kind == BW_KFLOAT && !bw_qfloatexact(&F->q))
-    return fail(x, "delta = \"relative\" needs a float whose steps float32 "
-                "can hold (a coarser res or a narrower range)");
+  if (F->kind == BW_KFLOAT) {
+    int exact = 0;
+    if (!exactfloat(x, &F->q, &exact)) return 0;
+    if (!exact)
+      return fail(x, "delta = \"relative\" needs a float whose steps float32 "
+                  "can hold (a coarser res or a narrower range)");
+  }
   F->relative = 1;
   if (t->type == BW_VNONE) {
     memcpy(F->tierbits, reltiers, sizeof(reltiers));

@@ -431,13 +431,21 @@ int bw_readquatdiff (bw_Reader *r, const bw_Field *f,
 ** miv * (6 + M / delta) * 2^-24 steps (M the larger end's magnitude): under
 ** half a step, no code can move. Other quantizers are scanned when they
 ** have few codes, so a description cannot make compiling expensive. */
-int bw_qfloatexact (const bw_QFloat *q) {
+static int withinbound (const bw_QFloat *q) {
   double m = fabs((double)q->min) > fabs((double)q->min + (double)q->delta)
              ? fabs((double)q->min) : fabs((double)q->min + (double)q->delta);
-  uint32_t i;
-  if ((double)q->miv * (8 + m / (double)q->delta) <= 4194304.0) return 1;
-  if (q->miv > (UINT32_C(1) << 16)) return 0;
-  for (i = 0; i <= q->miv; i++)
+  return (double)q->miv * (8 + m / (double)q->delta) <= 4194304.0;
+}
+
+uint32_t bw_qfloattries (const bw_QFloat *q) {
+  return withinbound(q) || q->miv > (UINT32_C(1) << 16) ? 0 : q->miv + 1;
+}
+
+int bw_qfloatexact (const bw_QFloat *q) {
+  uint32_t i, n;
+  if (withinbound(q)) return 1;
+  if ((n = bw_qfloattries(q)) == 0) return 0;  /* too many codes to try */
+  for (i = 0; i < n; i++)
     if (bw_qfloatencode(q, (double)bw_qfloatdecode(q, i)) != i) return 0;
   return 1;
 }

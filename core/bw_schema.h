@@ -335,6 +335,9 @@ int       bw_readquatdiff (bw_Reader *r, const bw_Field *f,
 ** copies of the baseline): by an error bound, or by trying each code when
 ** there are at most 2^16 + 1; 0 otherwise. */
 int       bw_qfloatexact (const bw_QFloat *q);
+/* The codes bw_qfloatexact tries one by one for 'q' (0: none, the bound
+** decides). */
+uint32_t  bw_qfloattries (const bw_QFloat *q);
 
 /* }========================================================== */
 

@@ -93,6 +93,20 @@ describe("the compiler", function ()
       errorof(bitwire.schema, { T = { { "e", "enum", values = values } } }))
   end)
 
+  it("bounds the codes it tries for relative floats, each quantizer once", function ()
+    -- 65,537 codes each that no error bound clears: tried one by one
+    local function rel (name, min)
+      return { name, "float", min = min, max = min + 655.36, res = 0.01, delta = "relative" }
+    end
+    local same = {}
+    for i = 1, 2000 do same[i] = rel("f" .. i, 50000) end  -- one quantizer
+    assert.is_not_nil(bitwire.schema { T = same })
+    local distinct = {}
+    for i = 1, 300 do distinct[i] = rel("f" .. i, 50000 + i) end
+    contains("T.f256: relative floats of too many distinct ranges to check (more than 16777216",
+      errorof(bitwire.schema, { T = distinct }))
+  end)
+
   it("compiles angles and relative deltas into the program", function ()
     local s = bitwire.schema { T = {
       { "yaw", "angle", bits = 10 },
