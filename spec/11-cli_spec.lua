@@ -371,6 +371,43 @@ describe("bitwire encode, decode, cost, dissect", function()
     assert.matches("a slot delta needs the baseline", err, 1, true)
     os.remove(defs)
   end)
+
+  it("reads a frame's message id through the messages list, not as a type id", function()
+    -- the types sort Move, Ping, Pos, Zed; the messages are Ping 0, Move 1, Zed 2
+    local defs = tmpfile([[return { messages = { "Ping", "Move", "Zed" }, Ping = {},
+      Move = { { "x", "int", min = 0, max = 7 } }, Pos = { { "y", "bool" } },
+      Zed = { { "p", "Pos" } } }]])
+    local status, hex = run("encode", defs, "Move", 'json:{"x":5}', "--protocol", "1")
+    assert.equal(0, status)
+    local move = "hex:" .. hex:gsub("%s", "")
+    local out, err
+    status, out = run("dissect", defs, move, "--protocol", "1")
+    assert.equal(0, status)
+    assert.matches("frame.type = 1\n +%d+ +%d+ +Move\n.*  x = 5\n", out)
+    status, out = run("dissect", defs, "Move", move, "--protocol", "1")
+    assert.equal(0, status)
+    assert.matches("  x = 5\n", out, 1, true)
+    status, out = run("decode", defs, move, "--protocol", "1")
+    assert.equal(0, status)
+    assert.equal('{"type":"Move","value":{"x":5}}\n', out)
+    -- a delta frame's baseline is the message's type
+    local bj = 'json:{"x":2}'
+    status, hex = run("encode", defs, "Move", 'json:{"x":5}', "--protocol", "1", "--deltas",
+      "--baseline", bj)
+    assert.equal(0, status)
+    status, out = run("decode", defs, "hex:" .. hex:gsub("%s", ""), "--protocol", "1",
+      "--deltas", "--baseline", bj)
+    assert.equal(0, status)
+    assert.equal('{"type":"Move","value":{"x":5}}\n', out)
+    -- message id 3 names no message, though there is a fourth type
+    local id = require("bitwire.dissect").wire_id(bitwire.protocol(bitwire.load(defs), { id = 1 }))
+    local bad = bitwire.writer():frame_begin():bits(3, 2):frame_end(id, true):tostring()
+    status, out, err = run("dissect", defs, "hex:" .. H.tohex(bad), "--protocol", "1")
+    assert.equal(1, status)
+    assert.matches("frame.type = 3\n", out, 1, true)
+    assert.matches("frame.type: message type 3 out of range [0, 2]", err, 1, true)
+    os.remove(defs)
+  end)
 end)
 
 describe("bitwire dissect, encode and decode of registry frames", function()

@@ -37,7 +37,7 @@ local function program_literal(p)
   for i, t in ipairs(p.types) do types[i] = t end
   local out = {}
   literal({ version = p.version, fingerprint = p.fingerprint, typebits = p.typebits,
-            relative_tiers = p.relative_tiers, types = types }, out)
+            relative_tiers = p.relative_tiers, messages = p.messages, types = types }, out)
   return table.concat(out)
 end
 
