@@ -118,6 +118,16 @@ describe("bitwire check", function()
     end
   end)
 
+  it("gives the message ids of a messages list, and none to other types", function()
+    -- the types sort Move, Ping, Pos; the messages are Ping 0, Move 1
+    local defs = tmpfile([[return { messages = { "Ping", "Move" }, Ping = {},
+      Move = { { "x", "int", min = 0, max = 7 }, { "p", "Pos" } }, Pos = { { "y", "bool" } } }]])
+    local status, out = run("check", defs)
+    os.remove(defs)
+    assert.equal(0, status)
+    assert.matches("\n  1    Move  .*\n  0    Ping  .*\n  %-    Pos  ", out)
+  end)
+
   it("fails with the file, type and field, and status 1", function()
     local status, out, err = run("check", BAD)
     assert.equal(1, status)
