@@ -2,6 +2,31 @@
 -- does on the wire is checked by tools/gen_cross.lua (make test-gen), which
 -- compiles and runs it; these specs cover the Lua side.
 local bitwire = require "bitwire"
+local H = require "spec.helpers"
+
+-- Compile the C that gen.c writes for schema 's' (as 'name') at -Werror,
+-- with 'main' (C source) against build/libbitwire.a; run it and return its
+-- output.
+local function runc(s, name, main)
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert.is_true(os.execute("mkdir -p " .. dir))
+  local c = bitwire.gen.c(s, { name = name })
+  for file, text in pairs { [name .. ".h"] = c.header, [name .. ".c"] = c.source,
+                            ["main.c"] = main } do
+    local f = assert(io.open(dir .. "/" .. file, "w"))
+    f:write(text)
+    f:close()
+  end
+  local p = io.popen(string.format("%s -std=c99 -Wall -Wextra -Wpedantic -Wshadow -Werror "
+    .. "-Icore -I%s -o %s/main %s/main.c %s/%s.c build/libbitwire.a -lz -lm 2>&1 && %s/main",
+    os.getenv("CC") or "cc", dir, dir, dir, dir, name, dir))
+  local out = p:read("a")
+  local ok = p:close()
+  os.execute("rm -rf " .. dir)
+  assert(ok, out)
+  return out
+end
 
 local defs = {
   Vec3 = { {"x", "float", min = -1, max = 1, res = 0.01} },
@@ -98,6 +123,45 @@ describe("bitwire.gen.c", function()
     -- serialize.h has no deltas: the values go whole as before
     assert.matches("serialize_compressed_float(stream, value.x", bitwire.gen.serialize_h(m),
       1, true)
+  end)
+
+  it("clamps an int with clamp = true to the nearest end, as the driver does", function()
+    local c = bitwire.schema { T = {
+      { "hp", "int", min = 0, max = 100, clamp = true },
+      { "d", "int", min = -5, max = 5, clamp = true },
+      { "lo", "int", min = 10, max = 20, clamp = true },
+      { "a", "array", of = { "int", min = -3, max = 3, clamp = true }, max = 4 },
+      { "o", "int", min = 0, max = 9, clamp = true, optional = true } } }
+    local v = { hp = 200, d = -100, lo = 3, a = { -100, 100, 2 }, o = 250 }
+    local base = { hp = 100, d = -5, lo = 10, a = { -3, 3, 2 }, o = 9 }
+    local got = runc(c, "clamp", [[
+#include <stdio.h>
+#include "clamp.h"
+static void put (const T *v, const T *base) {
+  uint8_t buf[64];
+  size_t n, i;
+  const uint8_t *d;
+  bw_Writer w;
+  bw_writerinit(&w, buf, sizeof(buf));
+  if (!(base ? T_write_delta(&w, v, base) : T_write(&w, v))) {
+    printf("refused: %s\n", bw_codename(w.status));
+    return;
+  }
+  d = bw_writerdata(&w, &n);
+  for (i = 0; i < n; i++) printf("%02x", d[i]);
+  printf("\n");
+}
+int main (void) {
+  T v = { 200, -100, 3, 3, { -100, 100, 2, 0 }, true, 250 };
+  T base = { 100, -5, 10, 3, { -3, 3, 2, 0 }, true, 9 };
+  put(&v, NULL);
+  put(&v, &base);
+  printf("%d\n", T_equal(&v, &base));
+  return 0;
+}
+]])
+    assert.equal(H.tohex(c:encode("T", v)) .. "\n"
+      .. H.tohex(c:encode("T", v, { baseline = base })) .. "\n1\n", got)
   end)
 
   it("writes code for the version asked for", function()

@@ -191,15 +191,30 @@ end
 
 -- {===== write and bits
 
--- Check that integer 'x' of C type range [tlo, thi] is in [lo, hi].
-local function intcheck(E, x, f, lo, hi)
+-- The C tests that integer 'x', of field 'f''s C type, is below 'lo' and
+-- above 'hi': nil where that type cannot hold such a value.
+local function outside(x, f, lo, hi)
   local _, tlo, thi = ctypes.inttype(ctypes.range(f))
-  local conds = {}
-  if lo ~= 0 and lo > tlo then conds[#conds + 1] = fmt("%s < %s", x, cint(lo)) end
-  if thi ~= -1 and hi < thi then conds[#conds + 1] = fmt("%s > %s", x, cint(hi)) end
-  if #conds > 0 then
-    E:line("if (%s) return bw_genrefuse(w, BW_ERANGE);", concat(conds, " || "))
-  end
+  return lo ~= 0 and lo > tlo and fmt("%s < %s", x, cint(lo)) or nil,
+    thi ~= -1 and hi < thi and fmt("%s > %s", x, cint(hi)) or nil
+end
+
+-- Check that integer 'x' of field 'f''s C type is in [lo, hi].
+local function intcheck(E, x, f, lo, hi)
+  local below, above = outside(x, f, lo, hi)
+  local cond = below and above and below .. " || " .. above or below or above
+  if cond then E:line("if (%s) return bw_genrefuse(w, BW_ERANGE);", cond) end
+end
+
+-- Int field 'f''s value 'x' as the driver sends it: with 'clamp', a value
+-- out of [min, max] as the nearest end (an expression).
+function M.intvalue(f, x)
+  if not f.clamp then return x end
+  local below, above = outside(x, f, f.min, f.max)
+  local v = x
+  if above then v = fmt("%s ? %s : %s", above, cint(f.max), v) end
+  if below then v = fmt("%s ? %s : %s", below, cint(f.min), v) end
+  return v == x and x or "(" .. v .. ")"
 end
 
 local function offset(x, min)
@@ -215,7 +230,8 @@ function writevalue(E, mode, f, loc, owner)
   local G, k, x = E.G, f.kind, loc.expr
   local W = mode == "write"
   if k == "int" or k == "tiered" then
-    if W then intcheck(E, x, f, f.min, f.max) end
+    if f.clamp then x = M.intvalue(f, x)
+    elseif W then intcheck(E, x, f, f.min, f.max) end
     local span = cuint(f.max - f.min)
     if k == "int" then
       if W then E:line("bw_writebits(w, %s, %d);", offset(x, f.min), f.bits)

@@ -77,8 +77,10 @@ function eqexpr(G, f, a, b, owner)
     return fmt("bw_genquateq(&%s, %s, %s)", G.c.qconst(G, f, owner), x, y)
   elseif k == "struct" then
     return fmt("eq_%s(&%s, &%s)", G.N:typename(f.type), x, y)
+  elseif k == "int" then   -- clamped values compare as sent
+    return fmt("%s == %s", G.c.intvalue(f, x), G.c.intvalue(f, y))
   end
-  return fmt("%s == %s", x, y)   -- int, uint, enum, tiered
+  return fmt("%s == %s", x, y)   -- uint, enum, tiered
 end
 
 -- }=====
