@@ -547,6 +547,34 @@ describe("bitwire.json", function()
     assert.same(back, again)
   end)
 
+  it("reads integer literals past 2^53 exactly, and refuses one past 64 bits", function()
+    local v = assert(bitwire.json.decode(s, "T", '{"big":9007199254740993,'
+      .. '"u":18446744073709551615,"sp":{"3":1},"f":-9007199254740993,"q":[0,0,0,1],'
+      .. '"o":"9007199254740993 \\" 9007199254740995","e":"red","b":""}'))
+    assert.equal(9007199254740993, v.big)
+    assert.equal("integer", math.type(v.big))
+    assert.equal(-1, v.u)   -- 2^64 - 1, as a uint64 is held in Lua
+    assert.equal(-9007199254740993.0, v.f)
+    assert.equal('9007199254740993 " 9007199254740995', v.o)
+    v = assert(bitwire.json.decode(s, "T", '{"big":-9223372036854775808,"u":9223372036854775807,'
+      .. '"f":-2251799813685249.5}'))
+    assert.equal(math.mininteger, v.big)
+    assert.equal(math.maxinteger, v.u)
+    assert.equal(-2251799813685249.5, v.f)
+    local _, err = bitwire.json.decode(s, "T", '{"big":9223372036854775808}')
+    assert.equal("bitwire.json.decode: T.big: '9223372036854775808' does not fit 64 bits", err)
+    _, err = bitwire.json.decode(s, "T", '{"u":18446744073709551616}')
+    assert.equal("bitwire.json.decode: T.u: '18446744073709551616' does not fit 64 bits", err)
+    _, err = bitwire.json.decode(s, "T", '{"o":12345678901234567890}')
+    assert.equal("bitwire.json.decode: T.o: expected a string", err)
+    -- and on the command line
+    local defs = tmpfile('return { T = { { "n", "uint", bits = 64 } } }')
+    local status, out = run("encode", defs, "T", 'json:{"n":9007199254740993}')
+    assert.equal(0, status)
+    assert.equal(H.tohex(string.pack("<i8", 9007199254740993)) .. "\n", out)
+    os.remove(defs)
+  end)
+
   it("round-trips random base64", function()
     local rand = H.lcg(3)
     for n = 0, 40 do
