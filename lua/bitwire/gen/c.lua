@@ -109,7 +109,7 @@ end
 function M.qconst(G, f, owner)
   local name = "q_" .. owner
   if not G.consts[name] then
-    G.consts[name] = true
+    G.consts[name] = G.N:ownclaim(name, owner)
     G.constlines[#G.constlines + 1] = fmt(
       "static const bw_QFloat %s = { %s, %s, %s, %d };", name,
       ctypes.float(f.qmin), ctypes.float(f.qdelta), cuint(f.qmax),
@@ -121,7 +121,7 @@ end
 local function tiersconst(G, tiers, owner)
   local name = "tiers_" .. owner
   if not G.consts[name] then
-    G.consts[name] = true
+    G.consts[name] = G.N:ownclaim(name, owner)
     G.constlines[#G.constlines + 1] = fmt("static const uint8_t %s[] = { %s };",
       name, concat(tiers, ", "))
   end
@@ -132,11 +132,12 @@ local ENC = { mask = "BW_SPMASK", index = "BW_SPINDEX",
               relative = "BW_SPRELATIVE", auto = "BW_SPAUTO" }
 
 -- The bw_GenSparse of sparse field 'f'; 'slotmin' is the least a slot
--- costs (its value, or against a baseline its presence bit).
-function M.sparseconst(G, f, owner, slotmin, suffix)
-  local name = "sp_" .. owner .. (suffix or "")
+-- costs (its value, or against a baseline its presence bit, then 'kind'
+-- "spd" tells the two apart; a suffix could meet another field's name).
+function M.sparseconst(G, f, owner, slotmin, kind)
+  local name = (kind or "sp") .. "_" .. owner
   if not G.consts[name] then
-    G.consts[name] = true
+    G.consts[name] = G.N:ownclaim(name, owner)
     local tiers = f.tiers and #f.tiers > 0 and tiersconst(G, f.tiers, owner)
     G.constlines[#G.constlines + 1] = fmt(
       "static const bw_GenSparse %s = { %s, %d, %s, %s, %d, %s };", name,
@@ -151,7 +152,7 @@ end
 function M.relconst(G, f, owner)
   local name = "rel_" .. owner
   if not G.consts[name] then
-    G.consts[name] = true
+    G.consts[name] = G.N:ownclaim(name, owner)
     local what = fmt(".nbits = %d, .dmax = %s", f.bits, ctypes.double(f.period or 0))
     if f.kind ~= "angle" then
       what = fmt(".q = { %s, %s, %s, %d }", ctypes.float(f.qmin),
@@ -496,7 +497,7 @@ end
 local function typefuncs(G, t, out)
   local T = G.N:typename(t.name)
   local fields = ctypes.fields(G.program, t)
-  local function owner(f) return T .. "_" .. ident(f.name or "") end
+  local function owner(f) return G.N:owner(t, f) end
   -- write
   local E = emitter(G)
   for _, f in ipairs(fields) do writefield(E, "write", f, owner(f)) end
@@ -577,6 +578,15 @@ bool %s_write_message (bw_Writer *w, const %s *v) {
   end
 end
 
+-- The file-scope names made of each type's C name, and the parameter names
+-- of the functions that take its struct: no type may be called those.
+local PERTYPE = { "%s_write", "%s_read", "%s_read_err", "%s_bits", "%s_MAXBITS",
+  "%s_MINBITS", "%s_ID", "%s_write_message", "%s_equal", "%s_write_delta",
+  "%s_read_delta", "%s_read_delta_err", "write_%s", "bits_%s", "read_%s", "eq_%s",
+  "write_delta_%s", "read_delta_%s", "any_write_%s", "any_read_%s", "any_bits_%s",
+  "any_write_delta_%s", "any_read_delta_%s" }
+local PARAMS = { "w", "r", "v", "a", "b", "base", "err", "pos" }
+
 -- bitwire.gen.c(schema, opts): opts.name (default "messages") names the
 -- files and the schema-wide constants, opts.prefix goes before type names,
 -- opts.version picks the version spoken (default: the current one).
@@ -589,6 +599,19 @@ function M.generate(schema, opts)
               N = ctypes.new(program, opts.prefix), consts = {},
               constlines = {} }
   local NAME = G.NAME
+  for _, p in ipairs(PARAMS) do G.N.claim(p, "a parameter of the generated functions") end
+  for _, n in ipairs { "%s_read_id", "%s_Type", "%s_types", "%s_message_type" } do
+    G.N.claim(fmt(n, G.id), fmt("the names of --name '%s'", name))
+  end
+  for _, n in ipairs { "%s_FINGERPRINT", "%s_FINGERPRINT64", "%s_VERSION", "%s_TYPEBITS",
+                       "%s_NMESSAGES", "%s_NTYPES", "%s_H" } do
+    G.N.claim(fmt(n, NAME), fmt("the names of --name '%s'", name))
+  end
+  for _, t in ipairs(program.types) do
+    for _, n in ipairs(PERTYPE) do
+      G.N.claim(fmt(n, G.N:typename(t.name)), fmt("type '%s'", t.name))
+    end
+  end
   local h = {}
   h[#h + 1] = fmt([[
 /*

@@ -96,7 +96,7 @@ end
 -- field 'f' (member 'name' of struct type 'C'), registered once.
 local function samefn(G, f, owner, C, name)
   if not G.same[owner] then
-    G.same[owner] = true
+    G.same[owner] = G.N:ownclaim("same_" .. owner, owner)
     G.samelist[#G.samelist + 1] = { f = f, owner = owner, C = C, name = name }
   end
   return "same_" .. owner
@@ -247,7 +247,7 @@ local function typebodies(G, t)
   local wE, rE = G.emitter(G), G.emitter(G)
   for _, f in ipairs(fields) do
     local name = ident(f.name or "")
-    local owner = T .. "_" .. name
+    local owner = G.N:owner(t, f)
     local a = G.fieldloc("a->", name)
     local b = G.fieldloc("b->", name)
     local v = G.fieldloc("v->", name)
@@ -287,6 +287,7 @@ local function typebodies(G, t)
       end
       wE:close()
       wE:close()
+      G.N:ownclaim("eqf_" .. owner, owner)
       G.eqfuncs[#G.eqfuncs + 1] = { owner = owner, T = T, f = f, name = name }
       -- read
       local segs = { { name = f.name } }
@@ -321,7 +322,7 @@ end
 -- a presence bit and, where the baseline has the slot, a delta of it
 -- (records only in the driver's older form).
 function M.sparsewrite(G, E, f, v, base, owner, C, depth)
-  local sp = G.c.sparseconst(G, f, owner, 1, "_delta")
+  local sp = G.c.sparseconst(G, f, owner, 1, "spd")
   local st = E:var("slots" .. depth, "bw_GenSlots")
   local i = E:var("i" .. depth, "size_t")
   local sent = fmt("sent_%s", owner)
@@ -358,7 +359,7 @@ function M.sparsewrite(G, E, f, v, base, owner, C, depth)
 end
 
 function M.sparseread(G, E, f, v, base, owner, segs, depth)
-  local sp = G.c.sparseconst(G, f, owner, 1, "_delta")
+  local sp = G.c.sparseconst(G, f, owner, 1, "spd")
   local st = E:var("slots" .. depth, "bw_GenSlots")
   local i = E:var("i" .. depth, "size_t")
   local more, slot = E:var("more", "int"), E:var("slot", "uint64_t")
