@@ -227,6 +227,35 @@ int main (void) {
 ]]))
   end)
 
+  it("builds at -Werror for empty records, align or check alone, and arrays of 0", function()
+    local e = bitwire.schema(dofile("spec/fixtures/gen/empty.lua"))
+    local want = {}
+    for _, name in ipairs(e:types()) do   -- a zeroed struct: counts 0, optionals absent
+      local v = name == "Zero" and { b = "", a = {}, bv = "", av = {}, s = "", k = {}, p = {},
+        ps = {} } or {}
+      want[#want + 1] = H.tohex(e:encode(name, v)) .. "\n"
+    end
+    assert.equal(table.concat(want), runc(e, "empty", [[
+#include <stdio.h>
+#include "empty.h"
+int main (void) {
+  static uint8_t zero[1024];
+  size_t t, n, i;
+  for (t = 0; t < EMPTY_NTYPES; t++) {
+    uint8_t buf[64];
+    const uint8_t *d;
+    bw_Writer w;
+    bw_writerinit(&w, buf, sizeof(buf));
+    if (empty_types[t].size > sizeof(zero) || !empty_types[t].write(&w, zero)) return 1;
+    d = bw_writerdata(&w, &n);
+    for (i = 0; i < n; i++) printf("%02x", d[i]);
+    printf("\n");
+  }
+  return 0;
+}
+]]))
+  end)
+
   it("writes code for the version asked for", function()
     local v3 = bitwire.schema(dofile("spec/fixtures/defs/game_v3.lua"))
     local now = bitwire.gen.c(v3).header

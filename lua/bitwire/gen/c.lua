@@ -304,7 +304,7 @@ function writevalue(E, mode, f, loc, owner)
     if W then E:line("if (!write_%s(w, &%s)) return false;", t, x)
     else E:line("pos = bits_%s(&%s, pos);", t, x) end
   elseif k == "array" then
-    local n, i = tostring(f.max), E:var("i" .. E.depth, "size_t")
+    local n = tostring(f.max)
     if not f.fixed then
       n = count(loc)
       if W then
@@ -315,6 +315,8 @@ function writevalue(E, mode, f, loc, owner)
         n = fmt("(%s <= %d ? %s : %d)", n, f.max, n, f.max)
       end
     end
+    if f.max == 0 then return end   -- no elements (and no 'i < 0' to warn of)
+    local i = E:var("i" .. E.depth, "size_t")
     E:open("for (%s = 0; %s < %s; %s++)", i, i, n, i)
     E.depth = E.depth + 1
     writevalue(E, mode, f.of, elemloc(loc, f.of, i), elemowner(f.of, owner))
@@ -432,11 +434,12 @@ function readvalue(E, f, loc, owner, segs)
   elseif k == "struct" then
     E:line("if (!read_%s(r, &%s, err)) %s", G.N:typename(f.type), x, FAIL)
   elseif k == "array" then
-    local i = E:var("i" .. E.depth, "size_t")
     local n = f.fixed and tostring(f.max) or count(loc)
     E:line("if (!bw_gencount(r, %d, %s, %s, %s, &%s)) %s", f.bits, cuint(f.min),
       cuint(f.max), cuint(f.of.minbits), u(), FAIL)
     if not f.fixed then E:line("%s = (%s)u;", n, (ctypes.inttype(0, f.max))) end
+    if f.max == 0 then return end   -- as in writevalue
+    local i = E:var("i" .. E.depth, "size_t")
     E:open("for (%s = 0; %s < %s; %s++)", i, i, n, i)
     E.depth = E.depth + 1
     local inner = { table.unpack(segs) }
@@ -501,8 +504,9 @@ local function typefuncs(G, t, out)
   -- write
   local E = emitter(G)
   for _, f in ipairs(fields) do writefield(E, "write", f, owner(f)) end
+  -- (void): a record of no fields, or only align and check, uses none
   out[#out + 1] = fmt("static bool write_%s (bw_Writer *w, const %s *v) {\n%s"
-    .. "  return w->status == BW_OK;\n}\n", T, T, E:body())
+    .. "  (void)v;\n  return w->status == BW_OK;\n}\n", T, T, E:body())
   -- bits
   E = emitter(G)
   for _, f in ipairs(fields) do writefield(E, "bits", f, owner(f)) end
@@ -512,8 +516,7 @@ local function typefuncs(G, t, out)
   E = emitter(G)
   for _, f in ipairs(fields) do readfield(E, f, owner(f)) end
   out[#out + 1] = fmt("static bool read_%s (bw_Reader *r, %s *v, bw_Error *err) {\n%s"
-    .. "%s  return true;\n}\n", T, T, E:body(),
-    #fields == 0 and "  (void)r; (void)v; (void)err;\n" or "")
+    .. "  (void)r; (void)v; (void)err;\n  return true;\n}\n", T, T, E:body())
 end
 
 local function protos(G, t)

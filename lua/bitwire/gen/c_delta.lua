@@ -31,6 +31,7 @@ local function eqstmts(G, out, ind, f, a, b, owner, depth)
       add("if (%s != %s%s_count) return false;", n, b.base, b.name)
       n = fmt("(%s <= %d ? %s : %d)", n, f.max, n, f.max)
     end
+    if f.max == 0 then return end   -- no elements (and no 'i < 0' to warn of)
     local i = "i" .. depth
     add("for (size_t %s = 0; %s < %s; %s++) {", i, i, n, i)
     local e = f.of
@@ -214,7 +215,7 @@ function writedelta(G, E, f, v, base, owner, C, depth)
       v.expr, base.expr)
   elseif f.kind == "sparse" then
     M.sparsewrite(G, E, f, v, base, owner, C, depth)
-  elseif f.kind == "array" and G.elemwise then
+  elseif f.kind == "array" and G.elemwise and f.max > 0 then   -- (else no elements)
     arraywrite(G, E, f, v, base, owner, C, depth)
   else
     E.depth = depth
@@ -231,7 +232,7 @@ function readdelta(G, E, f, v, base, owner, C, segs, depth)
       v.expr, base.expr, G.failstmt(segs))
   elseif f.kind == "sparse" then
     M.sparseread(G, E, f, v, base, owner, segs, depth)
-  elseif f.kind == "array" and G.elemwise then
+  elseif f.kind == "array" and G.elemwise and f.max > 0 then
     arrayread(G, E, f, v, base, owner, C, segs, depth)
   else
     E.depth = depth
@@ -432,11 +433,11 @@ function M.all(G, out)
     defs[#defs + 1] = fmt("static bool eq_%s (const %s *a, const %s *b) {\n"
       .. "  (void)a; (void)b;\n%s\n  return true;\n}\n", T, T, T, concat(eq, "\n"))
     defs[#defs + 1] = fmt("static bool write_delta_%s (bw_Writer *w, const %s *v, const %s *base) {\n"
-      .. "%s  (void)base;\n  return w->status == BW_OK;\n}\n", T, T, T, wE:body())
+      .. "%s  (void)v; (void)base;\n  return w->status == BW_OK;\n}\n", T, T, T, wE:body())
     defs[#defs + 1] = fmt("static bool read_delta_%s (bw_Reader *r, %s *v, const %s *base,\n"
       .. "                            bw_Error *err) {\n"
       .. "  if (v != base) *v = *base;  /* what is not sent is kept */\n"
-      .. "%s  (void)err;\n  return true;\n}\n", T, T, T, rE:body())
+      .. "%s  (void)r; (void)err;\n  return true;\n}\n", T, T, T, rE:body())
     defs[#defs + 1] = fmt([[
 bool %s_equal (const %s *a, const %s *b) {
   return eq_%s(a, b);
@@ -469,6 +470,7 @@ bool %s_read_delta_err (bw_Reader *r, %s *v, const %s *base, bw_Error *err) {
       lines[#lines + 1] = fmt("  if (!a->has_%s) return true;", q.name)
     end
     eqstmts(G, lines, "  ", q.f, a, b, q.owner, 0)
+    if #lines == 0 then lines[1] = "  (void)a; (void)b;  /* an array of no elements */" end
     helpers[#helpers + 1] = fmt("static bool eqf_%s (const %s *a, const %s *b) {\n%s\n  return true;\n}\n",
       q.owner, q.T, q.T, concat(lines, "\n"))
   end
