@@ -494,6 +494,32 @@ describe("bitwire wireshark", function()
     assert.equal(1, status)
     assert.matches("Entity.health: min 100 > max 0", err, 1, true)
   end)
+
+  it("checks the framing options as bitwire.protocol and the other commands do", function()
+    for _, vb in ipairs { "99", "33", "-1" } do
+      for _, args in ipairs { { "wireshark", V3, "--udp-port", "7" },
+                              { "dissect", V3, "hex:00" } } do
+        local status, _, err = run(table.unpack(table.move({ "--protocol", "1",
+          "--version-bits", vb }, 1, 4, #args + 1, args)))
+        assert.equal(1, status)
+        assert.equal("bitwire " .. args[1] .. ": bitwire.protocol: 'version_bits' must be an "
+          .. "integer in [1, 32]\n", err)
+      end
+    end
+    local status, _, err = run("wireshark", V3, "--protocol", "1", "--udp-port", "7",
+      "--tag", "--deltas")
+    assert.equal(1, status)
+    assert.matches("--tag (a registry's frames) and --deltas do not combine", err, 1, true)
+  end)
+end)
+
+describe("bitwire gen", function()
+  it("names the file once in an error", function()
+    local status, out, err = run("gen", "c", BAD, "-o", os.tmpname())
+    assert.equal(1, status)
+    assert.equal("", out)
+    assert.equal("bitwire gen: " .. BAD .. ": bitwire.schema: Entity.health: min 100 > max 0\n", err)
+  end)
 end)
 
 describe("bitwire diff and fingerprint", function()
