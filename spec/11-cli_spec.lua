@@ -118,6 +118,16 @@ describe("bitwire check", function()
     end
   end)
 
+  it("gives the message ids of a messages list, and none to other types", function()
+    -- the types sort Move, Ping, Pos; the messages are Ping 0, Move 1
+    local defs = tmpfile([[return { messages = { "Ping", "Move" }, Ping = {},
+      Move = { { "x", "int", min = 0, max = 7 }, { "p", "Pos" } }, Pos = { { "y", "bool" } } }]])
+    local status, out = run("check", defs)
+    os.remove(defs)
+    assert.equal(0, status)
+    assert.matches("\n  1    Move  .*\n  0    Ping  .*\n  %-    Pos  ", out)
+  end)
+
   it("fails with the file, type and field, and status 1", function()
     local status, out, err = run("check", BAD)
     assert.equal(1, status)
@@ -371,6 +381,43 @@ describe("bitwire encode, decode, cost, dissect", function()
     assert.matches("a slot delta needs the baseline", err, 1, true)
     os.remove(defs)
   end)
+
+  it("reads a frame's message id through the messages list, not as a type id", function()
+    -- the types sort Move, Ping, Pos, Zed; the messages are Ping 0, Move 1, Zed 2
+    local defs = tmpfile([[return { messages = { "Ping", "Move", "Zed" }, Ping = {},
+      Move = { { "x", "int", min = 0, max = 7 } }, Pos = { { "y", "bool" } },
+      Zed = { { "p", "Pos" } } }]])
+    local status, hex = run("encode", defs, "Move", 'json:{"x":5}', "--protocol", "1")
+    assert.equal(0, status)
+    local move = "hex:" .. hex:gsub("%s", "")
+    local out, err
+    status, out = run("dissect", defs, move, "--protocol", "1")
+    assert.equal(0, status)
+    assert.matches("frame.type = 1\n +%d+ +%d+ +Move\n.*  x = 5\n", out)
+    status, out = run("dissect", defs, "Move", move, "--protocol", "1")
+    assert.equal(0, status)
+    assert.matches("  x = 5\n", out, 1, true)
+    status, out = run("decode", defs, move, "--protocol", "1")
+    assert.equal(0, status)
+    assert.equal('{"type":"Move","value":{"x":5}}\n', out)
+    -- a delta frame's baseline is the message's type
+    local bj = 'json:{"x":2}'
+    status, hex = run("encode", defs, "Move", 'json:{"x":5}', "--protocol", "1", "--deltas",
+      "--baseline", bj)
+    assert.equal(0, status)
+    status, out = run("decode", defs, "hex:" .. hex:gsub("%s", ""), "--protocol", "1",
+      "--deltas", "--baseline", bj)
+    assert.equal(0, status)
+    assert.equal('{"type":"Move","value":{"x":5}}\n', out)
+    -- message id 3 names no message, though there is a fourth type
+    local id = require("bitwire.dissect").wire_id(bitwire.protocol(bitwire.load(defs), { id = 1 }))
+    local bad = bitwire.writer():frame_begin():bits(3, 2):frame_end(id, true):tostring()
+    status, out, err = run("dissect", defs, "hex:" .. H.tohex(bad), "--protocol", "1")
+    assert.equal(1, status)
+    assert.matches("frame.type = 3\n", out, 1, true)
+    assert.matches("frame.type: message type 3 out of range [0, 2]", err, 1, true)
+    os.remove(defs)
+  end)
 end)
 
 describe("bitwire dissect, encode and decode of registry frames", function()
@@ -447,6 +494,32 @@ describe("bitwire wireshark", function()
     assert.equal(1, status)
     assert.matches("Entity.health: min 100 > max 0", err, 1, true)
   end)
+
+  it("checks the framing options as bitwire.protocol and the other commands do", function()
+    for _, vb in ipairs { "99", "33", "-1" } do
+      for _, args in ipairs { { "wireshark", V3, "--udp-port", "7" },
+                              { "dissect", V3, "hex:00" } } do
+        local status, _, err = run(table.unpack(table.move({ "--protocol", "1",
+          "--version-bits", vb }, 1, 4, #args + 1, args)))
+        assert.equal(1, status)
+        assert.equal("bitwire " .. args[1] .. ": bitwire.protocol: 'version_bits' must be an "
+          .. "integer in [1, 32]\n", err)
+      end
+    end
+    local status, _, err = run("wireshark", V3, "--protocol", "1", "--udp-port", "7",
+      "--tag", "--deltas")
+    assert.equal(1, status)
+    assert.matches("--tag (a registry's frames) and --deltas do not combine", err, 1, true)
+  end)
+end)
+
+describe("bitwire gen", function()
+  it("names the file once in an error", function()
+    local status, out, err = run("gen", "c", BAD, "-o", os.tmpname())
+    assert.equal(1, status)
+    assert.equal("", out)
+    assert.equal("bitwire gen: " .. BAD .. ": bitwire.schema: Entity.health: min 100 > max 0\n", err)
+  end)
 end)
 
 describe("bitwire diff and fingerprint", function()
@@ -498,6 +571,34 @@ describe("bitwire.json", function()
     local again = s:decode("T", s:encode("T", back))
     back.q, again.q = nil, nil
     assert.same(back, again)
+  end)
+
+  it("reads integer literals past 2^53 exactly, and refuses one past 64 bits", function()
+    local v = assert(bitwire.json.decode(s, "T", '{"big":9007199254740993,'
+      .. '"u":18446744073709551615,"sp":{"3":1},"f":-9007199254740993,"q":[0,0,0,1],'
+      .. '"o":"9007199254740993 \\" 9007199254740995","e":"red","b":""}'))
+    assert.equal(9007199254740993, v.big)
+    assert.equal("integer", math.type(v.big))
+    assert.equal(-1, v.u)   -- 2^64 - 1, as a uint64 is held in Lua
+    assert.equal(-9007199254740993.0, v.f)
+    assert.equal('9007199254740993 " 9007199254740995', v.o)
+    v = assert(bitwire.json.decode(s, "T", '{"big":-9223372036854775808,"u":9223372036854775807,'
+      .. '"f":-2251799813685249.5}'))
+    assert.equal(math.mininteger, v.big)
+    assert.equal(math.maxinteger, v.u)
+    assert.equal(-2251799813685249.5, v.f)
+    local _, err = bitwire.json.decode(s, "T", '{"big":9223372036854775808}')
+    assert.equal("bitwire.json.decode: T.big: '9223372036854775808' does not fit 64 bits", err)
+    _, err = bitwire.json.decode(s, "T", '{"u":18446744073709551616}')
+    assert.equal("bitwire.json.decode: T.u: '18446744073709551616' does not fit 64 bits", err)
+    _, err = bitwire.json.decode(s, "T", '{"o":12345678901234567890}')
+    assert.equal("bitwire.json.decode: T.o: expected a string", err)
+    -- and on the command line
+    local defs = tmpfile('return { T = { { "n", "uint", bits = 64 } } }')
+    local status, out = run("encode", defs, "T", 'json:{"n":9007199254740993}')
+    assert.equal(0, status)
+    assert.equal(H.tohex(string.pack("<i8", 9007199254740993)) .. "\n", out)
+    os.remove(defs)
   end)
 
   it("round-trips random base64", function()

@@ -2,6 +2,31 @@
 -- does on the wire is checked by tools/gen_cross.lua (make test-gen), which
 -- compiles and runs it; these specs cover the Lua side.
 local bitwire = require "bitwire"
+local H = require "spec.helpers"
+
+-- Compile the C that gen.c writes for schema 's' (as 'name') at -Werror,
+-- with 'main' (C source) against build/libbitwire.a; run it and return its
+-- output.
+local function runc(s, name, main)
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert.is_true(os.execute("mkdir -p " .. dir))
+  local c = bitwire.gen.c(s, { name = name })
+  for file, text in pairs { [name .. ".h"] = c.header, [name .. ".c"] = c.source,
+                            ["main.c"] = main } do
+    local f = assert(io.open(dir .. "/" .. file, "w"))
+    f:write(text)
+    f:close()
+  end
+  local p = io.popen(string.format("%s -std=c99 -Wall -Wextra -Wpedantic -Wshadow -Werror "
+    .. "-Icore -I%s -o %s/main %s/main.c %s/%s.c build/libbitwire.a -lz -lm 2>&1 && %s/main",
+    os.getenv("CC") or "cc", dir, dir, dir, dir, name, dir))
+  local out = p:read("a")
+  local ok = p:close()
+  os.execute("rm -rf " .. dir)
+  assert(ok, out)
+  return out
+end
 
 local defs = {
   Vec3 = { {"x", "float", min = -1, max = 1, res = 0.01} },
@@ -100,6 +125,137 @@ describe("bitwire.gen.c", function()
       1, true)
   end)
 
+  it("clamps an int with clamp = true to the nearest end, as the driver does", function()
+    local c = bitwire.schema { T = {
+      { "hp", "int", min = 0, max = 100, clamp = true },
+      { "d", "int", min = -5, max = 5, clamp = true },
+      { "lo", "int", min = 10, max = 20, clamp = true },
+      { "a", "array", of = { "int", min = -3, max = 3, clamp = true }, max = 4 },
+      { "o", "int", min = 0, max = 9, clamp = true, optional = true } } }
+    local v = { hp = 200, d = -100, lo = 3, a = { -100, 100, 2 }, o = 250 }
+    local base = { hp = 100, d = -5, lo = 10, a = { -3, 3, 2 }, o = 9 }
+    local got = runc(c, "clamp", [[
+#include <stdio.h>
+#include "clamp.h"
+static void put (const T *v, const T *base) {
+  uint8_t buf[64];
+  size_t n, i;
+  const uint8_t *d;
+  bw_Writer w;
+  bw_writerinit(&w, buf, sizeof(buf));
+  if (!(base ? T_write_delta(&w, v, base) : T_write(&w, v))) {
+    printf("refused: %s\n", bw_codename(w.status));
+    return;
+  }
+  d = bw_writerdata(&w, &n);
+  for (i = 0; i < n; i++) printf("%02x", d[i]);
+  printf("\n");
+}
+int main (void) {
+  T v = { 200, -100, 3, 3, { -100, 100, 2, 0 }, true, 250 };
+  T base = { 100, -5, 10, 3, { -3, 3, 2, 0 }, true, 9 };
+  put(&v, NULL);
+  put(&v, &base);
+  printf("%d\n", T_equal(&v, &base));
+  return 0;
+}
+]])
+    assert.equal(H.tohex(c:encode("T", v)) .. "\n"
+      .. H.tohex(c:encode("T", v, { baseline = base })) .. "\n1\n", got)
+  end)
+
+  it("refuses names that would meet in C, naming both sources", function()
+    local T = function(fields) return { T = fields } end
+    for _, case in ipairs {
+      { T { {"weapon", "int", min = 0, max = 3, optional = true}, {"has_weapon", "bool"} },
+        "field 'T.weapon' and field 'T.has_weapon' both become the C name 'has_weapon' in struct T" },
+      { T { {"items", "array", of = {"bool"}, max = 3}, {"items_count", "int", min = 0, max = 3} },
+        "field 'T.items' and field 'T.items_count' both become the C name 'items_count' in struct T" },
+      { T { {"a-b", "bool"}, {"a_b", "bool"} },
+        "field 'T.a-b' and field 'T.a_b' both become the C name 'a_b' in struct T" },
+      { T { {"kind", "enum", values = {"a-b", "a_b"}} },
+        "value 'a-b' of field 'T.kind' and value 'a_b' of field 'T.kind' both become the C name 'T_kind_a_b'" },
+      { T { {"kind", "enum", values = {"a_b"}}, {"kind_a", "enum", values = {"b"}} },
+        "value 'a_b' of field 'T.kind' and value 'b' of field 'T.kind_a' both become the C name 'T_kind_a_b'" },
+      { { T = { {"kind", "enum", values = {"x"}} }, T_kind = { {"y", "bool"} } },
+        "type 'T_kind' and the enum of field 'T.kind' both become the C name 'T_kind'" },
+      { T { {"write", "enum", values = {"x"}} },
+        "type 'T' and the enum of field 'T.write' both become the C name 'T_write'" },
+      { { X = { {"y", "bool"} }, write_X = { {"y", "bool"} } },
+        "type 'X' and type 'write_X' both become the C name 'write_X'" },
+      { { v = { {"y", "bool"} } },
+        "a parameter of the generated functions and type 'v' both become the C name 'v'" },
+    } do
+      local ok, err = pcall(bitwire.gen.c, bitwire.schema(case[1]))
+      assert.is_false(ok)
+      assert.equal("bitwire.gen: " .. case[2], err)
+    end
+  end)
+
+  it("names an element array's enum apart from the element struct", function()
+    local n = bitwire.schema { T = {
+      {"grid", "array", of = {"array", of = {"enum", values = {"a", "b"}}, max = 2}, max = 2},
+      {"s", "sparse", of = {"array", of = {"enum", values = {"a"}}, max = 2}, max = 3} } }
+    local c = bitwire.gen.c(n, { name = "grid" })
+    assert.matches("typedef struct T_grid_item {", c.header, 1, true)
+    assert.matches("T_grid_item_enum_b = 1", c.header, 1, true)
+    local v = { grid = { { "b", "a" }, {} }, s = { [2] = { "a" } } }
+    assert.equal(H.tohex(n:encode("T", v)) .. "\n", runc(n, "grid", [[
+#include <stdio.h>
+#include <string.h>
+#include "grid.h"
+int main (void) {
+  T v;
+  uint8_t buf[32];
+  size_t len, i;
+  const uint8_t *d;
+  bw_Writer w;
+  memset(&v, 0, sizeof(v));
+  v.grid_count = 2;
+  v.grid[0].v_count = 2;
+  v.grid[0].v[0] = T_grid_item_enum_b;
+  v.grid[0].v[1] = T_grid_item_enum_a;
+  v.s_present[0] = 2;
+  v.s[1].v_count = 1;
+  bw_writerinit(&w, buf, sizeof(buf));
+  if (!T_write(&w, &v)) return 1;
+  d = bw_writerdata(&w, &len);
+  for (i = 0; i < len; i++) printf("%02x", d[i]);
+  printf("\n");
+  return 0;
+}
+]]))
+  end)
+
+  it("builds at -Werror for empty records, align or check alone, and arrays of 0", function()
+    local e = bitwire.schema(dofile("spec/fixtures/gen/empty.lua"))
+    local want = {}
+    for _, name in ipairs(e:types()) do   -- a zeroed struct: counts 0, optionals absent
+      local v = name == "Zero" and { b = "", a = {}, bv = "", av = {}, s = "", k = {}, p = {},
+        ps = {} } or {}
+      want[#want + 1] = H.tohex(e:encode(name, v)) .. "\n"
+    end
+    assert.equal(table.concat(want), runc(e, "empty", [[
+#include <stdio.h>
+#include "empty.h"
+int main (void) {
+  static uint8_t zero[1024];
+  size_t t, n, i;
+  for (t = 0; t < EMPTY_NTYPES; t++) {
+    uint8_t buf[64];
+    const uint8_t *d;
+    bw_Writer w;
+    bw_writerinit(&w, buf, sizeof(buf));
+    if (empty_types[t].size > sizeof(zero) || !empty_types[t].write(&w, zero)) return 1;
+    d = bw_writerdata(&w, &n);
+    for (i = 0; i < n; i++) printf("%02x", d[i]);
+    printf("\n");
+  }
+  return 0;
+}
+]]))
+  end)
+
   it("writes code for the version asked for", function()
     local v3 = bitwire.schema(dofile("spec/fixtures/defs/game_v3.lua"))
     local now = bitwire.gen.c(v3).header
@@ -145,6 +301,29 @@ describe("bitwire.gen.serialize_h", function()
   end)
 end)
 
+describe("bitwire.gen.blob", function()
+  it("gives the blob header the C names gen c gives, and refuses the same clashes", function()
+    local genblob = require "bitwire.gen.blob"
+    local b = genblob(bitwire.schema { T = {
+      {"default", "int", min = 0, max = 3}, {"1st", "string", max = 4} } })
+    assert.matches("#ifndef BWBLOB_H\n", b, 1, true)
+    assert.matches("uint8_t default_;", b, 1, true)
+    assert.matches("T_x1st (const T *r)", b, 1, true)
+    for _, case in ipairs {
+      { { T = { {"weapon", "int", min = 0, max = 3, optional = true}, {"has_weapon", "bool"} } },
+        "field 'T.weapon' and field 'T.has_weapon' both become the C name 'has_weapon' in struct T" },
+      { { T = { {"x", "array", of = {"bool"}, max = 4}, {"x_at", "string", max = 3} } },
+        "field 'T.x' and field 'T.x_at' both become the C name 'T_x_at'" },
+      { { T = { {"kind", "enum", values = {"a-b", "a_b"}} } },
+        "value 'a-b' of field 'T.kind' and value 'a_b' of field 'T.kind' both become the C name 'T_kind_a_b'" },
+    } do
+      local ok, err = pcall(genblob, bitwire.schema(case[1]))
+      assert.is_false(ok)
+      assert.equal("bitwire.gen: " .. case[2], err)
+    end
+  end)
+end)
+
 describe("bitwire gen (command)", function()
   local cli = require "bitwire.cli.gen"
 
@@ -161,6 +340,21 @@ describe("bitwire gen (command)", function()
       assert.is_false(ok)
       assert.is_string(err)
     end
+  end)
+
+  it("fails, writing nothing, when names would meet in C", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert.is_true(os.execute("mkdir -p " .. dir) == true)
+    local defsfile = dir .. "/defs.lua"
+    local f = assert(io.open(defsfile, "w"))
+    f:write('return { T = { {"items", "array", of = {"bool"}, max = 3}, {"items_count", "bool"} } }\n')
+    f:close()
+    local ok, err = pcall(cli.run, { "c", defsfile, "-o", dir, "--name", "p" })
+    assert.is_false(ok)
+    assert.matches("field 'T.items' and field 'T.items_count' both become the C name", err, 1, true)
+    assert.is_nil(io.open(dir .. "/p.h"))
+    os.execute("rm -rf " .. dir)
   end)
 
   it("writes NAME.h and NAME.c for gen c", function()

@@ -460,3 +460,28 @@ describe("the ctype option", function()
     end
   end)
 end)
+
+describe("the README's cutscene walk-through", function()
+  it("runs as written in examples/cutscene, compiled without optimization", function()
+    local p = io.popen("pwd")
+    local root = p:read("l") .. "/"
+    p:close()
+    local f = assert(io.open(root .. "README.md"))
+    local steps = f:read("a"):match("### Walk%-through: the seed's cutscene.-```sh\n(.-)```")
+    f:close()
+    assert.is_string(steps)
+    -- a copy of the example beside a link to core/, so ../../core is there
+    local tmp = os.tmpname()
+    os.remove(tmp)
+    local dir = tmp .. "/examples/cutscene"
+    assert.is_true(os.execute(string.format("mkdir -p %s && ln -s %score %s/core && cp %s* %s/",
+      dir, root, tmp, root .. "examples/cutscene/", dir)))
+    local script = ("\n" .. steps):gsub("\nbitwire ", "\nlua5.4 " .. root .. "bin/bitwire ")
+    p = io.popen(string.format("cd %s && sh -e 2>&1 <<'EOF'\n%s\nEOF", dir, script))
+    local out = p:read("a")
+    local ok = p:close()
+    os.execute("rm -rf " .. tmp)
+    assert.is_true(ok, out)
+    assert.matches('scene "": 3 commands\n', out, 1, true)
+  end)
+end)

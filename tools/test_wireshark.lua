@@ -1,9 +1,10 @@
 -- The generated Wireshark dissector against bitwire itself: encodes framed
 -- packets (sparse slots, quaternions, 64-bit fields, a delta frame, a
--- packet with a bad CRC), writes them to a pcap with text2pcap, dissects it
--- with tshark and the plugin, and checks every field line tshark prints
--- against bitwire's own dissect of the same packet. Prints "N passed, N
--- failed"; without tshark it says it was skipped, and why.
+-- packet with a bad CRC; message ids in another order than the type ids),
+-- writes them to a pcap with text2pcap, dissects it with tshark and the
+-- plugin, and checks every field line tshark prints against bitwire's own
+-- dissect of the same packet. Prints "N passed, N failed"; without tshark
+-- it says it was skipped, and why.
 -- usage (make wireshark-test): lua5.4 tools/test_wireshark.lua
 local bitwire = require "bitwire"
 local dissect = require "bitwire.dissect"
@@ -36,15 +37,15 @@ local snap = { tick = 77, ents = { [3] = ent, [40] = { id = -8, kind = "player",
   ids = { 1, 2, 63 }, blob = "\1\2" }
 local snap2 = { tick = 78, ents = snap.ents, ids = { 4 }, blob = "" }
 
--- { bytes, protocol, note }
+-- { bytes, protocol, note, name = message type }
 local packets = {
-  { plain:encode("Snap", snap), plain },
-  { plain:encode("Vec3", { x = 1, y = -2, z = 3 }), plain },
-  { plain:encode("Ent", ent), plain },
+  { plain:encode("Snap", snap), plain, name = "Snap" },
+  { plain:encode("Vec3", { x = 1, y = -2, z = 3 }), plain, name = "Vec3" },
+  { plain:encode("Ent", ent), plain, name = "Ent" },
 }
 local bad = plain:encode("Vec3", { x = 4, y = 5, z = 6 })
 packets[#packets + 1] = { bad:sub(1, 6) .. string.char(bad:byte(7) ~ 0x10) .. bad:sub(8),
-  plain, "badcrc" }
+  plain, "badcrc", name = "Vec3" }
 local d = deltas:encode("Snap", snap2, { baseline = snap, baseline_id = 7 })
 
 -- the dissectors: one for plain frames and one for delta frames, two ports
@@ -137,7 +138,17 @@ local frames, raw = tshark(DIR .. "/plain.lua", DIR .. "/plain.pcap")
 check(#frames == #packets, "tshark dissected " .. #frames .. " of " .. #packets .. " packets")
 if #frames ~= #packets then print(raw) end
 for i, p in ipairs(packets) do
-  compare(frames[i], p[1], p[2], p[3], "packet " .. i)
+  local h = compare(frames[i], p[1], p[2], p[3], "packet " .. i)
+  check(h and h.name == p.name, "packet " .. i .. ": bitwire dissect reads " .. p.name)
+end
+-- the summary names each packet's message: the frame's message id goes
+-- through the description's messages list, whose order is not the types'
+local summary = sh(string.format("tshark -X lua_script:%s/plain.lua -r %s/plain.pcap", DIR, DIR))
+local shown = {}
+for name in summary:gmatch(" bitwire %d+ (%w+)") do shown[#shown + 1] = name end
+for i, p in ipairs(packets) do
+  check(shown[i] == p.name, "packet " .. i .. ": tshark's summary says " .. p.name
+    .. " (got " .. tostring(shown[i]) .. ")")
 end
 local dframes = tshark(DIR .. "/delta.lua", DIR .. "/delta.pcap")
 local h = compare(dframes[1], d, deltas, nil, "delta frame")

@@ -150,20 +150,25 @@ function M.frame(s, opts, path)
   local bitwire = require "bitwire"
   local id = integer(opts.protocol, "--protocol")
   local vb = opts["version-bits"] and integer(opts["version-bits"], "--version-bits") or 0
-  if vb < 0 or vb > 32 then M.fail("--version-bits must be 0..32") end
-  local po = { id = id, check = not opts["no-check"], versioned = vb > 0 or nil,
-               version_bits = vb > 0 and vb or nil }
+  local po = { id = id, check = not opts["no-check"], versioned = vb ~= 0 or nil,
+               version_bits = vb ~= 0 and vb or nil }
+  -- bitwire.protocol checks the options (its errors are the user's here)
+  local function protocol(target)
+    local ok, p = pcall(bitwire.protocol, target, po)
+    if not ok then M.fail("%s", (tostring(p):gsub("^[^\n]-%.lua:%d+: ", ""))) end
+    return p
+  end
   local p
   local fo = {}
   if opts.tag then
     if opts.deltas then M.fail("--tag (a registry's frames) and --deltas do not combine") end
     local reg, err = bitwire.watch(path)
     if reg == nil then M.fail("%s", err) end
-    p = bitwire.protocol(reg, po)
+    p = protocol(reg)
   else
     po.fingerprint = not opts["no-fingerprint"]
     po.deltas = opts.deltas or nil
-    p = bitwire.protocol(s, po)
+    p = protocol(s)
     -- a protocol that does not carry the version itself: the frame options do
     if vb > 0 and p.version_bits ~= vb then fo.version_bits = vb end
   end

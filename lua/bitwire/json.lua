@@ -5,9 +5,9 @@
 --   sparse       object keyed by slot number: {"3": {...}, "17": {...}}
 --   enum         its name
 --   int, uint, tiered  number; beyond 2^53 in magnitude a string of digits,
---                so 64-bit values survive (strings are read back either way);
---                a 64-bit uint past 2^63 (a negative Lua integer) as its
---                unsigned digits
+--                so 64-bit values survive (strings are read back either way,
+--                and integer literals exactly); a 64-bit uint past 2^63 (a
+--                negative Lua integer) as its unsigned digits
 --   float...     number; float32/float64 NaN and infinities as the strings
 --                "nan", "inf", "-inf"
 --   string       string;  bytes: base64 (RFC 4648, with padding)
@@ -170,22 +170,63 @@ local decvalue
 
 local function fail(path, msg) error({ path = where(path), msg = msg }, 0) end
 
-local function decint(v, path, unsigned)
-  if type(v) == "string" and unsigned and v:match("^%d+$") and #v <= 20 then
-    local n = 0   -- wraps like the uint64 it is, checked below
-    for d in v:gmatch("%d") do n = n * 10 + tonumber(d) end
-    local q = (n >> 1) // 5
-    if string.format("%d%d", q, n - q * 10):gsub("^0+(%d)", "%1") ~= v:gsub("^0+(%d)", "%1")
-        and tostring(n) ~= v then
-      fail(path, "'" .. v .. "' does not fit 64 bits")
+-- cjson reads every number as a double, so an integer literal past 2^53
+-- would come back rounded. Each such literal goes to cjson as a stand-in,
+-- a number no other literal of the text reads as; the table returned maps
+-- the stand-ins back to the literals' digits (read as for strings of
+-- digits). Returns the text cjson reads and that table.
+local function bigints(text)
+  local lits, big, i = {}, {}, 1
+  while true do   -- the number literals outside strings
+    local j = text:find('[%-%d"]', i)
+    if j == nil then break end
+    if text:byte(j) == 34 then   -- a string: past its closing quote
+      local q = text:find('[\\"]', j + 1)
+      while q and text:byte(q) == 92 do q = text:find('[\\"]', q + 2) end
+      if q == nil then break end   -- unterminated: cjson says so
+      i = q + 1
+    else
+      local e = select(2, text:find("^%-?%d*[%.%deE%+%-]*", j))
+      local lit = text:sub(j, e)
+      local int = lit:match("^%-?%d+$")
+      local n = int and math.tointeger(tonumber(int))
+      lits[#lits + 1] = { j, e, lit, big = int ~= nil and (n == nil or n > SAFE or n < -SAFE) }
+      i = e + 1
     end
-    return n
   end
-  if type(v) == "string" then
-    local n = math.tointeger(v:match("^%-?%d+$") and tonumber(v))
-    if n == nil then fail(path, "'" .. v .. "' is not an integer") end
-    return n
+  local taken, out, at, k = {}, {}, 1, 0
+  for _, l in ipairs(lits) do
+    if not l.big and tonumber(l[3]) then taken[tonumber(l[3])] = true end
   end
+  for _, l in ipairs(lits) do
+    if l.big then
+      local stand
+      repeat   -- a fraction no other literal of the text reads as
+        k = k + 1
+        stand = -(2.0 ^ 51 + k + 0.5)
+      until not taken[stand]
+      big[stand] = l[3]
+      out[#out + 1] = text:sub(at, l[1] - 1) .. string.format("%.17g", stand)
+      at = l[2] + 1
+    end
+  end
+  out[#out + 1] = text:sub(at)
+  return table.concat(out), big
+end
+
+local function decint(v, path, unsigned)
+  if type(v) == "string" and v:match("^%-?%d+$") then
+    local n = math.tointeger(tonumber(v))
+    if n ~= nil then return n end
+    if unsigned and v:match("^%d+$") and #v <= 20 then
+      n = 0   -- wraps like the uint64 it is, checked below
+      for d in v:gmatch("%d") do n = n * 10 + tonumber(d) end
+      local q = (n >> 1) // 5
+      if string.format("%d%d", q, n - q * 10) == v:gsub("^0+(%d)", "%1") then return n end
+    end
+    fail(path, "'" .. v .. "' does not fit 64 bits")
+  end
+  if type(v) == "string" then fail(path, "'" .. v .. "' is not an integer") end
   local n = math.tointeger(v)
   if n == nil then fail(path, "expected an integer, got " .. tostring(v)) end
   return n
@@ -242,8 +283,9 @@ function decvalue(c, types, f, v, path)
     if type(v) ~= "boolean" then fail(path, "expected true or false") end
     return v
   elseif k == "int" or k == "uint" or k == "tiered" then
-    return decint(v, path, k == "uint")
+    return decint(c.big[v] or v, path, k == "uint")
   end
+  if c.big[v] then return tonumber(c.big[v]) + 0.0 end
   if type(v) == "string" and FLOATS[v] then return FLOATS[v] end
   if type(v) ~= "number" then fail(path, "expected a number") end
   return v
@@ -253,9 +295,10 @@ function M.decode(schema, name, text)
   local p = program(schema, name, "decode")
   if type(text) ~= "string" then error("bitwire.json.decode: text must be a string", 2) end
   local c = cjson()
-  local ok, v = pcall(c.decode, text)
+  local cjtext, big = bigints(text)
+  local ok, v = pcall(c.decode, cjtext)
   if not ok then return nil, "bitwire.json.decode: " .. tostring(v):gsub("^.-: ", "") end
-  local ok2, t = pcall(decfields, c, p.byname, p.byname[name], v, "")
+  local ok2, t = pcall(decfields, { null = c.null, big = big }, p.byname, p.byname[name], v, "")
   if not ok2 then
     if type(t) ~= "table" then error(t, 0) end
     return nil, string.format("bitwire.json.decode: %s.%s: %s", name, t.path, t.msg)

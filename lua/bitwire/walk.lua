@@ -776,12 +776,13 @@ function M.header(program, r, opts, on)
   local bit = r:pos()
   ok, err = field("type", program.typebits)
   if not ok then return nil, err end
-  local ty = program.types[h.type + 1]
-  if ty == nil then
+  -- a message id, not a type id: program.messages numbers the messages
+  local name = program.messages[h.type + 1]
+  if name == nil then
     return nil, { path = "frame.type", message = "message type " .. h.type
-      .. " out of range [0, " .. (#program.types - 1) .. "]", code = "tag", bit = bit }
+      .. " out of range [0, " .. (#program.messages - 1) .. "]", code = "tag", bit = bit }
   end
-  h.name = ty.name
+  h.name = name
   return h
 end
 

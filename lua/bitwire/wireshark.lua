@@ -37,7 +37,7 @@ local function program_literal(p)
   for i, t in ipairs(p.types) do types[i] = t end
   local out = {}
   literal({ version = p.version, fingerprint = p.fingerprint, typebits = p.typebits,
-            relative_tiers = p.relative_tiers, types = types }, out)
+            relative_tiers = p.relative_tiers, messages = p.messages, types = types }, out)
   return table.concat(out)
 end
 
@@ -388,9 +388,10 @@ end
 DissectorTable.get("udp.port"):add(SETTINGS.port, proto)
 ]==]
 
--- The plugin text. opts: protocol (the id), port, endcheck, fingerprint,
--- deltas, version_bits, tag, name.
-function M.generate(s, opts)
+-- The plugin text for the frames 'frame' describes (as bitwire.cliutil's
+-- frame() gives them: id, wire_id, endcheck, deltas, version_bits, tag,
+-- checked there and by bitwire.protocol). opts: port, name, title.
+function M.generate(s, frame, opts)
   local p = s:program()
   -- 64-bit int ranges: the plugin adds min as an Int64 of two halves
   local function halves(f)
@@ -411,23 +412,20 @@ function M.generate(s, opts)
       if f.name then key(f, t.name .. "." .. f.name) end
     end
   end
-  local proto = require("bitwire").protocol(s, { id = opts.protocol,
-    check = opts.endcheck, fingerprint = opts.fingerprint })
-  local id = require("bitwire.dissect").wire_id(proto)
   local idbytes = {}
-  for i = 0, 7 do idbytes[#idbytes + 1] = (id >> (8 * i)) & 0xFF end
+  for i = 0, 7 do idbytes[#idbytes + 1] = (frame.wire_id >> (8 * i)) & 0xFF end
   local name = opts.name or "bitwire"
   local settings = { name = name, title = opts.title or "bitwire",
-    port = opts.port, endcheck = proto.endcheck, id_bytes = idbytes,
-    deltas = opts.deltas or false, version_bits = opts.version_bits or 0,
-    tag = opts.tag or false }
+    port = opts.port, endcheck = frame.endcheck, id_bytes = idbytes,
+    deltas = frame.deltas or false, version_bits = frame.version_bits or 0,
+    tag = frame.tag or false }
   local out = {}
   literal(settings, out)
   local walksrc = source("bitwire.walk")
   return table.concat {
     "-- Wireshark dissector for bitwire packets, written by `bitwire wireshark`.\n",
     string.format("-- Schema fingerprint %s, protocol id 0x%x, UDP port %d.\n",
-      p.fingerprint, opts.protocol, opts.port),
+      p.fingerprint, frame.id, opts.port),
     "-- Load with: tshark -X lua_script:<this file> (or copy to the plugins folder).\n",
     "local SETTINGS = ", table.concat(out), "\n",
     "local PROGRAM = ", program_literal(p), "\n",

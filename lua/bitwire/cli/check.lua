@@ -9,9 +9,10 @@ usage: bitwire check defs.lua
 
 Loads defs.lua in bitwire's sandbox and compiles it. Prints the version,
 the fingerprint and the message type id width, then one line per type: its
-message id, its size in bits (min and max; "unbounded" when a field has no
-bound) and its number of fields. Exit status 1, with the error (file, type
-and field), when the file does not load or compile.
+message id ("-" for a type the messages list leaves out), its size in bits
+(min and max; "unbounded" when a field has no bound) and its number of
+fields. Exit status 1, with the error (file, type and field), when the
+file does not load or compile.
 ]]
 
 function M.run(args, io)
@@ -27,8 +28,8 @@ function M.run(args, io)
   out:write(string.format("  %-4s %-24s %9s %10s %7s\n", "id", "type", "min bits",
     "max bits", "fields"))
   for _, t in ipairs(p.types) do
-    out:write(string.format("  %-4d %-24s %9d %10s %7d%s\n", t.id, t.name, t.minbits,
-      t.maxbits and tostring(t.maxbits) or "unbounded", #t.fields,
+    out:write(string.format("  %-4s %-24s %9d %10s %7d%s\n", t.message_id or "-", t.name,
+      t.minbits, t.maxbits and tostring(t.maxbits) or "unbounded", #t.fields,
       t.versioned and "  versioned" or ""))
   end
   return 0

@@ -22,7 +22,8 @@ The JSON mapping (bitwire.json.encode / decode in Lua):
   sparse        object keyed by slot number: {"3": {...}, "17": {...}}
   enum          its name, as a string
   int, uint     number; past 2^53 in magnitude a string of digits
-                ("18446744073709551615" is read back exactly)
+                ("18446744073709551615" is read back exactly, as are
+                integer numbers; one past 64 bits is refused)
   float         number; "nan", "inf", "-inf" for those values
   string        string;  bytes: base64
 ]=] .. util.FRAME_USAGE

@@ -50,8 +50,7 @@ function M.run(args)
   if (what ~= "c" and what ~= "serialize-h") or defs == nil or o.rest[3] then
     error(M.usage, 0)
   end
-  local s, err = bitwire.load(defs)
-  if not s then error(defs .. ": " .. tostring(err), 0) end
+  local s = require("bitwire.cliutil").loadschema(defs)   -- its errors name the file
   local name = o.name or defs:match("([^/\\]+)%.lua$") or "messages"
   local dir = (o.dir or "."):gsub("/$", "")
   local version = o.version and math.tointeger(tonumber(o.version))

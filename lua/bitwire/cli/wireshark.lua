@@ -20,9 +20,9 @@ or copy it to ~/.local/lib/wireshark/plugins/.
 ]]
 
 function M.run(args, io)
-  local flags = { deltas = true, ["no-check"] = true, ["no-fingerprint"] = true, tag = true }
-  local options = { protocol = true, ["udp-port"] = true, o = true, name = true,
-                    ["version-bits"] = true }
+  local flags, options = {}, { ["udp-port"] = true, o = true, name = true }
+  for k in pairs(util.FRAME_FLAGS) do flags[k] = true end
+  for k in pairs(util.FRAME_OPTIONS) do options[k] = true end
   local pos, opts = util.parse(args, { flags = flags, options = options }, M.usage)
   local path = util.need(pos, 1, "definitions file", M.usage)
   if opts.protocol == nil then util.fail("missing --protocol ID\n%s", M.usage) end
@@ -32,12 +32,9 @@ function M.run(args, io)
   local name = opts.name or "bitwire"
   if not name:match("^[%a_][%w_]*$") then util.fail("--name must be an identifier") end
   local s = util.loadschema(path)
-  local text = require("bitwire.wireshark").generate(s, {
-    protocol = util.integer(opts.protocol, "--protocol"), port = port,
-    endcheck = not opts["no-check"], fingerprint = not opts["no-fingerprint"],
-    deltas = opts.deltas, tag = opts.tag, name = name,
-    version_bits = opts["version-bits"] and util.integer(opts["version-bits"], "--version-bits"),
-  })
+  -- the framing options as encode, decode and dissect read and check them
+  local frame = util.frame(s, opts, path)
+  local text = require("bitwire.wireshark").generate(s, frame, { port = port, name = name })
   if opts.o then util.writefile(opts.o, text)
   else io.stdout:write(text) end
   return 0

@@ -109,7 +109,7 @@ end
 function M.qconst(G, f, owner)
   local name = "q_" .. owner
   if not G.consts[name] then
-    G.consts[name] = true
+    G.consts[name] = G.N:ownclaim(name, owner)
     G.constlines[#G.constlines + 1] = fmt(
       "static const bw_QFloat %s = { %s, %s, %s, %d };", name,
       ctypes.float(f.qmin), ctypes.float(f.qdelta), cuint(f.qmax),
@@ -121,7 +121,7 @@ end
 local function tiersconst(G, tiers, owner)
   local name = "tiers_" .. owner
   if not G.consts[name] then
-    G.consts[name] = true
+    G.consts[name] = G.N:ownclaim(name, owner)
     G.constlines[#G.constlines + 1] = fmt("static const uint8_t %s[] = { %s };",
       name, concat(tiers, ", "))
   end
@@ -132,11 +132,12 @@ local ENC = { mask = "BW_SPMASK", index = "BW_SPINDEX",
               relative = "BW_SPRELATIVE", auto = "BW_SPAUTO" }
 
 -- The bw_GenSparse of sparse field 'f'; 'slotmin' is the least a slot
--- costs (its value, or against a baseline its presence bit).
-function M.sparseconst(G, f, owner, slotmin, suffix)
-  local name = "sp_" .. owner .. (suffix or "")
+-- costs (its value, or against a baseline its presence bit, then 'kind'
+-- "spd" tells the two apart; a suffix could meet another field's name).
+function M.sparseconst(G, f, owner, slotmin, kind)
+  local name = (kind or "sp") .. "_" .. owner
   if not G.consts[name] then
-    G.consts[name] = true
+    G.consts[name] = G.N:ownclaim(name, owner)
     local tiers = f.tiers and #f.tiers > 0 and tiersconst(G, f.tiers, owner)
     G.constlines[#G.constlines + 1] = fmt(
       "static const bw_GenSparse %s = { %s, %d, %s, %s, %d, %s };", name,
@@ -151,7 +152,7 @@ end
 function M.relconst(G, f, owner)
   local name = "rel_" .. owner
   if not G.consts[name] then
-    G.consts[name] = true
+    G.consts[name] = G.N:ownclaim(name, owner)
     local what = fmt(".nbits = %d, .dmax = %s", f.bits, ctypes.double(f.period or 0))
     if f.kind ~= "angle" then
       what = fmt(".q = { %s, %s, %s, %d }", ctypes.float(f.qmin),
@@ -191,15 +192,30 @@ end
 
 -- {===== write and bits
 
--- Check that integer 'x' of C type range [tlo, thi] is in [lo, hi].
-local function intcheck(E, x, f, lo, hi)
+-- The C tests that integer 'x', of field 'f''s C type, is below 'lo' and
+-- above 'hi': nil where that type cannot hold such a value.
+local function outside(x, f, lo, hi)
   local _, tlo, thi = ctypes.inttype(ctypes.range(f))
-  local conds = {}
-  if lo ~= 0 and lo > tlo then conds[#conds + 1] = fmt("%s < %s", x, cint(lo)) end
-  if thi ~= -1 and hi < thi then conds[#conds + 1] = fmt("%s > %s", x, cint(hi)) end
-  if #conds > 0 then
-    E:line("if (%s) return bw_genrefuse(w, BW_ERANGE);", concat(conds, " || "))
-  end
+  return lo ~= 0 and lo > tlo and fmt("%s < %s", x, cint(lo)) or nil,
+    thi ~= -1 and hi < thi and fmt("%s > %s", x, cint(hi)) or nil
+end
+
+-- Check that integer 'x' of field 'f''s C type is in [lo, hi].
+local function intcheck(E, x, f, lo, hi)
+  local below, above = outside(x, f, lo, hi)
+  local cond = below and above and below .. " || " .. above or below or above
+  if cond then E:line("if (%s) return bw_genrefuse(w, BW_ERANGE);", cond) end
+end
+
+-- Int field 'f''s value 'x' as the driver sends it: with 'clamp', a value
+-- out of [min, max] as the nearest end (an expression).
+function M.intvalue(f, x)
+  if not f.clamp then return x end
+  local below, above = outside(x, f, f.min, f.max)
+  local v = x
+  if above then v = fmt("%s ? %s : %s", above, cint(f.max), v) end
+  if below then v = fmt("%s ? %s : %s", below, cint(f.min), v) end
+  return v == x and x or "(" .. v .. ")"
 end
 
 local function offset(x, min)
@@ -215,7 +231,8 @@ function writevalue(E, mode, f, loc, owner)
   local G, k, x = E.G, f.kind, loc.expr
   local W = mode == "write"
   if k == "int" or k == "tiered" then
-    if W then intcheck(E, x, f, f.min, f.max) end
+    if f.clamp then x = M.intvalue(f, x)
+    elseif W then intcheck(E, x, f, f.min, f.max) end
     local span = cuint(f.max - f.min)
     if k == "int" then
       if W then E:line("bw_writebits(w, %s, %d);", offset(x, f.min), f.bits)
@@ -287,7 +304,7 @@ function writevalue(E, mode, f, loc, owner)
     if W then E:line("if (!write_%s(w, &%s)) return false;", t, x)
     else E:line("pos = bits_%s(&%s, pos);", t, x) end
   elseif k == "array" then
-    local n, i = tostring(f.max), E:var("i" .. E.depth, "size_t")
+    local n = tostring(f.max)
     if not f.fixed then
       n = count(loc)
       if W then
@@ -298,6 +315,8 @@ function writevalue(E, mode, f, loc, owner)
         n = fmt("(%s <= %d ? %s : %d)", n, f.max, n, f.max)
       end
     end
+    if f.max == 0 then return end   -- no elements (and no 'i < 0' to warn of)
+    local i = E:var("i" .. E.depth, "size_t")
     E:open("for (%s = 0; %s < %s; %s++)", i, i, n, i)
     E.depth = E.depth + 1
     writevalue(E, mode, f.of, elemloc(loc, f.of, i), elemowner(f.of, owner))
@@ -415,11 +434,12 @@ function readvalue(E, f, loc, owner, segs)
   elseif k == "struct" then
     E:line("if (!read_%s(r, &%s, err)) %s", G.N:typename(f.type), x, FAIL)
   elseif k == "array" then
-    local i = E:var("i" .. E.depth, "size_t")
     local n = f.fixed and tostring(f.max) or count(loc)
     E:line("if (!bw_gencount(r, %d, %s, %s, %s, &%s)) %s", f.bits, cuint(f.min),
       cuint(f.max), cuint(f.of.minbits), u(), FAIL)
     if not f.fixed then E:line("%s = (%s)u;", n, (ctypes.inttype(0, f.max))) end
+    if f.max == 0 then return end   -- as in writevalue
+    local i = E:var("i" .. E.depth, "size_t")
     E:open("for (%s = 0; %s < %s; %s++)", i, i, n, i)
     E.depth = E.depth + 1
     local inner = { table.unpack(segs) }
@@ -480,12 +500,13 @@ end
 local function typefuncs(G, t, out)
   local T = G.N:typename(t.name)
   local fields = ctypes.fields(G.program, t)
-  local function owner(f) return T .. "_" .. ident(f.name or "") end
+  local function owner(f) return G.N:owner(t, f) end
   -- write
   local E = emitter(G)
   for _, f in ipairs(fields) do writefield(E, "write", f, owner(f)) end
+  -- (void): a record of no fields, or only align and check, uses none
   out[#out + 1] = fmt("static bool write_%s (bw_Writer *w, const %s *v) {\n%s"
-    .. "  return w->status == BW_OK;\n}\n", T, T, E:body())
+    .. "  (void)v;\n  return w->status == BW_OK;\n}\n", T, T, E:body())
   -- bits
   E = emitter(G)
   for _, f in ipairs(fields) do writefield(E, "bits", f, owner(f)) end
@@ -495,8 +516,7 @@ local function typefuncs(G, t, out)
   E = emitter(G)
   for _, f in ipairs(fields) do readfield(E, f, owner(f)) end
   out[#out + 1] = fmt("static bool read_%s (bw_Reader *r, %s *v, bw_Error *err) {\n%s"
-    .. "%s  return true;\n}\n", T, T, E:body(),
-    #fields == 0 and "  (void)r; (void)v; (void)err;\n" or "")
+    .. "  (void)r; (void)v; (void)err;\n  return true;\n}\n", T, T, E:body())
 end
 
 local function protos(G, t)
@@ -561,6 +581,15 @@ bool %s_write_message (bw_Writer *w, const %s *v) {
   end
 end
 
+-- The file-scope names made of each type's C name, and the parameter names
+-- of the functions that take its struct: no type may be called those.
+local PERTYPE = { "%s_write", "%s_read", "%s_read_err", "%s_bits", "%s_MAXBITS",
+  "%s_MINBITS", "%s_ID", "%s_write_message", "%s_equal", "%s_write_delta",
+  "%s_read_delta", "%s_read_delta_err", "write_%s", "bits_%s", "read_%s", "eq_%s",
+  "write_delta_%s", "read_delta_%s", "any_write_%s", "any_read_%s", "any_bits_%s",
+  "any_write_delta_%s", "any_read_delta_%s" }
+local PARAMS = { "w", "r", "v", "a", "b", "base", "err", "pos" }
+
 -- bitwire.gen.c(schema, opts): opts.name (default "messages") names the
 -- files and the schema-wide constants, opts.prefix goes before type names,
 -- opts.version picks the version spoken (default: the current one).
@@ -573,6 +602,19 @@ function M.generate(schema, opts)
               N = ctypes.new(program, opts.prefix), consts = {},
               constlines = {} }
   local NAME = G.NAME
+  for _, p in ipairs(PARAMS) do G.N.claim(p, "a parameter of the generated functions") end
+  for _, n in ipairs { "%s_read_id", "%s_Type", "%s_types", "%s_message_type" } do
+    G.N.claim(fmt(n, G.id), fmt("the names of --name '%s'", name))
+  end
+  for _, n in ipairs { "%s_FINGERPRINT", "%s_FINGERPRINT64", "%s_VERSION", "%s_TYPEBITS",
+                       "%s_NMESSAGES", "%s_NTYPES", "%s_H" } do
+    G.N.claim(fmt(n, NAME), fmt("the names of --name '%s'", name))
+  end
+  for _, t in ipairs(program.types) do
+    for _, n in ipairs(PERTYPE) do
+      G.N.claim(fmt(n, G.N:typename(t.name)), fmt("type '%s'", t.name))
+    end
+  end
   local h = {}
   h[#h + 1] = fmt([[
 /*

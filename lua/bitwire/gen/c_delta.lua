@@ -31,6 +31,7 @@ local function eqstmts(G, out, ind, f, a, b, owner, depth)
       add("if (%s != %s%s_count) return false;", n, b.base, b.name)
       n = fmt("(%s <= %d ? %s : %d)", n, f.max, n, f.max)
     end
+    if f.max == 0 then return end   -- no elements (and no 'i < 0' to warn of)
     local i = "i" .. depth
     add("for (size_t %s = 0; %s < %s; %s++) {", i, i, n, i)
     local e = f.of
@@ -77,8 +78,10 @@ function eqexpr(G, f, a, b, owner)
     return fmt("bw_genquateq(&%s, %s, %s)", G.c.qconst(G, f, owner), x, y)
   elseif k == "struct" then
     return fmt("eq_%s(&%s, &%s)", G.N:typename(f.type), x, y)
+  elseif k == "int" then   -- clamped values compare as sent
+    return fmt("%s == %s", G.c.intvalue(f, x), G.c.intvalue(f, y))
   end
-  return fmt("%s == %s", x, y)   -- int, uint, enum, tiered
+  return fmt("%s == %s", x, y)   -- uint, enum, tiered
 end
 
 -- }=====
@@ -94,7 +97,7 @@ end
 -- field 'f' (member 'name' of struct type 'C'), registered once.
 local function samefn(G, f, owner, C, name)
   if not G.same[owner] then
-    G.same[owner] = true
+    G.same[owner] = G.N:ownclaim("same_" .. owner, owner)
     G.samelist[#G.samelist + 1] = { f = f, owner = owner, C = C, name = name }
   end
   return "same_" .. owner
@@ -212,7 +215,7 @@ function writedelta(G, E, f, v, base, owner, C, depth)
       v.expr, base.expr)
   elseif f.kind == "sparse" then
     M.sparsewrite(G, E, f, v, base, owner, C, depth)
-  elseif f.kind == "array" and G.elemwise then
+  elseif f.kind == "array" and G.elemwise and f.max > 0 then   -- (else no elements)
     arraywrite(G, E, f, v, base, owner, C, depth)
   else
     E.depth = depth
@@ -229,7 +232,7 @@ function readdelta(G, E, f, v, base, owner, C, segs, depth)
       v.expr, base.expr, G.failstmt(segs))
   elseif f.kind == "sparse" then
     M.sparseread(G, E, f, v, base, owner, segs, depth)
-  elseif f.kind == "array" and G.elemwise then
+  elseif f.kind == "array" and G.elemwise and f.max > 0 then
     arrayread(G, E, f, v, base, owner, C, segs, depth)
   else
     E.depth = depth
@@ -245,7 +248,7 @@ local function typebodies(G, t)
   local wE, rE = G.emitter(G), G.emitter(G)
   for _, f in ipairs(fields) do
     local name = ident(f.name or "")
-    local owner = T .. "_" .. name
+    local owner = G.N:owner(t, f)
     local a = G.fieldloc("a->", name)
     local b = G.fieldloc("b->", name)
     local v = G.fieldloc("v->", name)
@@ -285,6 +288,7 @@ local function typebodies(G, t)
       end
       wE:close()
       wE:close()
+      G.N:ownclaim("eqf_" .. owner, owner)
       G.eqfuncs[#G.eqfuncs + 1] = { owner = owner, T = T, f = f, name = name }
       -- read
       local segs = { { name = f.name } }
@@ -319,7 +323,7 @@ end
 -- a presence bit and, where the baseline has the slot, a delta of it
 -- (records only in the driver's older form).
 function M.sparsewrite(G, E, f, v, base, owner, C, depth)
-  local sp = G.c.sparseconst(G, f, owner, 1, "_delta")
+  local sp = G.c.sparseconst(G, f, owner, 1, "spd")
   local st = E:var("slots" .. depth, "bw_GenSlots")
   local i = E:var("i" .. depth, "size_t")
   local sent = fmt("sent_%s", owner)
@@ -356,7 +360,7 @@ function M.sparsewrite(G, E, f, v, base, owner, C, depth)
 end
 
 function M.sparseread(G, E, f, v, base, owner, segs, depth)
-  local sp = G.c.sparseconst(G, f, owner, 1, "_delta")
+  local sp = G.c.sparseconst(G, f, owner, 1, "spd")
   local st = E:var("slots" .. depth, "bw_GenSlots")
   local i = E:var("i" .. depth, "size_t")
   local more, slot = E:var("more", "int"), E:var("slot", "uint64_t")
@@ -429,11 +433,11 @@ function M.all(G, out)
     defs[#defs + 1] = fmt("static bool eq_%s (const %s *a, const %s *b) {\n"
       .. "  (void)a; (void)b;\n%s\n  return true;\n}\n", T, T, T, concat(eq, "\n"))
     defs[#defs + 1] = fmt("static bool write_delta_%s (bw_Writer *w, const %s *v, const %s *base) {\n"
-      .. "%s  (void)base;\n  return w->status == BW_OK;\n}\n", T, T, T, wE:body())
+      .. "%s  (void)v; (void)base;\n  return w->status == BW_OK;\n}\n", T, T, T, wE:body())
     defs[#defs + 1] = fmt("static bool read_delta_%s (bw_Reader *r, %s *v, const %s *base,\n"
       .. "                            bw_Error *err) {\n"
       .. "  if (v != base) *v = *base;  /* what is not sent is kept */\n"
-      .. "%s  (void)err;\n  return true;\n}\n", T, T, T, rE:body())
+      .. "%s  (void)r; (void)err;\n  return true;\n}\n", T, T, T, rE:body())
     defs[#defs + 1] = fmt([[
 bool %s_equal (const %s *a, const %s *b) {
   return eq_%s(a, b);
@@ -466,6 +470,7 @@ bool %s_read_delta_err (bw_Reader *r, %s *v, const %s *base, bw_Error *err) {
       lines[#lines + 1] = fmt("  if (!a->has_%s) return true;", q.name)
     end
     eqstmts(G, lines, "  ", q.f, a, b, q.owner, 0)
+    if #lines == 0 then lines[1] = "  (void)a; (void)b;  /* an array of no elements */" end
     helpers[#helpers + 1] = fmt("static bool eqf_%s (const %s *a, const %s *b) {\n%s\n  return true;\n}\n",
       q.owner, q.T, q.T, concat(lines, "\n"))
   end

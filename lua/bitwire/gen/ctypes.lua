@@ -161,15 +161,52 @@ function M.fields(program, t)
   return out
 end
 
--- A new naming context: 'prefix' goes before every type name.
+-- The C names a generator hands out, each with what it stands for in the
+-- description ("type 'Pos'", "field 'Pos.x'"): claim(name, what [, scope])
+-- returns 'name', and raises when something else holds it in 'scope' (a
+-- struct's members; nil: file scope), as C would not compile both.
+function M.names()
+  local held = {}
+  return function(name, what, scope)
+    local key = (scope or "") .. " " .. name
+    local had = held[key]
+    if had ~= nil and had ~= what then
+      error(fmt("bitwire.gen: %s and %s both become the C name '%s'%s", had, what,
+        name, scope and " in struct " .. scope or ""), 0)
+    end
+    held[key] = what
+    return name
+  end
+end
+
+-- A new naming context: 'prefix' goes before every type name. N.claim
+-- (M.names) holds every name; N.owners[owner] says which field an owner
+-- name ("Pos_x", which names a field's enum, constants and helpers) is.
 function M.new(program, prefix)
   local N = { program = program, prefix = prefix or "", helpers = {},
-              enums = {}, done = {} }
+              enums = {}, done = {}, claim = M.names(), owners = {}, items = {} }
   return setmetatable(N, { __index = M })
 end
 
 function M:typename(name)
-  return self.prefix .. M.ident(name)
+  return self.claim(self.prefix .. M.ident(name), fmt("type '%s'", name))
+end
+
+-- The owner name of field 'f' of type 't' (see M.new).
+function M:owner(t, f)
+  local owner = self:typename(t.name) .. "_" .. M.ident(f.name or "")
+  if f.name then self.owners[owner] = fmt("field '%s.%s'", t.name, f.name) end
+  return owner
+end
+
+-- The field that owner name 'owner' stands for, and a claim of 'name' made
+-- of it (see M.new).
+function M:what(owner)
+  return self.owners[owner] or fmt("'%s'", owner)
+end
+
+function M:ownclaim(name, owner)
+  return self.claim(name, self:what(owner))
 end
 
 -- Buffer length for a count of at most 'max' (C has no empty arrays).
@@ -187,8 +224,11 @@ function M:elemtype(e, owner)
     local name = owner .. "_item"
     if not self.done[name] then
       self.done[name] = true
+      self.owners[name] = self.owners[owner]
+      self.items[name] = true
+      self.claim(name, "the elements of " .. self:what(owner))
       local lines = {}
-      self:members(e, "v", owner .. "_item", lines)
+      self:members(e, "v", name, lines, name)
       self.helpers[#self.helpers + 1] = fmt("typedef struct %s {\n%s} %s;\n",
         name, table.concat(lines), name)
     end
@@ -206,12 +246,15 @@ function M:scalartype(f, owner)
   if k == "float64" or k == "angle" then return "double" end
   if k == "struct" then return self:typename(f.type) end
   if k == "enum" then
-    local name = owner
+    -- an element of an element struct's array: not that struct's name
+    local name = self.items[owner] and owner .. "_enum" or owner
     if not self.done[name] then
       self.done[name] = true
+      self.claim(name, "the enum of " .. self:what(owner))
       local items = {}
       for i, v in ipairs(f.values) do
-        items[i] = fmt("  %s_%s = %d", name, M.ident(v), i - 1)
+        items[i] = fmt("  %s = %d", self.claim(fmt("%s_%s", name, M.ident(v)),
+          fmt("value '%s' of %s", v, self:what(owner))), i - 1)
       end
       self.enums[#self.enums + 1] = fmt("typedef enum %s {\n%s\n} %s;\n",
         name, table.concat(items, ",\n"), name)
@@ -260,26 +303,28 @@ function M.wire(f)
   return s
 end
 
--- Append the member declarations of field 'f' named 'name' to 'lines';
--- 'owner' names helper types ("Entity_tags").
-function M:members(f, name, owner, lines)
+-- Append the member declarations of field 'f' named 'name' to 'lines' of
+-- struct 'struct'; 'owner' names helper types ("Entity_tags").
+function M:members(f, name, owner, lines, struct)
   local k = f.kind
   local add = function(s, ...) lines[#lines + 1] = "  " .. fmt(s, ...) .. "\n" end
+  local function member(m) return self.claim(m, self:what(owner), struct) end
   if k == "align" or k == "check" then return end
   add("/* %s */", M.wire(f))
-  if f.optional then add("bool has_%s;", name) end
+  name = member(name)
+  if f.optional then add("bool %s;", member("has_" .. name)) end
   if k == "string" then add("char %s[%d];", name, f.max + 1)
   elseif k == "quat" then add("float %s[4];  /* x, y, z, w */", name)
   elseif k == "bytes" then
-    if not f.fixed then add("%s %s_count;", (M.inttype(0, f.max)), name) end
+    if not f.fixed then add("%s %s;", (M.inttype(0, f.max)), member(name .. "_count")) end
     add("uint8_t %s[%d];", name, cap(f.max))
   elseif k == "array" or k == "sparse" then
     local et, suffix = self:elemtype(f.of, owner)
     if k == "sparse" then
-      add("uint8_t %s_present[%d];  /* bit i: slot i + 1 is set */", name,
+      add("uint8_t %s[%d];  /* bit i: slot i + 1 is set */", member(name .. "_present"),
         (f.max + 7) // 8)
     elseif not f.fixed then
-      add("%s %s_count;", (M.inttype(0, f.max)), name)
+      add("%s %s;", (M.inttype(0, f.max)), member(name .. "_count"))
     end
     add("%s %s[%d]%s;", et, name, cap(f.max), suffix)
   else
@@ -291,7 +336,10 @@ end
 function M:struct(t)
   local lines, name = {}, self:typename(t.name)
   for _, f in ipairs(M.fields(self.program, t)) do
-    if f.name then self:members(f, M.ident(f.name), name .. "_" .. M.ident(f.name), lines) end
+    if f.name then
+      local owner = self:owner(t, f)
+      self:members(f, M.ident(f.name), owner, lines, name)
+    end
   end
   if #lines == 0 then lines[1] = "  char unused;  /* no fields on the wire */\n" end
   return fmt("typedef struct %s {\n%s} %s;\n", name, table.concat(lines), name)

@@ -327,7 +327,7 @@ function M.generate(schema, opts)
   function G.consts(f, owner)
     local n = "tiers_" .. owner
     if not seen[n] then
-      seen[n] = true
+      seen[n] = G.N:ownclaim(n, owner)
       consts[#consts + 1] = fmt("static const uint8_t %s[] = { %s };", n,
         concat(f.tiers, ", "))
     end
@@ -336,7 +336,7 @@ function M.generate(schema, opts)
   function G.sparse(f, owner)
     local n = "sp_" .. owner
     if not seen[n] then
-      seen[n] = true
+      seen[n] = G.N:ownclaim(n, owner)
       local tiers = f.tiers and #f.tiers > 0 and G.consts(f, owner)
       consts[#consts + 1] = fmt(
         "static const bw_GenSparse %s = { %s, %d, %s, %s, %d, %s };", n,
@@ -386,7 +386,7 @@ enum { %s_TYPEBITS = %d, %s_NMESSAGES = %d, %s_NTYPES = %d };
         b[#b + 1] = fmt("  if (value.has_%s) {", fname)
         ind = "    "
       end
-      serval(G, b, ind, f, x, "value.", fname, 0, T .. "_" .. fname)
+      serval(G, b, ind, f, x, "value.", fname, 0, G.N:owner(t, f))
       if f.optional then b[#b + 1] = "  }" end
     end
     bodies[#bodies + 1] = fmt("template <typename Stream> bool serialize (Stream &stream, %s &value) {\n"
