@@ -175,14 +175,8 @@ describe("bitwire.walk against s:decode", function()
   -- A random baseline as a decode gives it, in tables decode does not know:
   -- a walk copies what a delta keeps as it is, where decode gives a
   -- baseline it did not make as its own decode would (quantized).
-  local function copy (v)
-    if type(v) ~= "table" then return v end
-    local t = {}
-    for k, x in pairs(v) do t[k] = copy(x) end
-    return t
-  end
   local function baseline (rand)
-    return copy(s:decode("S", s:encode("S", record(p.byname.S, rand, p.version))))
+    return H.copy(s:decode("S", s:encode("S", record(p.byname.S, rand, p.version))))
   end
 
   it("reads deltas against their baseline as decode does", function()

@@ -3,6 +3,14 @@
 local M = {}
 
 -- "\1\255" -> "01ff"
+-- A deep copy of 't': tables no value shares with it.
+function M.copy (t)
+  if type(t) ~= "table" then return t end
+  local c = {}
+  for k, x in pairs(t) do c[k] = M.copy(x) end
+  return c
+end
+
 function M.tohex (s)
   return (s:gsub(".", function (c) return string.format("%02x", c:byte()) end))
 end

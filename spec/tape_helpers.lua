@@ -160,12 +160,7 @@ local function changeslots (rand, sp, old, max, edit, new)
   end
 end
 
-local function copy (t)
-  if type(t) ~= "table" then return t end
-  local c = {}
-  for k, x in pairs(t) do c[k] = copy(x) end
-  return c
-end
+local copy = H.copy
 
 -- 'b' from 'a': a few changes of every kind, some tables shared with 'a'
 local function change (rand, a)
