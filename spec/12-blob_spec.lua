@@ -325,8 +325,8 @@ describe("schema:blobview", function()
     local m = sp:blobview("T", sp:blob("T", { m = { [3] = true, [7] = false, [100] = true } })).m
     local iter, state = pairs(m)
     local from = { [0] = 3, [1] = 3, [3] = 7, [5] = 7, [7] = 100, [99] = 100 }
-    for k, want in pairs(from) do
-      assert.equal(want, (iter(state, k ~= 0 and k or nil)))
+    for k, after in pairs(from) do
+      assert.equal(after, (iter(state, k ~= 0 and k or nil)))
     end
     assert.is_nil(iter(state, 100))
     assert.is_nil(iter(state, math.maxinteger))
