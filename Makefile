@@ -38,7 +38,8 @@ BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
            bindings/lbw_encode.c bindings/lbw_decode.c bindings/lbw_compile.c \
            bindings/lbw_methods.c bindings/lbw_frame.c bindings/lbw_share.c \
            bindings/lbw_program.c bindings/lbw_blob.c \
-           bindings/lbw_blobread.c bindings/lbw_sandbox.c
+           bindings/lbw_blobread.c bindings/lbw_sandbox.c \
+           bindings/lbw_readdefs.c
 # the decode walk's other concerns (lbw_decode.c keeps the walk)
 BIND_SRC += bindings/lbw_claims.c bindings/lbw_flat.c bindings/lbw_decdelta.c
 # and the encode walk's (lbw_encode.c keeps the full walk)

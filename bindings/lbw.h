@@ -17,6 +17,11 @@ void bw_openschema (lua_State *L);
 void bw_openblob (lua_State *L);
 /* Add core.sandbox and core.readdefs (definitions files) likewise. */
 void bw_opensandbox (lua_State *L);
+/* core.readdefs (lbw_readdefs.c), which bw_opensandbox registers. */
+void bw_openreaddefs (lua_State *L);
+/* nil, "path:line: msg" (no line when 'line' is 0): how a definitions
+** file fails. Returns 2. */
+int bw_deffail (lua_State *L, const char *path, int line, const char *msg);
 /* Push the failure of a read as nil, message, code; returns 3. */
 int bw_pushreaderror (lua_State *L, const bw_Reader *r, const char *what);
 /* Plain malloc memory for buffers that outlive a call (a schema's writer,

@@ -1,5 +1,6 @@
 /*
-** lbw_sandbox.c - definitions files: a bounded read and a separate lua_State
+** lbw_sandbox.c - definitions files: a separate lua_State (the bounded read
+** of the file: lbw_readdefs.c)
 ** See LICENSE for copyright and terms.
 */
 
@@ -36,14 +37,10 @@
 */
 
 #if defined(__unix__) || defined(__APPLE__)
-#define _POSIX_C_SOURCE 200809L  /* open, fstat, clock_gettime */
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#define _POSIX_C_SOURCE 200809L  /* clock_gettime */
 #define HAVEPOSIX 1
 #endif
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +53,6 @@
 #include "lbw.h"
 
 #define SANDBOX_MT  "bitwire.Sandbox"
-#define FILEBOX_MT  "bitwire.DefsFile"
 
 /* tables the copy may nest; the schema's own limit is 32 types deep */
 #define MAXCOPYDEPTH  100
@@ -513,9 +509,7 @@ static int copytable (Copy *c, int t, int depth) {
 
 /* {===================== running a file ===================== */
 
-/* nil, "path[:line]: msg" */
-static int failure (lua_State *L, const char *path, int line,
-                    const char *msg) {
+int bw_deffail (lua_State *L, const char *path, int line, const char *msg) {
   lua_pushnil(L);
   if (line > 0) lua_pushfstring(L, "%s:%d: %s", path, line, msg);
   else lua_pushfstring(L, "%s: %s", path, msg);
@@ -542,9 +536,9 @@ static int runerror (lua_State *L, Sandbox *sb, lua_State *co, int status,
   const char *msg;
   size_t plen = strlen(path);
   if (sb->stop != NOSTOP)
-    return failure(L, path, sb->line, stopmsg(L, sb));
+    return bw_deffail(L, path, sb->line, stopmsg(L, sb));
   if (status == LUA_ERRMEM)
-    return failure(L, path, fileline(co, sb), memmsg(L, sb));
+    return bw_deffail(L, path, fileline(co, sb), memmsg(L, sb));
   switch (lua_type(co, -1)) {
     case LUA_TSTRING:
       msg = lua_pushstring(L, lua_tostring(co, -1));
@@ -563,7 +557,7 @@ static int runerror (lua_State *L, Sandbox *sb, lua_State *co, int status,
     lua_pushstring(L, msg);
     return 2;
   }
-  return failure(L, path, fileline(co, sb), msg);
+  return bw_deffail(L, path, fileline(co, sb), msg);
 }
 
 /* Limits from the options table at 'opts', as the loader checked them. */
@@ -588,21 +582,21 @@ static int run (lua_State *L, Sandbox *sb, const char *path,
   Copy c;
   lua_pushcfunction(S, setup);
   status = lua_pcall(S, 0, 2, 0);
-  if (status == LUA_ERRMEM) return failure(L, path, 0, memmsg(L, sb));
+  if (status == LUA_ERRMEM) return bw_deffail(L, path, 0, memmsg(L, sb));
   if (status != LUA_OK)
-    return failure(L, path, 0, lua_pushfstring(L, "sandbox setup: %s",
+    return bw_deffail(L, path, 0, lua_pushfstring(L, "sandbox setup: %s",
                                                lua_tostring(S, -1)));
   co = lua_tothread(S, -1);
   if (len > 0 && src[0] == LUA_SIGNATURE[0])
-    return failure(L, path, 0, "binary chunks are not accepted");
+    return bw_deffail(L, path, 0, "binary chunks are not accepted");
   sb->start = cputime();
   sb->lastwall = wallclock();
   in.sb = sb;
   in.s = src;
   in.left = len;
   status = lua_load(S, readsource, &in, sb->source, "t");
-  if (status == LUA_ERRMEM) return failure(L, path, 0, memmsg(L, sb));
-  if (sb->stop != NOSTOP) return failure(L, path, 0, stopmsg(L, sb));
+  if (status == LUA_ERRMEM) return bw_deffail(L, path, 0, memmsg(L, sb));
+  if (sb->stop != NOSTOP) return bw_deffail(L, path, 0, stopmsg(L, sb));
   if (status != LUA_OK) {          /* a syntax error: "path:line: ..." */
     lua_pushnil(L);
     lua_pushstring(L, lua_tostring(S, -1));
@@ -616,16 +610,16 @@ static int run (lua_State *L, Sandbox *sb, const char *path,
   if (status != LUA_OK && status != LUA_YIELD)
     return runerror(L, sb, co, status, path);
   if (sb->stop != NOSTOP)      /* stopped, then 'return pcall(...)' */
-    return failure(L, path, sb->line, stopmsg(L, sb));
+    return bw_deffail(L, path, sb->line, stopmsg(L, sb));
   if (status == LUA_YIELD)
-    return failure(L, path, 0, "definitions file did not run to its end");
+    return bw_deffail(L, path, 0, "definitions file did not run to its end");
   if (nres == 0 || lua_type(co, -nres) != LUA_TTABLE)
-    return failure(L, path, 0, lua_pushfstring(L, "definitions file must "
+    return bw_deffail(L, path, 0, lua_pushfstring(L, "definitions file must "
                    "return a table, got %s",
                    nres == 0 ? "nil" : luaL_typename(co, -nres)));
   /* the copy uses two slots a level; failing to grow is running out */
   if (!lua_checkstack(S, 2 * MAXCOPYDEPTH + 8))
-    return failure(L, path, 0, memmsg(L, sb));
+    return bw_deffail(L, path, 0, memmsg(L, sb));
   lua_settop(co, lua_gettop(co) - nres + 1);
   lua_xmove(co, S, 1);
   c.S = S;
@@ -638,7 +632,7 @@ static int run (lua_State *L, Sandbox *sb, const char *path,
   if (copyvalue(&c, lua_gettop(S), 0)) {
     const char *msg = lua_tostring(L, -1);
     lua_settop(L, top);
-    return failure(L, path, 0, msg);
+    return bw_deffail(L, path, 0, msg);
   }
   return 1;
 }
@@ -671,121 +665,10 @@ static int core_sandbox (lua_State *L) {
                                                      : (size_t)memory * 1024;
   sb->source = lua_pushfstring(L, "@%s", path);  /* anchored in L's stack */
   sb->S = lua_newstate(sballoc, sb);
-  if (sb->S == NULL) return failure(L, path, 0, memmsg(L, sb));
+  if (sb->S == NULL) return bw_deffail(L, path, 0, memmsg(L, sb));
   n = run(L, sb, path, maxnodes);
   sbclose(sb);
   return n;
-}
-
-/* }========================================================== */
-
-
-/* {===================== reading a file ===================== */
-
-typedef struct FileBox {
-  int fd;  /* -1 when closed */
-} FileBox;
-
-static int filebox_gc (lua_State *L) {
-  FileBox *fb = (FileBox *)luaL_checkudata(L, 1, FILEBOX_MT);
-#ifdef HAVEPOSIX
-  if (fb->fd >= 0) close(fb->fd);
-#endif
-  fb->fd = -1;
-  return 0;
-}
-
-#ifdef HAVEPOSIX
-
-static const char *filekind (mode_t m) {
-  if (S_ISDIR(m)) return "a directory";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
-#endif
-
-/* nil, "path: msg"; closes the file of 'fb' */
-static int readfail (lua_State *L, FileBox *fb, const char *path,
-                     const char *msg) {
-#ifdef HAVEPOSIX
-  if (fb->fd >= 0) close(fb->fd);
-  fb->fd = -1;
-#else
-  (void)fb;
-#endif
-  return failure(L, path, 0, msg);
-}
-
-/* core.readdefs(path, max_size) -> content | nil, message. Opens only a
-** regular file, without blocking (a FIFO or a device is refused, not
-** read), and reads at most max_size bytes. */
-static int core_readdefs (lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
-  lua_Integer cap = luaL_checkinteger(L, 2);
-  size_t total = 0, maxsize;
-  luaL_Buffer b;
-  FileBox *fb;
-  luaL_argcheck(L, cap >= 0, 2, "size limit must not be negative");
-  maxsize = (lua_Unsigned)cap > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)cap;
-  fb = (FileBox *)lua_newuserdatauv(L, sizeof *fb, 0);
-  fb->fd = -1;
-  luaL_setmetatable(L, FILEBOX_MT);
-  lua_toclose(L, -1);                /* closes the file if L raises */
-#ifdef HAVEPOSIX
-  {
-    struct stat st;
-    fb->fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fb->fd < 0) return readfail(L, fb, path, strerror(errno));
-    if (fstat(fb->fd, &st) != 0)
-      return readfail(L, fb, path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
-      return readfail(L, fb, path, lua_pushfstring(L, "%s, not a regular "
-                      "file", filekind(st.st_mode)));
-    if ((uintmax_t)st.st_size > (uintmax_t)maxsize)
-      return readfail(L, fb, path, lua_pushfstring(L, "file of %I bytes "
-                      "exceeds the size limit of %I bytes",
-                      (LUAI_UACINT)st.st_size, (LUAI_UACINT)maxsize));
-    luaL_buffinit(L, &b);
-    for (;;) {         /* the size fstat gave, then more if it grew */
-      size_t want = total == 0 ? (size_t)st.st_size + 1 : 65536;
-      if (want > maxsize + 1 - total) want = maxsize + 1 - total;
-      char *p = luaL_prepbuffsize(&b, want);
-      ssize_t got = read(fb->fd, p, want);
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) return readfail(L, fb, path, strerror(errno));
-      if (got == 0) break;
-      luaL_addsize(&b, (size_t)got);
-      total += (size_t)got;
-      if (total > maxsize)
-        return readfail(L, fb, path, lua_pushfstring(L, "file exceeds the "
-                        "size limit of %I bytes", (LUAI_UACINT)maxsize));
-    }
-    close(fb->fd);
-    fb->fd = -1;
-  }
-#else
-  {
-    FILE *f = fopen(path, "rb");   /* no stat: a size cap only */
-    size_t got;
-    if (f == NULL) return readfail(L, fb, path, strerror(errno));
-    luaL_buffinit(L, &b);
-    do {
-      size_t want = maxsize + 1 - total > 65536 ? 65536 : maxsize + 1 - total;
-      got = fread(luaL_prepbuffsize(&b, want), 1, want, f);
-      luaL_addsize(&b, got);
-      total += got;
-    } while (got > 0 && total <= maxsize);
-    fclose(f);
-    if (total > maxsize)
-      return readfail(L, fb, path, lua_pushfstring(L, "file exceeds the "
-                      "size limit of %I bytes", (LUAI_UACINT)maxsize));
-  }
-#endif
-  luaL_pushresult(&b);
-  return 1;
 }
 
 /* }========================================================== */
@@ -799,15 +682,7 @@ void bw_opensandbox (lua_State *L) {
     lua_setfield(L, -2, "__close");
   }
   lua_pop(L, 1);
-  if (luaL_newmetatable(L, FILEBOX_MT)) {
-    lua_pushcfunction(L, filebox_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, filebox_gc);
-    lua_setfield(L, -2, "__close");
-  }
-  lua_pop(L, 1);
   lua_pushcfunction(L, core_sandbox);
   lua_setfield(L, -2, "sandbox");
-  lua_pushcfunction(L, core_readdefs);
-  lua_setfield(L, -2, "readdefs");
+  bw_openreaddefs(L);
 }
