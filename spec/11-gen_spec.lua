@@ -164,6 +164,40 @@ int main (void) {
       .. H.tohex(c:encode("T", v, { baseline = base })) .. "\n1\n", got)
   end)
 
+  it("checks and clamps an int up to 2^63 - 1 held in a uint64_t", function()
+    -- [0, 2^63 - 1] and [5, 2^63 - 1] are uint64_t in C, which holds more
+    local c = bitwire.schema { T = {
+      { "n", "int", min = 0, max = math.maxinteger },
+      { "m", "int", min = 5, max = math.maxinteger, clamp = true } } }
+    local got = runc(c, "top", [[
+#include <stdio.h>
+#include "top.h"
+static void put (const T *v) {
+  uint8_t buf[32];
+  size_t n, i;
+  const uint8_t *d;
+  bw_Writer w;
+  bw_writerinit(&w, buf, sizeof(buf));
+  if (!T_write(&w, v)) {
+    printf("refused: %s\n", bw_codename(w.status));
+    return;
+  }
+  d = bw_writerdata(&w, &n);
+  for (i = 0; i < n; i++) printf("%02x", d[i]);
+  printf("\n");
+}
+int main (void) {
+  T past = { UINT64_C(1) << 63, 7 };
+  T top = { 1, UINT64_MAX };
+  put(&past);
+  put(&top);
+  return 0;
+}
+]])
+    assert.equal("refused: range\n"
+      .. H.tohex(c:encode("T", { n = 1, m = math.maxinteger })) .. "\n", got)
+  end)
+
   it("refuses names that would meet in C, naming both sources", function()
     local T = function(fields) return { T = fields } end
     for _, case in ipairs {

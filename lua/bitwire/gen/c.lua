@@ -193,11 +193,17 @@ end
 -- {===== write and bits
 
 -- The C tests that integer 'x', of field 'f''s C type, is below 'lo' and
--- above 'hi': nil where that type cannot hold such a value.
+-- above 'hi': nil where that type cannot hold such a value. A uint64_t
+-- (thi -1: 2^64 - 1) holds values past any 'hi' but its own top.
 local function outside(x, f, lo, hi)
   local _, tlo, thi = ctypes.inttype(ctypes.range(f))
-  return lo ~= 0 and lo > tlo and fmt("%s < %s", x, cint(lo)) or nil,
-    thi ~= -1 and hi < thi and fmt("%s > %s", x, cint(hi)) or nil
+  local above
+  if thi == -1 then
+    above = math.ult(hi, -1) and fmt("%s > %s", x, cuint(hi)) or nil
+  elseif hi < thi then
+    above = fmt("%s > %s", x, cint(hi))
+  end
+  return lo ~= 0 and lo > tlo and fmt("%s < %s", x, cint(lo)) or nil, above
 end
 
 -- Check that integer 'x' of field 'f''s C type is in [lo, hi].
