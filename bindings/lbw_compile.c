@@ -25,7 +25,8 @@ LSchema *bw_checkschema (lua_State *L, int arg) {
 
 int bw_schemagc (lua_State *L) {
   LSchema *ls = (LSchema *)luaL_checkudata(L, 1, SCHEMA_MT);
-  if (ls->busy) luaL_error(L, "schema in use: not released during a call on it");
+  if (ls->busy)
+    luaL_error(L, "schema in use: not released during a call on it");
   bw_writerfree(&ls->w);
   bw_claimsfree(&ls->claims);
   bw_flatplanfree(&ls->plan);

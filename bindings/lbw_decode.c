@@ -223,13 +223,13 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer n = (lua_Integer)f->max, prev = 0, i = 0, *kept = NULL;
-  int t, got, reuse = into != 0 && claim(c, into), oldidx = 0, copy = 0;
+  int t, got, reuse = into != 0 && claim(c, into), oldidx = 0, copy;
   size_t nkept = 0, k = 0;
   SparseIn in;
   Old old = { NULL, 0, 0 };
   if (!bw_decspend(c, 1)) return 0;
   if (!bw_sparsestart(c, f, &in, bidx != 0 ? 1 : e->minbits)) return 0;
-  if (bidx != 0) reuse = 0;
+  if (bidx != 0) reuse = 0;  /* a delta's result is a new table */
   copy = bidx != 0 && c->checked > 0;
   if (copy) bw_pushkept(c, f, bidx);
   else if (!reuse) lua_createtable(L, 0, 0);
@@ -240,7 +240,8 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
     oldidx = lua_gettop(L);
     if ((size_t)any != nkept)  /* as bw_keepbaseline words it */
       return bw_decfail(c, BW_EBASELINE, c->r.pos, "baseline value does not "
-                        "fit: sparse keys must be integers in [1, %" PRId64 "]", (int64_t)n);
+                        "fit: sparse keys must be integers in [1, %" PRId64
+                        "]", (int64_t)n);
   }
   if (reuse && in.enc != BW_SPMASK && n > MAPSLOTS) {  /* its old keys */
     lua_Integer any;

@@ -56,9 +56,6 @@ uint32_t bw_optversion (lua_State *L, int arg, const bw_Schema *S) {
 
 #define GUARD_MT "bitwire.SchemaCall"
 
-static void initfields (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
-                        int stackkeys);
-
 /* __close of a schema's guard: the call that closed it is over. */
 static int guardclose (lua_State *L) {
   (*(LSchema **)lua_touserdata(L, 1))->busy = 0;
@@ -86,16 +83,6 @@ static void entercall (lua_State *L, LSchema *ls) {
   lua_getiuservalue(L, 1, UV_GUARD);
   lua_toclose(L, -1);
   ls->busy = 1;
-}
-
-void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
-                     int stackkeys) {
-  entercall(L, ls);
-  initfields(L, c, ls, version, stackkeys);
-}
-
-void bw_initinner (lua_State *L, Ctx *c, LSchema *ls, uint32_t version) {
-  initfields(L, c, ls, version, 0);
 }
 
 static void initfields (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
@@ -127,6 +114,16 @@ static void initfields (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
       lua_rawgeti(L, c->names, (lua_Integer)i + 1);
     c->keys = c->names + 1;
   }
+}
+
+void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
+                 int stackkeys) {
+  entercall(L, ls);
+  initfields(L, c, ls, version, stackkeys);
+}
+
+void bw_initinner (lua_State *L, Ctx *c, LSchema *ls, uint32_t version) {
+  initfields(L, c, ls, version, 0);
 }
 
 /* Push the weak-keyed table in user value 'uv' of the schema at index 1,

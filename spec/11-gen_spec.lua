@@ -28,6 +28,24 @@ local function runc(s, name, main)
   return out
 end
 
+-- The head of a test program for generated header NAME: show(w, ok)
+-- prints what 'w' holds in hex, or what refused it.
+local SHOW = [[
+#include <stdio.h>
+#include "NAME.h"
+static void show (bw_Writer *w, int ok) {
+  size_t n, i;
+  const uint8_t *d;
+  if (!ok) {
+    printf("refused: %s\n", bw_codename(w->status));
+    return;
+  }
+  d = bw_writerdata(w, &n);
+  for (i = 0; i < n; i++) printf("%02x", d[i]);
+  printf("\n");
+}
+]]
+
 local defs = {
   Vec3 = { {"x", "float", min = -1, max = 1, res = 0.01} },
   Thing = {
@@ -134,22 +152,12 @@ describe("bitwire.gen.c", function()
       { "o", "int", min = 0, max = 9, clamp = true, optional = true } } }
     local v = { hp = 200, d = -100, lo = 3, a = { -100, 100, 2 }, o = 250 }
     local base = { hp = 100, d = -5, lo = 10, a = { -3, 3, 2 }, o = 9 }
-    local got = runc(c, "clamp", [[
-#include <stdio.h>
-#include "clamp.h"
+    local got = runc(c, "clamp", SHOW:gsub("NAME", "clamp") .. [[
 static void put (const T *v, const T *base) {
   uint8_t buf[64];
-  size_t n, i;
-  const uint8_t *d;
   bw_Writer w;
   bw_writerinit(&w, buf, sizeof(buf));
-  if (!(base ? T_write_delta(&w, v, base) : T_write(&w, v))) {
-    printf("refused: %s\n", bw_codename(w.status));
-    return;
-  }
-  d = bw_writerdata(&w, &n);
-  for (i = 0; i < n; i++) printf("%02x", d[i]);
-  printf("\n");
+  show(&w, base ? T_write_delta(&w, v, base) : T_write(&w, v));
 }
 int main (void) {
   T v = { 200, -100, 3, 3, { -100, 100, 2, 0 }, true, 250 };
@@ -169,22 +177,12 @@ int main (void) {
     local c = bitwire.schema { T = {
       { "n", "int", min = 0, max = math.maxinteger },
       { "m", "int", min = 5, max = math.maxinteger, clamp = true } } }
-    local got = runc(c, "top", [[
-#include <stdio.h>
-#include "top.h"
+    local got = runc(c, "top", SHOW:gsub("NAME", "top") .. [[
 static void put (const T *v) {
   uint8_t buf[32];
-  size_t n, i;
-  const uint8_t *d;
   bw_Writer w;
   bw_writerinit(&w, buf, sizeof(buf));
-  if (!T_write(&w, v)) {
-    printf("refused: %s\n", bw_codename(w.status));
-    return;
-  }
-  d = bw_writerdata(&w, &n);
-  for (i = 0; i < n; i++) printf("%02x", d[i]);
-  printf("\n");
+  show(&w, T_write(&w, v));
 }
 int main (void) {
   T past = { UINT64_C(1) << 63, 7 };
