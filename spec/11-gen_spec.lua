@@ -232,15 +232,11 @@ int main (void) {
     assert.matches("typedef struct T_grid_item {", c.header, 1, true)
     assert.matches("T_grid_item_enum_b = 1", c.header, 1, true)
     local v = { grid = { { "b", "a" }, {} }, s = { [2] = { "a" } } }
-    assert.equal(H.tohex(n:encode("T", v)) .. "\n", runc(n, "grid", [[
-#include <stdio.h>
+    assert.equal(H.tohex(n:encode("T", v)) .. "\n", runc(n, "grid", SHOW:gsub("NAME", "grid") .. [[
 #include <string.h>
-#include "grid.h"
 int main (void) {
   T v;
   uint8_t buf[32];
-  size_t len, i;
-  const uint8_t *d;
   bw_Writer w;
   memset(&v, 0, sizeof(v));
   v.grid_count = 2;
@@ -250,10 +246,7 @@ int main (void) {
   v.s_present[0] = 2;
   v.s[1].v_count = 1;
   bw_writerinit(&w, buf, sizeof(buf));
-  if (!T_write(&w, &v)) return 1;
-  d = bw_writerdata(&w, &len);
-  for (i = 0; i < len; i++) printf("%02x", d[i]);
-  printf("\n");
+  show(&w, T_write(&w, &v));
   return 0;
 }
 ]]))
@@ -267,21 +260,16 @@ int main (void) {
         ps = {} } or {}
       want[#want + 1] = H.tohex(e:encode(name, v)) .. "\n"
     end
-    assert.equal(table.concat(want), runc(e, "empty", [[
-#include <stdio.h>
-#include "empty.h"
+    assert.equal(table.concat(want), runc(e, "empty", SHOW:gsub("NAME", "empty") .. [[
 int main (void) {
   static uint8_t zero[1024];
-  size_t t, n, i;
+  size_t t;
   for (t = 0; t < EMPTY_NTYPES; t++) {
     uint8_t buf[64];
-    const uint8_t *d;
     bw_Writer w;
     bw_writerinit(&w, buf, sizeof(buf));
-    if (empty_types[t].size > sizeof(zero) || !empty_types[t].write(&w, zero)) return 1;
-    d = bw_writerdata(&w, &n);
-    for (i = 0; i < n; i++) printf("%02x", d[i]);
-    printf("\n");
+    if (empty_types[t].size > sizeof(zero)) return 1;
+    show(&w, empty_types[t].write(&w, zero));
   }
   return 0;
 }
@@ -357,6 +345,17 @@ describe("bitwire.gen.blob", function()
 end)
 
 describe("bitwire gen (command)", function()
+  -- A new directory holding defs.lua of 'text': its path, and the file's.
+  local function defsdir(text)
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert.is_true(os.execute("mkdir -p " .. dir) == true)
+    local f = assert(io.open(dir .. "/defs.lua", "w"))
+    f:write(text)
+    f:close()
+    return dir, dir .. "/defs.lua"
+  end
+
   local cli = require "bitwire.cli.gen"
 
   it("has a summary, a usage and a run function", function()
@@ -375,13 +374,8 @@ describe("bitwire gen (command)", function()
   end)
 
   it("fails, writing nothing, when names would meet in C", function()
-    local dir = os.tmpname()
-    os.remove(dir)
-    assert.is_true(os.execute("mkdir -p " .. dir) == true)
-    local defsfile = dir .. "/defs.lua"
-    local f = assert(io.open(defsfile, "w"))
-    f:write('return { T = { {"items", "array", of = {"bool"}, max = 3}, {"items_count", "bool"} } }\n')
-    f:close()
+    local dir, defsfile = defsdir(
+      'return { T = { {"items", "array", of = {"bool"}, max = 3}, {"items_count", "bool"} } }\n')
     local ok, err = pcall(cli.run, { "c", defsfile, "-o", dir, "--name", "p" })
     assert.is_false(ok)
     assert.matches("field 'T.items' and field 'T.items_count' both become the C name", err, 1, true)
@@ -390,13 +384,7 @@ describe("bitwire gen (command)", function()
   end)
 
   it("writes NAME.h and NAME.c for gen c", function()
-    local dir = os.tmpname()
-    os.remove(dir)
-    assert.is_true(os.execute("mkdir -p " .. dir) == true)
-    local defsfile = dir .. "/defs.lua"
-    local f = assert(io.open(defsfile, "w"))
-    f:write('return { P = { {"hp", "int", min = 0, max = 100} } }\n')
-    f:close()
+    local dir, defsfile = defsdir('return { P = { {"hp", "int", min = 0, max = 100} } }\n')
     local stdout = io.output()
     io.output(dir .. "/log")
     local ok, err = pcall(cli.run, { "c", defsfile, "-o", dir, "--name", "p" })
