@@ -152,12 +152,33 @@ int bw_optbaseline (lua_State *L, int arg) {
   return lua_gettop(L);
 }
 
-/* The record at 'v' as type 't', as a delta when 'b' (a baseline) is set. */
+/* The record at 'v' as type 't', as a delta when 'b' (a baseline) is set.
+** A delta's walk over tables sends a value equal to the baseline's as
+** kept, and only a baseline that is a value of the type (one with a tape)
+** vouches for its values: against any other, a value that is no value of
+** the type raises as its full encode does. That check follows the walk
+** (whose own failures keep their bits in the delta), or, for a type
+** without tapes, comes first. */
 void bw_encodebody (Ctx *c, uint32_t t, int v, int b) {
-  if (b) {
-    if (!bw_enctape(c, t, v, b)) bw_encdeltastruct(c, t, v, b);
+  uint64_t start = bw_bitswritten(c->w);
+  int tape;
+  if (!b) {
+    bw_encstruct(c, t, v);
+    return;
   }
-  else bw_encstruct(c, t, v);
+  tape = bw_enctape(c, t, v, b);
+  if (tape == 1) return;
+  if (tape == -1) {  /* no tapes: a full encode checks */
+    bw_encstruct(c, t, v);
+    bw_writerrewind(c->w, start);
+  }
+  bw_encdeltastruct(c, t, v, b);
+  if (tape == -2 && !bw_tapevalue(c, t, v)) {
+    bw_writerrewind(c->w, start);
+    bw_encstruct(c, t, v);  /* raises */
+    bw_writerrewind(c->w, start);
+    bw_encdeltastruct(c, t, v, b);
+  }
 }
 
 void bw_strictcheck (Ctx *c, uint32_t t, int idx) {

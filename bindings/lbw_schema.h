@@ -345,9 +345,13 @@ void bw_writerelative (Ctx *c, const bw_Field *f, uint64_t base,
 ** value cannot be encoded. */
 void bw_sendrelative (Ctx *c, const bw_Field *f, int v, uint64_t base,
                       const uint32_t bq[4]);
-/* The same delta from the baseline's tape (lbw_tape.c); returns 0, having
-** written nothing, when type 't' or the baseline cannot take one. */
+/* The same delta from the baseline's tape (lbw_tape.c); returns 1 when
+** done, or, having written nothing, 0 when the value is no table, -1 when
+** type 't' takes no tape and -2 when the baseline is no value of it. */
 int  bw_enctape (Ctx *c, uint32_t t, int idx, int bidx);
+/* 1 if the table at 'idx' is a value of type 't' (one that takes tapes):
+** a full encode of it would not raise. */
+int  bw_tapevalue (Ctx *c, uint32_t t, int idx);
 struct Tape;  /* lbw_tape.h */
 /* Decode against the baseline's tape ('tape', when bw_decodedas found it;
 ** else looked up or made): pushes the value (1), or 0 with the failure;

@@ -537,6 +537,12 @@ static void startwalk (Walk *w, Ctx *c, const Tape *base,
   }
 }
 
+int bw_tapevalue (Ctx *c, uint32_t t, int idx) {
+  Tapes *tp = c->tapes;
+  tp->base.pos = 0;
+  return buildstruct(c, &tp->base, NULL, t, idx);
+}
+
 int bw_enctape (Ctx *c, uint32_t t, int idx, int bidx) {
   lua_State *L = c->L;
   Tapes *tp = c->tapes;
@@ -545,11 +551,12 @@ int bw_enctape (Ctx *c, uint32_t t, int idx, int bidx) {
   int top = lua_gettop(L);
   uint64_t run = 0;
   Walk w;
-  if (tp->ok == NULL || !tp->ok[t] || !lua_istable(L, idx)) return 0;
+  if (!lua_istable(L, idx)) return 0;  /* the walk over tables raises */
+  if (tp->ok == NULL || !tp->ok[t]) return -1;
   base = basetape(c, t, bidx, &in, 1);
   if (base == NULL) {
     lua_settop(L, top);
-    return 0;
+    return -2;
   }
   startwalk(&w, c, base, in, 1);
   c->pending = 0;

@@ -231,6 +231,72 @@ describe("schema:encode with a baseline", function ()
     end)
   end)
 
+  describe("against a baseline that is no value of the type", function ()
+    -- such a baseline (built by hand, or kept from definitions a reload
+    -- narrowed) vouches for none of its values: every value the full
+    -- encode refuses is refused, whatever the walk would keep
+    local r = bitwire.schema {
+      E = { { "hp", "int", min = 0, max = 100 } },
+      R = { { "n", "int", min = 0, max = 9 }, { "name", "string", max = 4 },
+            { "o", "int", min = 0, max = 9, optional = true },
+            { "m", "enum", values = { "a", "b" } }, { "e", "E" } },
+    }
+    local function good () return { n = 1, name = "ok", o = 1, m = "a", e = { hp = 5 } } end
+    local function refused (v, bl)
+      local ok, full = pcall(r.encode, r, "R", v)
+      assert.is_false(ok)
+      assert.has_error(function () r:encode("R", v, { baseline = bl }) end, full)
+      return full
+    end
+
+    it("refuses a value equal to its baseline's, as the full encode", function ()
+      for _, bad in ipairs { { name = "toolong" }, { o = 99 }, { m = "z" }, { e = { hp = 500 } } } do
+        local v, bl = good(), good()
+        for k, x in pairs(bad) do v[k], bl[k] = x, x end  -- equal, or the same table
+        v.n = 2
+        refused(v, bl)
+        v.n = 1
+        refused(v, bl)  -- nothing else changed
+      end
+      -- a record shared by value and baseline
+      local v, bl = good(), good()
+      bl.e = { hp = 500 }
+      v.e = bl.e
+      assert.equal("e.hp: 500 out of range [0, 100] (bit 30)", refused(v, bl))
+    end)
+
+    it("still sends a value the type takes, its own failures at the delta's bits", function ()
+      local bl = good()
+      bl.name = "toolong"
+      local v = good()
+      local d = r:encode("R", v, { baseline = bl })
+      assert.same(r:decode("R", r:encode("R", v)), r:decode("R", d, { baseline = bl }))
+      -- a changed value the field cannot take fails where the delta is, as
+      -- against a baseline the type takes (name changed in both)
+      v.e = { hp = 500 }
+      local valid = good()
+      valid.name = "zz"
+      local _, want = pcall(r.encode, r, "R", v, { baseline = valid })
+      assert.equal("e.hp: 500 out of range [0, 100] (bit 27)", want)
+      assert.has_error(function () r:encode("R", v, { baseline = bl }) end, want)
+    end)
+
+    it("refuses, after a reload narrowed a range, what the old baseline kept", function ()
+      local defs = { S = { { "n", "int", min = 0, max = 9 }, { "name", "string", max = 8 } } }
+      local s0 = bitwire.schema(defs)
+      defs.S[2].max = 4
+      local s1 = bitwire.schema(defs)
+      local sent = { n = 1, name = "longname" }
+      assert(s0:encode("S", sent))
+      local v = { n = 2, name = "longname" }
+      assert.has_error(function () s1:encode("S", v, { baseline = sent }) end,
+        (select(2, pcall(s1.encode, s1, "S", v))))
+      v.name = "ok"
+      local d = s1:encode("S", v, { baseline = sent })
+      assert.same({ n = 2, name = "ok" }, s1:decode("S", d, { baseline = s0:decode("S", s0:encode("S", sent)) }))
+    end)
+  end)
+
   it("sends optional fields appearing and disappearing", function ()
     local b = s:decode("Snap", s:encode("Snap", snap(1, {})))
     local n = snap(1, {})
