@@ -405,9 +405,12 @@ static void wrecord (Wr *c, uint32_t t, int idx, size_t pos) {
 
 /* s:blob(name, value [, {version = v}]) -> blob string */
 static int schema_blob (lua_State *L) {
+  static const char *const known[] = {"version", NULL};
   LSchema *ls = bw_checkschema(L, 1);
   uint32_t t = bw_checktype(L, 2);
-  uint32_t version = bw_optversion(L, 4, ls->S);
+  uint32_t version;
+  bw_checkoptkeys(L, 4, known);
+  version = bw_optversion(L, 4, ls->S);
   const bw_BlobLayout *B;
   const bw_BlobType *ty;
   WBuf *b;

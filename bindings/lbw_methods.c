@@ -31,6 +31,32 @@ uint32_t bw_checktype (lua_State *L, int arg) {
   return t;
 }
 
+void bw_checkoptkeys (lua_State *L, int arg, const char *const known[]) {
+  if (!lua_istable(L, arg)) return;
+  lua_pushnil(L);
+  while (lua_next(L, arg)) {
+    luaL_Buffer B;
+    int i = 0;
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      const char *k = lua_tostring(L, -1);
+      while (known[i] != NULL && strcmp(known[i], k) != 0) i++;
+      if (known[i] != NULL) continue;
+      lua_pushfstring(L, "'%s'", k);
+    }
+    else luaL_tolstring(L, -1, NULL);
+    luaL_buffinit(L, &B);
+    for (i = 0; known[i] != NULL; i++) {
+      if (i > 0) luaL_addstring(&B, ", ");
+      luaL_addstring(&B, known[i]);
+    }
+    luaL_pushresult(&B);
+    luaL_argerror(L, arg, lua_pushfstring(L, "unknown option %s (known: %s)",
+                                          lua_tostring(L, -2),
+                                          lua_tostring(L, -1)));
+  }
+}
+
 /* Integer field 'k' of the options table at 'arg', or 'def' when nil; an
 ** error names the option (luaL_optinteger would name stack index -1). */
 lua_Integer bw_optfield (lua_State *L, int arg, const char *k,
@@ -246,10 +272,12 @@ int bw_pushencoded (lua_State *L, bw_Writer *w) {
 /* The common part of encode, bits and encode_message: arguments (self,
 ** name, value [, opts]); returns the writer holding the packet. */
 static bw_Writer *encodeargs (lua_State *L, int msg) {
+  static const char *const known[] = {"baseline", "strict", "version", NULL};
   LSchema *ls = bw_checkschema(L, 1);
   uint32_t t = bw_checktype(L, 2);
   Ctx c;
   lua_settop(L, 4);  /* an omitted value is nil, not the names array */
+  bw_checkoptkeys(L, 4, known);
   bw_initctx(L, &c, ls, bw_optversion(L, 4, ls->S), 1);
   if (lua_istable(L, 4)) {
     if (lua_getfield(L, 4, "strict") != LUA_TNIL) c.strict = lua_toboolean(L, -1);
@@ -320,6 +348,9 @@ void bw_optdecode (lua_State *L, int arg, Ctx *c) {
 
 /* opts.into and opts.baseline of the options at 'arg'. */
 static void optdecode (lua_State *L, int arg, int *into, int *b) {
+  static const char *const known[] = {"baseline", "into", "max_values",
+                                      "share", "version", NULL};
+  bw_checkoptkeys(L, arg, known);
   *into = bw_optinto(L, arg);
   *b = bw_optbaseline(L, arg);
   luaL_argcheck(L, !(*into && *b), arg, "'into' and 'baseline' together");

@@ -564,6 +564,10 @@ int  bw_schemagc (lua_State *L);
 
 /* Call helpers (lbw_methods.c). */
 uint32_t bw_checktype (lua_State *L, int arg);
+/* Raise on a key of the options table at 'arg' (if a table) that is not
+** in 'known' (NULL-terminated): a misspelt option, 'max_value' for one,
+** would otherwise be ignored without a word. */
+void bw_checkoptkeys (lua_State *L, int arg, const char *const known[]);
 lua_Integer bw_optfield (lua_State *L, int arg, const char *k,
                          lua_Integer def);
 uint32_t bw_optversion (lua_State *L, int arg, const bw_Schema *S);

@@ -287,6 +287,19 @@ describe("schema:encode", function ()
     contains("unknown type 'Nope'", errorof(s.encode, s, "Nope", {}))
   end)
 
+  it("raises on an unknown option, naming it and the known ones", function ()
+    local s = bitwire.schema { T = { { "x", "int", min = 0, max = 9 } } }
+    local want = "unknown option 'basline' (known: baseline, strict, version)"
+    contains(want, errorof(s.encode, s, "T", { x = 1 }, { basline = { x = 1 } }))
+    contains(want, errorof(s.bits, s, "T", { x = 1 }, { basline = { x = 1 } }))
+    contains(want, errorof(s.encode_message, s, "T", { x = 1 }, { basline = { x = 1 } }))
+    contains("unknown option 1 (known", errorof(s.encode, s, "T", { x = 1 }, { 1 }))
+    contains("unknown option 'versoin' (known: version)", errorof(s.blob, s, "T", { x = 1 },
+      { versoin = 0 }))
+    -- every known one together is taken
+    assert.equal(5, s:bits("T", { x = 1 }, { baseline = { x = 2 }, strict = true, version = 0 }))
+  end)
+
   it("writes a nested record of one fused run as any record: bits, defaults, errors", function ()
     -- V is one run of fixed-width fields, which encode writes inline: the
     -- bits, the default, and each error's path and bit as bw_encstruct's

@@ -163,6 +163,10 @@ describe("schema:decode", function ()
     contains("string expected, got table", errorof(s.decode, s, "T", {}))
     contains("'into' must be a table", errorof(s.decode, s, "T", GOOD, { into = 5 }))
     contains("table expected, got number", errorof(s.decode, s, "T", GOOD, 5))
+    -- a misspelt limit is not a silent default
+    local want = "unknown option 'max_value' (known: baseline, into, max_values, share, version)"
+    contains(want, errorof(s.decode, s, "T", GOOD, { max_value = 1 }))
+    contains(want, errorof(s.decode_message, s, "", { max_value = 1 }))
   end)
 end)
 
