@@ -180,13 +180,16 @@ return { T = { {"x", "int", min = 0, max = n} } }
     { { "x.lua", { budget = 0 } }, "'budget' must be a positive integer" },
     { { "x.lua", { memory = 1.5 } }, "'memory' must be a positive integer" },
     { { "x.lua", { budget = "many" } }, "'budget' must be a positive integer" },
+    { { "x.lua", { max_sise = 10 } },
+      "unknown option 'max_sise' (known: budget, keep, max_nodes, max_size, memory, time)" },
   }
   for _, case in ipairs(badargs) do
     it("raises on bad arguments: " .. case[2], function()
-      assert.has_error(function() bitwire.load(table.unpack(case[1])) end)
-      local ok, err = pcall(bitwire.load, table.unpack(case[1]))
-      assert.is_false(ok)
-      assert.matches(lit(case[2]), err)
+      for _, f in ipairs { bitwire.load, bitwire.watch } do
+        local ok, err = pcall(f, table.unpack(case[1]))
+        assert.is_false(ok)
+        assert.matches(lit(case[2]), err)
+      end
     end)
   end
 end)

@@ -60,6 +60,15 @@ local function checkargs(fname, path, opts)
     error("bitwire." .. fname .. ": options must be a table", 3)
   end
   opts = opts or {}
+  for key in next, opts do  -- a misspelt limit is never a silent default
+    if DEFAULTS[key] == nil then
+      local names = {}
+      for name in pairs(DEFAULTS) do names[#names + 1] = name end
+      table.sort(names)
+      error(string.format("bitwire.%s: unknown option '%s' (known: %s)", fname,
+        tostring(key), table.concat(names, ", ")), 3)
+    end
+  end
   local out = {}
   for key, default in pairs(DEFAULTS) do
     local v = opts[key]
