@@ -79,10 +79,7 @@ int bw_keep (Ctx *c, const bw_Field *f, int v) {
                            "baseline has no value");
     return 1;
   }
-  if (c->checked > 0) {
-    bw_pushkept(c, f, v);
-    return 1;
-  }
+  if (c->checked > 0) return bw_pushkept(c, f, v);
   return bw_keepbaseline(c, f, v) && pushrecoded(c, f);
 }
 
@@ -91,20 +88,24 @@ int bw_keep (Ctx *c, const bw_Field *f, int v) {
 ** so a decoded value never shares a table with its baseline; unless the
 ** call asked to share them and the baseline is this schema's decode
 ** (c->share == 2), when the value itself is pushed. A sparse array is
-** still copied then (its slots are set in the copy), its records not. */
-void bw_pushkept (Ctx *c, const bw_Field *f, int idx) {
+** still copied then (its slots are set in the copy), its records not. The
+** tables copied count against max_values as a full decode counts them:
+** returns 0 when they run out. */
+int bw_pushkept (Ctx *c, const bw_Field *f, int idx) {
   lua_State *L = c->L;
   int t;
   if (lua_type(L, idx) != LUA_TTABLE  /* scalars, absent optionals */
       || (c->share == 2 && f->kind != BW_KSPARSE)) {
     lua_pushvalue(L, idx);
-    return;
+    return 1;
   }
   switch (f->kind) {
     case BW_KSTRUCT: {
       const bw_Type *ty = &c->S->types[f->ref];
       const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
-      int defer = bw_openrecord(L, ty);
+      int defer;
+      if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
+      defer = bw_openrecord(L, ty);
       t = lua_gettop(L);
       for (; g < end; g++) {
         int tt;
@@ -117,7 +118,7 @@ void bw_pushkept (Ctx *c, const bw_Field *f, int idx) {
         pushkey(c, g->name);
         tt = lua_rawget(L, idx);  /* stack: key, value */
         if (tt == LUA_TTABLE) {
-          bw_pushkept(c, g, lua_gettop(L));
+          if (!bw_pushkept(c, g, lua_gettop(L))) return 0;
           lua_replace(L, -2);
         }
         else if (tt == LUA_TNIL) {
@@ -131,39 +132,43 @@ void bw_pushkept (Ctx *c, const bw_Field *f, int idx) {
         if (!defer) lua_rawset(L, t);
       }
       if (defer) bw_closerecord(L, t);
-      return;
+      return 1;
     }
-    case BW_KARRAY: case BW_KQUAT: {  /* a quat is {x, y, z, w} */
+    case BW_KARRAY: case BW_KQUAT: {  /* a quat is {x, y, z, w}: 5 */
       const bw_Field *e = f->kind == BW_KARRAY ? &c->S->fields[f->ref] : f;
       lua_Integer i, n = (lua_Integer)lua_rawlen(L, idx);
+      if (!bw_decspend(c, 1 + (uint64_t)n)) return 0;
       lua_createtable(L, (int)n, 0);
       t = lua_gettop(L);
       for (i = 1; i <= n; i++) {
         int et = lua_rawgeti(L, idx, i);
         if (et == LUA_TTABLE && e != f) {
-          bw_pushkept(c, e, lua_gettop(L));
+          if (!bw_pushkept(c, e, lua_gettop(L))) return 0;
           lua_remove(L, -2);
         }
         lua_rawseti(L, t, i);
       }
-      return;
+      return 1;
     }
     case BW_KSPARSE: {  /* keys are integers in [1, max]: checked */
       const bw_Field *e = &c->S->fields[f->ref];
+      if (!bw_decspend(c, 1)) return 0;
       lua_createtable(L, (int)lua_rawlen(L, idx), 0);
       t = lua_gettop(L);
       lua_pushnil(L);
       while (lua_next(L, idx)) {
+        if (!bw_decspend(c, 1)) return 0;  /* a slot */
         lua_pushvalue(L, -2);
-        if (lua_type(L, -2) == LUA_TTABLE) bw_pushkept(c, e, lua_gettop(L) - 1);
-        else lua_pushvalue(L, -2);
+        if (lua_type(L, -2) != LUA_TTABLE) lua_pushvalue(L, -2);
+        else if (!bw_pushkept(c, e, lua_gettop(L) - 1)) return 0;
         lua_rawset(L, t);
         lua_pop(L, 1);
       }
-      return;
+      return 1;
     }
     default:
       lua_pushvalue(L, idx);
+      return 1;
   }
 }
 
@@ -200,8 +205,9 @@ static int decdeltaarray (Ctx *c, const bw_Field *f, int bidx) {
       uint64_t changed = bw_readbits(&c->r, 1);
       if (c->r.status != BW_OK) return bw_readfail(c);
       if (lua_rawgeti(L, bidx, (lua_Integer)i) == LUA_TTABLE && !changed
-          && c->checked > 0)
-        bw_pushkept(c, e, t + 1);  /* the common case: a trusted element */
+          && c->checked > 0) {  /* the common case: a trusted element */
+        if (!bw_pushkept(c, e, t + 1)) return 0;
+      }
       else if (!(changed ? bw_decdeltavalue(c, e, t + 1) : bw_keep(c, e, t + 1)))
         return 0;
       lua_remove(L, t + 1);

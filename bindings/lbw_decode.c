@@ -205,6 +205,7 @@ int bw_sparsenext (Ctx *c, SparseIn *in, lua_Integer *slot) {
 static int keepslots (Ctx *c, const bw_Field *e, int t, int bidx,
                       const lua_Integer *kept, size_t k, size_t end) {
   for (; k < end; k++) {
+    if (!bw_decspend(c, 1)) return 0;  /* a slot, as decslot spends */
     pushframe(c, BW_NONE, kept[k]);
     lua_rawgeti(c->L, bidx, kept[k]);
     if (!bw_keep(c, e, lua_gettop(c->L))) return 0;
@@ -227,11 +228,13 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   size_t nkept = 0, k = 0;
   SparseIn in;
   Old old = { NULL, 0, 0 };
-  if (!bw_decspend(c, 1)) return 0;
+  copy = bidx != 0 && c->checked > 0;  /* the copy spends its own */
+  if (!copy && !bw_decspend(c, 1)) return 0;
   if (!bw_sparsestart(c, f, &in, bidx != 0 ? 1 : e->minbits)) return 0;
   if (bidx != 0) reuse = 0;  /* a delta's result is a new table */
-  copy = bidx != 0 && c->checked > 0;
-  if (copy) bw_pushkept(c, f, bidx);
+  if (copy) {
+    if (!bw_pushkept(c, f, bidx)) return 0;
+  }
   else if (!reuse) lua_createtable(L, 0, 0);
   t = reuse ? into : lua_gettop(L);
   if (bidx != 0 && !copy) {  /* the baseline's slots, rising */

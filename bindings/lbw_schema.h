@@ -547,7 +547,7 @@ int  bw_keepbaseline (Ctx *c, const bw_Field *f, int v);
 ** would give it (quantized, clamped, of the field's number type). Returns
 ** 0 with the failure. */
 int  bw_keep (Ctx *c, const bw_Field *f, int v);
-void bw_pushkept (Ctx *c, const bw_Field *f, int idx);
+int  bw_pushkept (Ctx *c, const bw_Field *f, int idx);
 int  bw_decdeltavalue (Ctx *c, const bw_Field *f, int bidx);
 
 /* }========================================================== */

@@ -37,7 +37,7 @@ static void keptrun (Walk *w, const bw_Field *e, lua_Integer n) {
 
 #undef KEPTRUN
 
-static void pushfrom (Walk *w, const bw_Field *f);
+static int pushfrom (Walk *w, const bw_Field *f);
 
 /* Push the kept string or bytes of 'f' at w->ip. Out of pushfrom, which
 ** recurses: its buffer would widen each level's stack frame. */
@@ -56,8 +56,9 @@ static NOINLINE void keptstring (Walk *w, const bw_Field *f) {
 
 /* The fields of a kept record of type 'ty' into the table on top, or with
 ** 'defer' (a constant in each call: two loops from one) onto the stack
-** above the nil bw_openrecord pushed, then the table made. */
-static INLINE void keptrecord (Walk *w, const bw_Type *ty, int defer) {
+** above the nil bw_openrecord pushed, then the table made. Returns 0 when
+** max_values runs out. */
+static INLINE int keptrecord (Walk *w, const bw_Type *ty, int defer) {
   Ctx *c = w->c;
   lua_State *L = c->L;
   const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
@@ -83,86 +84,94 @@ static INLINE void keptrecord (Walk *w, const bw_Type *ty, int defer) {
     }
     if (g->optional && !take(w, 1)) continue;
     pushkey(c, g->name);
-    pushfrom(w, g);
+    if (!pushfrom(w, g)) return 0;
     if (!defer) lua_rawset(L, tbl);
   }
   if (defer) bw_closerecord(L, tbl);
+  return 1;
 }
 
 /* Push the baseline's value of 'f' at w->ip (its codes are in range), as
 ** bw_pushkept copies a baseline's value: a record's versioned-out fields
-** take their default. */
-static void pushfrom (Walk *w, const bw_Field *f) {
+** take their default. Its tables count against max_values as a full
+** decode counts them: returns 0 when they run out. */
+static int pushfrom (Walk *w, const bw_Field *f) {
   Ctx *c = w->c;
   lua_State *L = c->L;
   switch (f->kind) {
     case BW_KSTRING: case BW_KBYTES:
       keptstring(w, f);
-      return;
+      return 1;
     case BW_KSTRUCT: {
       const bw_Type *ty = &c->S->types[f->ref];
-      if (bw_openrecord(L, ty)) keptrecord(w, ty, 1);
-      else keptrecord(w, ty, 0);
-      return;
+      if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
+      if (bw_openrecord(L, ty)) return keptrecord(w, ty, 1);
+      return keptrecord(w, ty, 0);
     }
     case BW_KARRAY: {
       const bw_Field *e = &c->S->fields[f->ref];
       lua_Integer i, n = (lua_Integer)(take(w, f->nbits) + (uint64_t)f->min);
       int tbl;
+      if (!bw_decspend(c, 1 + (uint64_t)n)) return 0;
       lua_createtable(L, (int)n, 0);
       if (fixedscalar(e)) {
         keptrun(w, e, n);
-        return;
+        return 1;
       }
       tbl = lua_gettop(L);
       for (i = 1; i <= n; i++) {
-        pushfrom(w, e);
+        if (!pushfrom(w, e)) return 0;
         lua_rawseti(L, tbl, i);
       }
-      return;
+      return 1;
     }
     case BW_KSPARSE: {
       const bw_Field *e = &c->S->fields[f->ref];
       unsigned ibits = SLOTBITS(f);
       lua_Integer i, n = (lua_Integer)f->max;
       int tbl;
+      if (!bw_decspend(c, 1)) return 0;
       lua_createtable(L, 0, 0);
       tbl = lua_gettop(L);
       while ((i = nextslot(w, ibits, n)) <= n) {
-        pushfrom(w, e);
+        if (!bw_decspend(c, 1) || !pushfrom(w, e)) return 0;
         lua_rawseti(L, tbl, i);
       }
-      return;
+      return 1;
     }
     case BW_KQUAT: {
       uint32_t q[4];
+      if (!bw_decspend(c, 5)) return 0;
       takequat(w, f, q);
       bw_newquat(c, f, q);
-      return;
+      return 1;
     }
     case BW_KFLOAT32: case BW_KFLOAT64:
       lua_pushnumber(L, (lua_Number)ieeevalue(f, take(w, IEEEBITS(f))));
-      return;
+      return 1;
     case BW_KTIERED:  /* an int's code */
       pushcode(c, f, BW_KINT, take(w, f->nbits));
-      return;
+      return 1;
     default:
       keptfixed(c, f, take(w, fixedbits(f)));
+      return 1;
   }
 }
 
-/* Push the kept value of 'f' at w->ip, and copy its bits. */
-static INLINE void pushkept (Walk *w, const bw_Field *f) {
+/* Push the kept value of 'f' at w->ip, and copy its bits; 0 when
+** max_values runs out. */
+static INLINE int pushkept (Walk *w, const bw_Field *f) {
   uint64_t start = w->ip;
   if (fixedscalar(f)) {  /* a record's unchanged scalar: one code */
     unsigned bits = fixedbits(f);
     uint64_t u = take(w, bits);
     put(w->c, w->out, u, bits);
     keptfixed(w->c, f, u);
-    return;
+    return 1;
   }
-  pushfrom(w, f);
+  if (!pushfrom(w, f)) return 0;
   bw_tapeputbits(w->c, w->out, w->in, start, w->ip - start);
+  return 1;
 }
 
 static int tapedecarray (Walk *w, const bw_Field *f);
@@ -260,12 +269,12 @@ static int tapedecarray (Walk *w, const bw_Field *f) {
   for (i = 1; i <= n; i++) {
     if (scan && i <= bn) {  /* kept elements up to the next changed one (after
                                a kept one: changes come in runs too), pushed
-                               from the tape; they cannot fail */
+                               from the tape: only max_values fails them */
       uint64_t z = zerorun(&c->r, (uint64_t)((n < bn ? n : bn) - i + 1));
       if (z > 0) {
         keepfrom(w, &kept);
         for (; z > 0; z--, i++) {
-          pushfrom(w, e);
+          if (!pushfrom(w, e)) return 0;
           lua_rawseti(L, t, (lua_Integer)i);
         }
         if (i > n) break;
@@ -278,7 +287,7 @@ static int tapedecarray (Walk *w, const bw_Field *f) {
       scan = !changed;
       if (!changed) {  /* consecutive kept elements: their bits copied once */
         keepfrom(w, &kept);
-        pushfrom(w, e);
+        if (!pushfrom(w, e)) return 0;
       }
       else {
         keepbits(w, &kept);
@@ -325,7 +334,7 @@ static int tapedecsparse (Walk *w, const bw_Field *f) {
     if (got == 0) i = n + 1;
     for (; bi < i; bi = nextslot(w, in.ibits, n)) {  /* kept */
       if (kept == NONE) kept = mark;
-      pushfrom(w, e);
+      if (!bw_decspend(c, 1) || !pushfrom(w, e)) return 0;
       lua_rawseti(L, t, bi);
       mark = w->ip;
     }
@@ -431,8 +440,7 @@ int bw_tapedecstruct (Walk *w, uint32_t t) {
       continue;
     }
     pushkey(c, f->name);
-    if (!changed) pushkept(w, f);
-    else if (!tapedecvalue(w, f, had)) return 0;
+    if (!(changed ? tapedecvalue(w, f, had) : pushkept(w, f))) return 0;
     lua_rawset(L, tbl);
   }
   c->nframes--;

@@ -1,6 +1,7 @@
 -- Decode into tables that alias each other, and the max_values bound on
 -- what one decode may create (issue 15, items 9 and 14).
 local bitwire = require "bitwire"
+local H = require "spec.helpers"
 
 describe("schema:decode into aliased tables", function ()
   local s = bitwire.schema {
@@ -478,7 +479,59 @@ describe("schema:decode max_values", function ()
     r, msg = s:decode("Many", b, { baseline = got, max_values = 1 })
     assert.is_nil(r)
     assert.matches("max_values", msg)
-    assert.same(v, s:decode("Many", b, { baseline = got, max_values = 2 }))
+    -- what a delta keeps counts as a full decode counts it: 12
+    r, msg = s:decode("Many", b, { baseline = got, max_values = 11 })
+    assert.is_nil(r)
+    assert.matches("max_values", msg)
+    assert.is_nil((p:decode(delta, { baselines = { got }, max_values = 11 })))
+    assert.same(v, s:decode("Many", b, { baseline = got, max_values = 12 }))
+    assert.same(v, select(2, p:decode(delta, { baselines = { got }, max_values = 12 })))
+  end)
+
+  it("counts what a delta keeps as the full decode of its result counts it", function ()
+    local k = bitwire.schema {
+      P = { { "n", "int", min = 0, max = 9 }, { "q", "quat", bits = 9 },
+            { "tags", "array", of = { "int", min = 0, max = 9 }, max = 4 },
+            { "s", "sparse", of = "Bit", max = 8, encoding = "mask" } },
+      Bit = { { "b", "bool" } },
+      W = { { "t", "int", min = 0, max = 9 }, { "ps", "array", of = "P", max = 8 },
+            { "by", "sparse", of = "P", max = 16, encoding = "index" }, { "last", "P" } },
+    }
+    local function pv (i)
+      return { n = i % 10, q = { 0, 0, 0, 1 }, tags = { 1, i % 10 },
+               s = { [2] = { b = true }, [i % 8 + 1] = { b = false } } }
+    end
+    local base = { t = 1, ps = { pv(1), pv(2), pv(3) }, by = { [3] = pv(4), [9] = pv(5) },
+                   last = pv(6) }
+    local v = H.copy(base)
+    v.t = 2
+    v.ps[2].n = 7
+    v.by[9].tags[2] = 3
+    -- the least max_values a decode takes
+    local function least (f)
+      local lo, hi = 0, 4096
+      while lo < hi do
+        local m = (lo + hi) // 2
+        if f(m) then hi = m else lo = m + 1 end
+      end
+      return lo
+    end
+    local full = k:encode("W", v)
+    local want = least(function (m) return k:decode("W", full, { max_values = m }) ~= nil end)
+    assert.is_true(want > 50)
+    local d = k:encode("W", v, { baseline = base })
+    for _, bl in ipairs {
+      k:decode("W", k:encode("W", base)),  -- trusted: kept from its tape
+      H.copy(k:decode("W", k:encode("W", base))),  -- foreign: checked and recoded
+    } do
+      assert.equal(want, least(function (m)
+        return k:decode("W", d, { baseline = bl, max_values = m }) ~= nil
+      end))
+      local r, msg, code = k:decode("W", d, { baseline = bl, max_values = want - 1 })
+      assert.is_nil(r)
+      assert.equal("range", code)
+      assert.matches("max_values", msg)
+    end
   end)
 
   it("counts nested arrays", function ()
