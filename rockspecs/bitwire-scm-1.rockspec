@@ -94,6 +94,7 @@ build = {
     ["bitwire"] = "lua/bitwire/init.lua",
     ["bitwire.json"] = "lua/bitwire/json.lua",
     ["bitwire.loader"] = "lua/bitwire/loader.lua",
+    ["bitwire.options"] = "lua/bitwire/options.lua",
     ["bitwire.protocol"] = "lua/bitwire/protocol.lua",
     ["bitwire.schema"] = "lua/bitwire/schema.lua",
     ["bitwire.serializer"] = "lua/bitwire/serializer.lua",

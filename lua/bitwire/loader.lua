@@ -29,6 +29,7 @@
 -- string.pack/unpack, and the pattern functions (find, match, gmatch,
 -- gsub), whose backtracking runs in C where no hook can stop it.
 local core = require "bitwire.core"
+local checkoptions = require("bitwire.options").check
 
 local M = {}
 
@@ -60,15 +61,7 @@ local function checkargs(fname, path, opts)
     error("bitwire." .. fname .. ": options must be a table", 3)
   end
   opts = opts or {}
-  for key in next, opts do  -- a misspelt limit is never a silent default
-    if DEFAULTS[key] == nil then
-      local names = {}
-      for name in pairs(DEFAULTS) do names[#names + 1] = name end
-      table.sort(names)
-      error(string.format("bitwire.%s: unknown option '%s' (known: %s)", fname,
-        tostring(key), table.concat(names, ", ")), 3)
-    end
-  end
+  checkoptions(opts, DEFAULTS, "bitwire." .. fname, "option")
   local out = {}
   for key, default in pairs(DEFAULTS) do
     local v = opts[key]

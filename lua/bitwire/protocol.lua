@@ -35,17 +35,11 @@ local function isschema(x)
     and type(mt.__index.frame_encode) == "function"
 end
 
+local checkoptions = require("bitwire.options").check
+
 -- Raise at the caller's caller on keys of 'opts' not in 'known'.
 local function checkkeys(opts, known, what)
-  for k in next, opts do
-    if not known[k] then
-      local names = {}
-      for name in pairs(known) do names[#names + 1] = name end
-      table.sort(names)
-      error(string.format("bitwire.protocol: unknown %s '%s' (known: %s)", what,
-        tostring(k), table.concat(names, ", ")), 3)
-    end
-  end
+  checkoptions(opts, known, "bitwire.protocol", what)
 end
 
 -- bitwire.protocol(schema or registry [, opts]) -> protocol
