@@ -405,17 +405,17 @@ static void wrecord (Wr *c, uint32_t t, int idx, size_t pos) {
 
 /* s:blob(name, value [, {version = v}]) -> blob string */
 static int schema_blob (lua_State *L) {
-  static const char *const known[] = {"version", NULL};
   LSchema *ls = bw_checkschema(L, 1);
   uint32_t t = bw_checktype(L, 2);
   uint32_t version;
-  bw_checkoptkeys(L, 4, known);
-  version = bw_optversion(L, 4, ls->S);
+  Opts o;
   const bw_BlobLayout *B;
   const bw_BlobType *ty;
   WBuf *b;
   Wr c;
   size_t root;
+  bw_readopts(L, 4, OPTBIT(OPT_VERSION), &o);
+  version = bw_optversion(L, &o, ls->S);
   luaL_checktype(L, 3, LUA_TTABLE);
   lua_settop(L, 3);
   B = bw_blobgetlayout(L, version);  /* at 4 */

@@ -73,11 +73,6 @@ static void checkheader (lua_State *L, int arg, bw_FrameHeader *h,
   if (optbool(L, arg, "message", 1)) h->flags |= BW_FMESSAGE;
 }
 
-/* The options table at 'arg', or none; raises on other types. */
-static void checkopts (lua_State *L, int arg) {
-  if (!lua_isnoneornil(L, arg)) luaL_checktype(L, arg, LUA_TTABLE);
-}
-
 /* The positional form of earlier releases, kept so code written against
 ** it runs: s:frame_encode(id, endcheck, name, value, message [, opts]) and
 ** s:frame_decode(packet, id, endcheck, name, message [, opts]), 'opts'
@@ -139,14 +134,15 @@ static int schema_frameencode (lua_State *L) {
   bw_FrameHeader h;
   uint32_t t;
   int fold, given, b;
+  Opts o;
   Ctx c;
   if (lua_type(L, 2) == LUA_TNUMBER) return oldencode(L);
   ls = bw_checkschema(L, 1);
   checkheader(L, 2, &h, &fold, &given);
   t = bw_checktype(L, 3);
   lua_settop(L, 5);  /* an omitted value is nil */
-  checkopts(L, 5);
-  b = bw_optbaseline(L, 5);
+  bw_getopts(L, 5, OPTBIT(OPT_BASELINE) | OPTBIT(OPT_VERSION), &o);
+  b = bw_optbaseline(L, &o);
   if (b) {
     lua_Integer bid;
     luaL_argcheck(L, h.flags & BW_FDELTAS, 5,
@@ -159,13 +155,9 @@ static int schema_frameencode (lua_State *L) {
     h.delta = 1;
     h.baseline = (uint32_t)bid;
   }
-  if (!(h.flags & BW_FVERSION) && lua_istable(L, 5)) {
-    lua_getfield(L, 5, "version");
-    luaL_argcheck(L, lua_isnil(L, -1), 5,
-                  "'version' needs a versioned protocol");
-    lua_pop(L, 1);
-  }
-  bw_initctx(L, &c, ls, bw_optversion(L, 5, ls->S), 1);
+  luaL_argcheck(L, (h.flags & BW_FVERSION) || o.at[OPT_VERSION] == 0, 5,
+                "'version' needs a versioned protocol");
+  bw_initctx(L, &c, ls, bw_optversion(L, &o, ls->S), 1);
   if ((h.flags & BW_FVERSION) && h.versionbits < 32
       && (uint64_t)c.version >> h.versionbits != 0)
     return luaL_error(L, "version %d does not fit in %d bits",
@@ -235,14 +227,16 @@ static int schema_framedecode (lua_State *L) {
   int fold, given, into, b = 0;
   Lookup lk;
   uint32_t version, t;
+  Opts o;
   Ctx c;
   if (lua_type(L, 3) == LUA_TNUMBER) return olddecode(L);
   ls = bw_checkschema(L, 1);
   checkheader(L, 2, &h, &fold, &given);
   s = luaL_checklstring(L, 3, &len);
   lua_settop(L, 4);
-  checkopts(L, 4);
-  into = bw_optinto(L, 4);
+  bw_getopts(L, 4, OPTBIT(OPT_INTO) | OPTBIT(OPT_MAXVALUES) | OPTBIT(OPT_SHARE)
+             | OPTBIT(OPT_VERSION), &o);
+  into = bw_optinto(L, &o);
   if (fold) h.protocolid = bw_frameprotocolid(h.protocolid, ls->S->fingerprint);
   h.typebits = ls->S->typebits;
   lk.L = L;
@@ -253,17 +247,13 @@ static int schema_framedecode (lua_State *L) {
   h.ud = &lk;
   bw_framereadheader(&r, s, len, &h);
   if (h.flags & BW_FVERSION) {
-    if (lua_istable(L, 4)) {
-      lua_getfield(L, 4, "version");
-      luaL_argcheck(L, lua_isnil(L, -1), 4,
-                    "'version' comes from the packet of a versioned protocol");
-      lua_pop(L, 1);
-    }
+    luaL_argcheck(L, o.at[OPT_VERSION] == 0, 4,
+                  "'version' comes from the packet of a versioned protocol");
     version = h.version;
   }
-  else version = bw_optversion(L, 4, ls->S);
+  else version = bw_optversion(L, &o, ls->S);
   bw_initctx(L, &c, ls, version, 1);
-  bw_optdecode(L, 4, &c);
+  bw_optdecode(L, &o, &c);
   c.r = r;
   if (r.status != BW_OK) {
     if (r.status == BW_ECRC)

@@ -31,53 +31,123 @@ uint32_t bw_checktype (lua_State *L, int arg) {
   return t;
 }
 
-void bw_checkoptkeys (lua_State *L, int arg, const char *const known[]) {
+static const char *const optnames[NOPTS] = {
+  "baseline", "into", "max_values", "share", "strict", "version"
+};
+
+/* Raise on option key 'k' (at the top) that the call does not take. */
+static void unknownopt (lua_State *L, int arg, unsigned takes) {
+  luaL_Buffer B;
+  int i, n = 0;
+  if (lua_type(L, -1) == LUA_TSTRING)
+    lua_pushfstring(L, "'%s'", lua_tostring(L, -1));
+  else luaL_tolstring(L, -1, NULL);
+  luaL_buffinit(L, &B);
+  for (i = 0; i < NOPTS; i++)
+    if (takes & (1u << i)) {
+      if (n++ > 0) luaL_addstring(&B, ", ");
+      luaL_addstring(&B, optnames[i]);
+    }
+  luaL_pushresult(&B);
+  luaL_argerror(L, arg, lua_pushfstring(L, "unknown option %s (known: %s)",
+                                        lua_tostring(L, -2),
+                                        lua_tostring(L, -1)));
+}
+
+static void noopts (lua_State *L, int arg, Opts *o) {
+  int i;
+  if (!lua_isnoneornil(L, arg)) luaL_checktype(L, arg, LUA_TTABLE);
+  o->arg = arg;
+  for (i = 0; i < NOPTS; i++) o->at[i] = 0;
+}
+
+void bw_readopts (lua_State *L, int arg, unsigned takes, Opts *o) {
+  noopts(L, arg, o);
   if (!lua_istable(L, arg)) return;
   lua_pushnil(L);
-  while (lua_next(L, arg)) {
-    luaL_Buffer B;
+  while (lua_next(L, arg)) {  /* stack: key, value */
     int i = 0;
-    lua_pop(L, 1);
+    lua_pushvalue(L, -2);  /* the key again, for lua_next; the value stays */
     if (lua_type(L, -1) == LUA_TSTRING) {
       const char *k = lua_tostring(L, -1);
-      while (known[i] != NULL && strcmp(known[i], k) != 0) i++;
-      if (known[i] != NULL) continue;
-      lua_pushfstring(L, "'%s'", k);
+      while (i < NOPTS && strcmp(optnames[i], k) != 0) i++;
     }
-    else luaL_tolstring(L, -1, NULL);
-    luaL_buffinit(L, &B);
-    for (i = 0; known[i] != NULL; i++) {
-      if (i > 0) luaL_addstring(&B, ", ");
-      luaL_addstring(&B, known[i]);
-    }
-    luaL_pushresult(&B);
-    luaL_argerror(L, arg, lua_pushfstring(L, "unknown option %s (known: %s)",
-                                          lua_tostring(L, -2),
-                                          lua_tostring(L, -1)));
+    else i = NOPTS;
+    if (i == NOPTS || !(takes & (1u << i))) unknownopt(L, arg, takes);
+    if (lua_isnil(L, -2)) continue;
+    o->at[i] = lua_gettop(L) - 1;
+    luaL_checkstack(L, 3, "too many options");
   }
 }
 
-/* Integer field 'k' of the options table at 'arg', or 'def' when nil; an
-** error names the option (luaL_optinteger would name stack index -1). */
-lua_Integer bw_optfield (lua_State *L, int arg, const char *k,
-                             lua_Integer def) {
-  lua_Integer v = def;
-  int isnum = 1;
-  if (lua_getfield(L, arg, k) != LUA_TNIL) v = lua_tointegerx(L, -1, &isnum);
-  lua_pop(L, 1);
+void bw_getopts (lua_State *L, int arg, unsigned takes, Opts *o) {
+  int i;
+  noopts(L, arg, o);
+  if (!lua_istable(L, arg)) return;
+  for (i = 0; i < NOPTS; i++)
+    if (takes & (1u << i)) {
+      if (lua_getfield(L, arg, optnames[i]) != LUA_TNIL)
+        o->at[i] = lua_gettop(L);
+      else lua_pop(L, 1);
+    }
+}
+
+/* The integer at 'idx' (nil: 'def') of option 'k' of the table at 'arg';
+** an error names the option (luaL_optinteger would name the index). */
+static lua_Integer intopt (lua_State *L, int idx, int arg, const char *k,
+                           lua_Integer def) {
+  int isnum;
+  lua_Integer v;
+  if (lua_isnil(L, idx)) return def;
+  v = lua_tointegerx(L, idx, &isnum);
   if (!isnum)
     luaL_argerror(L, arg, lua_pushfstring(L, "'%s' must be an integer", k));
   return v;
 }
 
-/* Options table at 'arg': version. */
-uint32_t bw_optversion (lua_State *L, int arg, const bw_Schema *S) {
+lua_Integer bw_optfield (lua_State *L, int arg, const char *k,
+                         lua_Integer def) {
   lua_Integer v;
-  if (lua_isnoneornil(L, arg)) return S->version;
-  luaL_checktype(L, arg, LUA_TTABLE);
-  v = bw_optfield(L, arg, "version", (lua_Integer)S->version);
-  luaL_argcheck(L, v >= 0 && v < UINT32_MAX, arg, "version out of range");
+  lua_getfield(L, arg, k);
+  v = intopt(L, lua_gettop(L), arg, k, def);
+  lua_pop(L, 1);
+  return v;
+}
+
+/* Integer option 'i' of 'o', or 'def' when absent. */
+static lua_Integer optint (lua_State *L, const Opts *o, int i,
+                           lua_Integer def) {
+  if (o->at[i] == 0) return def;
+  return intopt(L, o->at[i], o->arg, optnames[i], def);
+}
+
+uint32_t bw_optversion (lua_State *L, const Opts *o, const bw_Schema *S) {
+  lua_Integer v = optint(L, o, OPT_VERSION, (lua_Integer)S->version);
+  luaL_argcheck(L, v >= 0 && v < UINT32_MAX, o->arg, "version out of range");
   return (uint32_t)v;
+}
+
+/* Table option 'i' of 'o': its index, or 0. */
+static int opttable (lua_State *L, const Opts *o, int i) {
+  if (o->at[i] != 0 && !lua_istable(L, o->at[i]))
+    luaL_argerror(L, o->arg, lua_pushfstring(L, "'%s' must be a table",
+                                             optnames[i]));
+  return o->at[i];
+}
+
+int bw_optbaseline (lua_State *L, const Opts *o) {
+  return opttable(L, o, OPT_BASELINE);
+}
+
+int bw_optinto (lua_State *L, const Opts *o) {
+  return opttable(L, o, OPT_INTO);
+}
+
+void bw_optdecode (lua_State *L, const Opts *o, Ctx *c) {
+  lua_Integer v = optint(L, o, OPT_MAXVALUES, MAXVALUES);
+  luaL_argcheck(L, v >= 0, o->arg, "'max_values' must not be negative");
+  c->values = (uint64_t)v;
+  c->share = o->at[OPT_SHARE] != 0 && lua_toboolean(L, o->at[OPT_SHARE]);
 }
 
 #define GUARD_MT "bitwire.SchemaCall"
@@ -166,18 +236,6 @@ void bw_pushweakuv (lua_State *L, int uv) {
   lua_setiuservalue(L, 1, uv);
 }
 
-/* Stack index of opts.baseline (a table), or 0. */
-int bw_optbaseline (lua_State *L, int arg) {
-  if (!lua_istable(L, arg)) return 0;
-  lua_getfield(L, arg, "baseline");
-  if (lua_isnil(L, -1)) {
-    lua_pop(L, 1);
-    return 0;
-  }
-  luaL_argcheck(L, lua_istable(L, -1), arg, "'baseline' must be a table");
-  return lua_gettop(L);
-}
-
 /* The record at 'v' as type 't', as a delta when 'b' (a baseline) is set.
 ** A delta's walk over tables sends a value equal to the baseline's as
 ** kept, and only a baseline that is a value of the type (one with a tape)
@@ -255,8 +313,8 @@ int bw_readmessageid (Ctx *c, uint32_t *t) {
 }
 
 /* Encode value at 'v' as type 't' (and its id first if 'msg'). */
-static void encodeinto (Ctx *c, uint32_t t, int v, int msg, int opts) {
-  int b = bw_optbaseline(c->L, opts);
+static void encodeinto (Ctx *c, uint32_t t, int v, int msg, const Opts *o) {
+  int b = bw_optbaseline(c->L, o);
   bw_writerreset(c->w);
   if (msg) bw_writemessageid(c, t);
   bw_encodebody(c, t, v, b);
@@ -272,18 +330,15 @@ int bw_pushencoded (lua_State *L, bw_Writer *w) {
 /* The common part of encode, bits and encode_message: arguments (self,
 ** name, value [, opts]); returns the writer holding the packet. */
 static bw_Writer *encodeargs (lua_State *L, int msg) {
-  static const char *const known[] = {"baseline", "strict", "version", NULL};
   LSchema *ls = bw_checkschema(L, 1);
   uint32_t t = bw_checktype(L, 2);
+  Opts o;
   Ctx c;
   lua_settop(L, 4);  /* an omitted value is nil, not the names array */
-  bw_checkoptkeys(L, 4, known);
-  bw_initctx(L, &c, ls, bw_optversion(L, 4, ls->S), 1);
-  if (lua_istable(L, 4)) {
-    if (lua_getfield(L, 4, "strict") != LUA_TNIL) c.strict = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-  }
-  encodeinto(&c, t, 3, msg, 4);
+  bw_readopts(L, 4, OPTS_ENCODE, &o);
+  bw_initctx(L, &c, ls, bw_optversion(L, &o, ls->S), 1);
+  if (o.at[OPT_STRICT] != 0) c.strict = lua_toboolean(L, o.at[OPT_STRICT]);
+  encodeinto(&c, t, 3, msg, &o);
   return c.w;
 }
 
@@ -322,37 +377,11 @@ int bw_decodefrom (Ctx *c, uint32_t t, int into, int b) {
   return 0;
 }
 
-int bw_optinto (lua_State *L, int arg) {
-  int into = 0;
-  if (lua_istable(L, arg)) {
-    lua_getfield(L, arg, "into");
-    if (!lua_isnil(L, -1)) {
-      luaL_argcheck(L, lua_istable(L, -1), arg, "'into' must be a table");
-      into = lua_gettop(L);
-    }
-    else lua_pop(L, 1);
-  }
-  return into;
-}
-
-void bw_optdecode (lua_State *L, int arg, Ctx *c) {
-  lua_Integer v;
-  if (!lua_istable(L, arg)) return;
-  v = bw_optfield(L, arg, "max_values", MAXVALUES);
-  luaL_argcheck(L, v >= 0, arg, "'max_values' must not be negative");
-  c->values = (uint64_t)v;
-  lua_getfield(L, arg, "share");
-  c->share = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-}
-
-/* opts.into and opts.baseline of the options at 'arg'. */
-static void optdecode (lua_State *L, int arg, int *into, int *b) {
-  static const char *const known[] = {"baseline", "into", "max_values",
-                                      "share", "version", NULL};
-  bw_checkoptkeys(L, arg, known);
-  *into = bw_optinto(L, arg);
-  *b = bw_optbaseline(L, arg);
+/* The decode options at 'arg' read into 'o': into and baseline. */
+static void optdecode (lua_State *L, int arg, Opts *o, int *into, int *b) {
+  bw_readopts(L, arg, OPTS_DECODE, o);
+  *into = bw_optinto(L, o);
+  *b = bw_optbaseline(L, o);
   luaL_argcheck(L, !(*into && *b), arg, "'into' and 'baseline' together");
 }
 
@@ -363,12 +392,12 @@ static int schema_decode (lua_State *L) {
   uint32_t t = bw_checktype(L, 2);
   size_t len;
   const char *s = luaL_checklstring(L, 3, &len);
-  uint32_t version = bw_optversion(L, 4, ls->S);
   int into, b;
+  Opts o;
   Ctx c;
-  optdecode(L, 4, &into, &b);
-  bw_initctx(L, &c, ls, version, 1);
-  bw_optdecode(L, 4, &c);
+  optdecode(L, 4, &o, &into, &b);
+  bw_initctx(L, &c, ls, bw_optversion(L, &o, ls->S), 1);
+  bw_optdecode(L, &o, &c);
   bw_readerinit(&c.r, s, len);
   if (!bw_decodefrom(&c, t, into, b)) return bw_pushdecodeerror(L, &c);
   return 1;
@@ -379,13 +408,13 @@ static int schema_decodemessage (lua_State *L) {
   LSchema *ls = bw_checkschema(L, 1);
   size_t len;
   const char *s = luaL_checklstring(L, 2, &len);
-  uint32_t version = bw_optversion(L, 3, ls->S);
   int into, b;
   uint32_t t;
+  Opts o;
   Ctx c;
-  optdecode(L, 3, &into, &b);
-  bw_initctx(L, &c, ls, version, 1);
-  bw_optdecode(L, 3, &c);
+  optdecode(L, 3, &o, &into, &b);
+  bw_initctx(L, &c, ls, bw_optversion(L, &o, ls->S), 1);
+  bw_optdecode(L, &o, &c);
   bw_readerinit(&c.r, s, len);
   if (!bw_readmessageid(&c, &t)) return bw_pushdecodeerror(L, &c);
   if (!bw_decodefrom(&c, t, into, b)) return bw_pushdecodeerror(L, &c);

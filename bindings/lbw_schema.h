@@ -564,13 +564,29 @@ int  bw_schemagc (lua_State *L);
 
 /* Call helpers (lbw_methods.c). */
 uint32_t bw_checktype (lua_State *L, int arg);
-/* Raise on a key of the options table at 'arg' (if a table) that is not
-** in 'known' (NULL-terminated): a misspelt option, 'max_value' for one,
-** would otherwise be ignored without a word. */
-void bw_checkoptkeys (lua_State *L, int arg, const char *const known[]);
+/* The options of a call: the stack index of each one's value (0: absent)
+** and of their table ('arg'). */
+enum { OPT_BASELINE, OPT_INTO, OPT_MAXVALUES, OPT_SHARE, OPT_STRICT,
+       OPT_VERSION, NOPTS };
+#define OPTBIT(i)    (1u << (i))
+#define OPTS_ENCODE  (OPTBIT(OPT_BASELINE) | OPTBIT(OPT_STRICT) \
+                      | OPTBIT(OPT_VERSION))
+#define OPTS_DECODE  (OPTBIT(OPT_BASELINE) | OPTBIT(OPT_INTO) \
+                      | OPTBIT(OPT_MAXVALUES) | OPTBIT(OPT_SHARE) \
+                      | OPTBIT(OPT_VERSION))
+typedef struct Opts { int arg, at[NOPTS]; } Opts;
+/* Read the options table at 'arg' (none, nil or a table) in one pass: the
+** values of those in 'takes' (OPTBIT each) stay on the stack; any other
+** key raises, naming it and those the call takes, so a misspelt option,
+** 'max_value' for one, is never ignored without a word. */
+void bw_readopts (lua_State *L, int arg, unsigned takes, Opts *o);
+/* The same by name, other keys let be: the frame calls, whose tables
+** carry the protocol's options too (protocol.lua checks their keys). */
+void bw_getopts (lua_State *L, int arg, unsigned takes, Opts *o);
+/* Integer field 'k' of the options table at 'arg', or 'def' when nil. */
 lua_Integer bw_optfield (lua_State *L, int arg, const char *k,
                          lua_Integer def);
-uint32_t bw_optversion (lua_State *L, int arg, const bw_Schema *S);
+uint32_t bw_optversion (lua_State *L, const Opts *o, const bw_Schema *S);
 /* Start a call on the schema at index 1 (its writer, claims, plan and
 ** tapes are the call's until it returns or raises) and set up 'c'.
 ** Raises when another call on the schema is in progress. */
@@ -580,10 +596,11 @@ void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
 void bw_initinner (lua_State *L, Ctx *c, LSchema *ls, uint32_t version);
 /* The user value UV_GUARD of a new schema 'ls', on top. */
 void bw_newguard (lua_State *L, LSchema *ls);
-int  bw_optbaseline (lua_State *L, int arg);
-int  bw_optinto (lua_State *L, int arg);
-/* The decode options at 'arg' (max_values, share) into 'c'. */
-void bw_optdecode (lua_State *L, int arg, Ctx *c);
+/* The table options baseline and into: their index, or 0. */
+int  bw_optbaseline (lua_State *L, const Opts *o);
+int  bw_optinto (lua_State *L, const Opts *o);
+/* The decode options max_values and share into 'c'. */
+void bw_optdecode (lua_State *L, const Opts *o, Ctx *c);
 void bw_encodebody (Ctx *c, uint32_t t, int v, int b);
 int  bw_pushencoded (lua_State *L, bw_Writer *w);
 int  bw_pushdecodeerror (lua_State *L, Ctx *c);
