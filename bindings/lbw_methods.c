@@ -382,7 +382,6 @@ static void optdecode (lua_State *L, int arg, Opts *o, int *into, int *b) {
   bw_readopts(L, arg, OPTS_DECODE, o);
   *into = bw_optinto(L, o);
   *b = bw_optbaseline(L, o);
-  luaL_argcheck(L, !(*into && *b), arg, "'into' and 'baseline' together");
 }
 
 

@@ -333,14 +333,30 @@ describe("schema:encode with a baseline", function ()
     end
   end)
 
-  it("raises on a baseline that is not a table, and with into", function ()
+  it("raises on a baseline that is not a table", function ()
     local v = snap(1, {})
     contains("'baseline' must be a table",
       errorof(s.encode, s, "Snap", v, { baseline = 3 }))
     contains("'baseline' must be a table",
       errorof(s.decode, s, "Snap", "\0", { baseline = "x" }))
-    contains("'into' and 'baseline' together",
-      errorof(s.decode, s, "Snap", "\0", { baseline = v, into = {} }))
+  end)
+
+  it("decodes a delta into a table, as protocols do, the baseline itself too", function ()
+    local a, b = snap(1, {}), snap(2, { 1 })
+    local base = s:decode("Snap", s:encode("Snap", a))
+    local d = s:encode("Snap", b, { baseline = a })
+    local want = s:decode("Snap", s:encode("Snap", b))
+    local t = { junk = true }
+    assert.equal(t, s:decode("Snap", d, { baseline = base, into = t }))
+    assert.same(want, t)
+    local m = s:encode_message("Snap", b, { baseline = a })
+    local t2 = {}
+    local name, got = s:decode_message(m, { baseline = base, into = t2 })
+    assert.equal("Snap", name)
+    assert.equal(t2, got)
+    assert.same(want, t2)
+    assert.equal(base, s:decode("Snap", d, { baseline = base, into = base }))
+    assert.same(want, base)
   end)
 end)
 

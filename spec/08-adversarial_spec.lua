@@ -639,8 +639,6 @@ describe("decode arguments", function ()
       "'into' must be a table" },
     { "a baseline that is not a table", function () return s:decode("T", "x", { baseline = 5 }) end,
       "'baseline' must be a table" },
-    { "into and baseline together", function ()
-        return s:decode("T", "x", { into = {}, baseline = {} }) end, "'into' and 'baseline' together" },
     { "a negative version", function () return s:decode("T", "x", { version = -1 }) end,
       "version out of range" },
     { "a version that is not an integer", function () return s:decode("T", "x", { version = 1.5 }) end,
