@@ -193,6 +193,9 @@ static int schema_program (lua_State *L) {
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   lua_setfield(L, -2, "messages");
+  /* ids listed or their width given: the fingerprint covers them */
+  lua_pushboolean(L, S->explicitids);
+  lua_setfield(L, -2, "explicit_ids");
   setint(L, "version", (lua_Integer)S->version);
   setint(L, "typebits", (lua_Integer)S->typebits);
   snprintf(fp, sizeof(fp), "%016" PRIx64, S->fingerprint);

@@ -617,6 +617,7 @@ bw_Status bw_schemaseal (bw_Schema *S, char *msg, size_t msgsize) {
     S->typebits = S->ntypes > 0 ? bw_bitsrequired(0, S->ntypes - 1) : 0;
   }
   else {   /* ids listed or their width given: both are on the wire */
+    S->explicitids = 1;
     h = fnv(h, (uint64_t)S->nmessages | (uint64_t)S->typebits << 32);
     for (i = 0; i < S->nmessages; i++) h = fnv(h, bw_msgtype(S, i));
   }

@@ -105,6 +105,8 @@ typedef struct bw_Schema {
   size_t    desclen;
   uint32_t  nmessages;    /* message ids 0..nmessages-1 */
   uint32_t *messages;     /* id -> type; NULL: every type, id = index */
+  int       explicitids;  /* a messages list or message_bits was given:
+                             the fingerprint covers the ids */
   int       strict;       /* encode refuses undeclared keys (not on the wire) */
   struct bw_Build *build; /* the compiler's state until sealed (bw_compile.c) */
 } bw_Schema;

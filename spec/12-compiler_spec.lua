@@ -342,4 +342,23 @@ describe("bitwire.diff on compiled programs", function ()
       assert.equal(r.wire, any, "case " .. i)
     end
   end)
+
+  it("names a messages list or message_bits that keeps every id, which the fingerprint covers", function ()
+    local plain = { A = { { "x", "int", min = 0, max = 3 } }, B = { { "y", "bool" } } }
+    local listed = { messages = { "A", "B" }, A = plain.A, B = plain.B }
+    local width = { message_bits = 1, A = plain.A, B = plain.B }
+    for _, pair in ipairs { { plain, listed }, { listed, plain }, { plain, width } } do
+      local a, b = bitwire.schema(pair[1]), bitwire.schema(pair[2])
+      assert.are_not.equal(a:fingerprint(), b:fingerprint())
+      local r = bitwire.diff(a, b)
+      assert.is_true(r.wire)
+      assert.is_false(r:empty())
+      assert.equal(1, #r.changes)
+      assert.equal("ids_listed", r.changes[1].op)
+      assert.is_true(r.changes[1].wire)
+      assert.matches("message ids", r:text())
+    end
+    -- a list and the width that number the same ids alike: no change
+    assert.is_true(bitwire.diff(bitwire.schema(listed), bitwire.schema(width)):empty())
+  end)
 end)

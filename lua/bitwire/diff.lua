@@ -17,6 +17,9 @@
 --     op "ids"      message id moved   (old, new: the ids, nil when not a
 --                   message)
 --     op "id_bits"  (type = nil) the width of every message id changed
+--     op "ids_listed" (type = nil) a messages list or message_bits given
+--                   (new = true) or dropped (new = false): the fingerprint
+--                   covers listed ids, so the wire changes with the same ids
 --   every change has 'wire': whether the field's wire hash differs (false
 --   for renames, defaults, new names of as many enum values, clamp, a float
 --   bound that quantizes to the same float32 steps)
@@ -237,12 +240,19 @@ function M.diff(old, new)
     report.changes[#report.changes + 1] = { op = "id_bits", old = op.typebits,
       new = np.typebits, wire = true }
   end
+  if op.explicit_ids ~= np.explicit_ids then
+    report.changes[#report.changes + 1] = { op = "ids_listed",
+      old = op.explicit_ids, new = np.explicit_ids, wire = true }
+  end
   report.wire = op.fingerprint ~= np.fingerprint
   return report
 end
 
+-- Nothing differs: no change listed and the same fingerprint (a change of
+-- the wire that no line names would still not be empty).
 function Report:empty()
-  return #self.types_added == 0 and #self.types_removed == 0 and #self.changes == 0
+  return #self.types_added == 0 and #self.types_removed == 0
+    and #self.changes == 0 and not self.wire
 end
 
 local function value(v)
@@ -280,6 +290,9 @@ function Report:text()
         c.old or "none", c.new or "none")
     elseif c.op == "id_bits" then
       l = string.format("~ message type ids take %d -> %d bits", c.old, c.new)
+    elseif c.op == "ids_listed" then
+      l = c.new and "~ message ids now listed (messages or message_bits)"
+        or "~ message ids no longer listed (every type numbered by name)"
     end
     lines[#lines + 1] = l
   end
