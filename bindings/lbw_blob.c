@@ -418,7 +418,8 @@ static int schema_blob (lua_State *L) {
   version = bw_optversion(L, &o, ls->S);
   luaL_checktype(L, 3, LUA_TTABLE);
   lua_settop(L, 3);
-  B = bw_blobgetlayout(L, version);  /* at 4 */
+  bw_entercall(L, ls);  /* at 4: it allocates as it reads S */
+  B = bw_blobgetlayout(L, version);  /* at 5 */
   ty = &B->types[t];
   b = (WBuf *)lua_newuserdatauv(L, sizeof(WBuf), 0);
   bw_blobwinit(&b->w, bw_plainalloc, NULL, BW_BLOBMAX);
@@ -468,7 +469,8 @@ static int schema_bloblayout (lua_State *L) {
   uint32_t i;
   luaL_argcheck(L, v >= 0 && v < UINT32_MAX, 2, "version out of range");
   lua_settop(L, 2);
-  B = bw_blobgetlayout(L, (uint32_t)v);  /* kept at 3 */
+  bw_entercall(L, ls);  /* at 3: it allocates as it reads S */
+  B = bw_blobgetlayout(L, (uint32_t)v);  /* kept at 4 */
   lua_createtable(L, 0, 4);
   setint(L, "version", (lua_Integer)B->version);
   setint(L, "header", BW_BLOBHEADER);

@@ -195,12 +195,13 @@ static int schema_unblob (lua_State *L) {
   uint32_t t = bw_checktype(L, 2);
   Rd c;
   lua_settop(L, 3);
-  c.B = openblob(L, t, 3, &c.b);  /* layout at 4 */
+  bw_entercall(L, ls);  /* at 4: it allocates as it reads S */
+  c.B = openblob(L, t, 3, &c.b);  /* layout at 5 */
   if (c.B == NULL) return 3;
   lua_getiuservalue(L, 1, UV_NAMES);
   c.L = L;
   c.S = ls->S;
-  c.names = 5;
+  c.names = lua_gettop(L);
   rrecord(&c, t, BW_BLOBHEADER);
   return 1;
 }
@@ -438,7 +439,8 @@ static int schema_blobview (lua_State *L) {
   uint32_t t = bw_checktype(L, 2);
   View v;
   lua_settop(L, 3);
-  v.B = openblob(L, t, 3, &v.b);  /* layout at 4 */
+  bw_entercall(L, ls);  /* at 4: it allocates as it reads S */
+  v.B = openblob(L, t, 3, &v.b);  /* layout at 5 */
   if (v.B == NULL) return 3;
   v.S = ls->S;
   v.pos = BW_BLOBHEADER;
@@ -446,7 +448,7 @@ static int schema_blobview (lua_State *L) {
   v.n = 0;
   v.isarray = 0;
   newview(L, &v, 1);  /* copies the schema's user values, then fix them */
-  lua_pushvalue(L, 4);
+  lua_pushvalue(L, 5);
   lua_setiuservalue(L, -2, VU_LAYOUT);
   lua_pushvalue(L, 3);
   lua_setiuservalue(L, -2, VU_BLOB);

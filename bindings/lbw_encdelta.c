@@ -118,6 +118,8 @@ static int encdeltafield (Ctx *c, const bw_Field *f, int v, int vt, int b,
   if (vt == LUA_TNIL || bt == LUA_TNIL) changed = vt != bt;
   else if (vt != bt) changed = 1;
   else changed = scalarchanged(c, f, v, b);
+  if (!changed && c->strict && vt == LUA_TTABLE)  /* a sparse array kept: */
+    bw_strictvalue(c, f, v, b);                   /* checked as sent */
   bw_writebits(w, (uint64_t)changed, 1);
   if (changed) {
     if (f->optional) bw_writebits(w, vt != LUA_TNIL, 1);

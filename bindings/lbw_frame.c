@@ -138,9 +138,10 @@ static int schema_frameencode (lua_State *L) {
   Ctx c;
   if (lua_type(L, 2) == LUA_TNUMBER) return oldencode(L);
   ls = bw_checkschema(L, 1);
+  lua_settop(L, 5);  /* an omitted value is nil */
+  bw_entercall(L, ls);  /* before the header's metamethods can run */
   checkheader(L, 2, &h, &fold, &given);
   t = bw_checktype(L, 3);
-  lua_settop(L, 5);  /* an omitted value is nil */
   bw_getopts(L, 5, OPTBIT(OPT_BASELINE) | OPTBIT(OPT_VERSION), &o);
   b = bw_optbaseline(L, &o);
   if (b) {
@@ -157,7 +158,7 @@ static int schema_frameencode (lua_State *L) {
   }
   luaL_argcheck(L, (h.flags & BW_FVERSION) || o.at[OPT_VERSION] == 0, 5,
                 "'version' needs a versioned protocol");
-  bw_initctx(L, &c, ls, bw_optversion(L, &o, ls->S), 1);
+  bw_initheld(L, &c, ls, bw_optversion(L, &o, ls->S));
   if ((h.flags & BW_FVERSION) && h.versionbits < 32
       && (uint64_t)c.version >> h.versionbits != 0)
     return luaL_error(L, "version %d does not fit in %d bits",
@@ -219,7 +220,7 @@ static int picktagged (void *ud, uint32_t tag, unsigned *typebits) {
 /* s:frame_decode(hdr, packet [, opts]) -> name, value, schema |
 ** nil, message, code. 'schema' is the one the packet's tag named. */
 static int schema_framedecode (lua_State *L) {
-  LSchema *ls;
+  LSchema *ls, *held;
   bw_FrameHeader h;
   bw_Reader r;
   size_t len;
@@ -230,10 +231,11 @@ static int schema_framedecode (lua_State *L) {
   Opts o;
   Ctx c;
   if (lua_type(L, 3) == LUA_TNUMBER) return olddecode(L);
-  ls = bw_checkschema(L, 1);
+  held = ls = bw_checkschema(L, 1);
+  lua_settop(L, 4);
+  bw_entercall(L, ls);  /* before the header's metamethods can run */
   checkheader(L, 2, &h, &fold, &given);
   s = luaL_checklstring(L, 3, &len);
-  lua_settop(L, 4);
   bw_getopts(L, 4, OPTBIT(OPT_INTO) | OPTBIT(OPT_MAXVALUES) | OPTBIT(OPT_SHARE)
              | OPTBIT(OPT_VERSION), &o);
   into = bw_optinto(L, &o);
@@ -252,7 +254,8 @@ static int schema_framedecode (lua_State *L) {
     version = h.version;
   }
   else version = bw_optversion(L, &o, ls->S);
-  bw_initctx(L, &c, ls, version, 1);
+  if (ls != held) bw_entercall(L, ls);  /* the one the packet's tag named */
+  bw_initheld(L, &c, ls, version);
   bw_optdecode(L, &o, &c);
   c.r = r;
   if (r.status != BW_OK) {

@@ -172,7 +172,7 @@ void bw_newguard (lua_State *L, LSchema *ls) {
 ** a finalizer an allocation ran, a hook, a __tostring an error message
 ** ran) would overwrite the buffers the first is using. The guard, a
 ** to-be-closed slot, ends the call however it leaves. */
-static void entercall (lua_State *L, LSchema *ls) {
+void bw_entercall (lua_State *L, LSchema *ls) {
   if (ls->busy)
     luaL_error(L, "schema in use: called during another call on it (from a "
                "finalizer, hook or metamethod)");
@@ -214,8 +214,12 @@ static void initfields (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
 
 void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
                  int stackkeys) {
-  entercall(L, ls);
+  bw_entercall(L, ls);
   initfields(L, c, ls, version, stackkeys);
+}
+
+void bw_initheld (lua_State *L, Ctx *c, LSchema *ls, uint32_t version) {
+  initfields(L, c, ls, version, 1);
 }
 
 void bw_initinner (lua_State *L, Ctx *c, LSchema *ls, uint32_t version) {
@@ -286,6 +290,68 @@ void bw_strictcheck (Ctx *c, uint32_t t, int idx) {
     if (i == ty->first + ty->count)
       bw_encerror(c, "unknown key '%s' (strict: %s declares no such field)", k,
                   c->S->names[ty->name]);
+  }
+}
+
+/* 1 if values of field 'f' hold records (nested in arrays or not). */
+static int holdsrecords (const bw_Schema *S, const bw_Field *f) {
+  while (f->kind == BW_KARRAY || f->kind == BW_KSPARSE) f = &S->fields[f->ref];
+  return f->kind == BW_KSTRUCT;
+}
+
+/* The value at 'b' (0: none) of key 'k' (on top, popped) in the table
+** at 'b', pushed: nil without one. */
+static void basepart (lua_State *L, int b) {
+  if (b != 0 && lua_istable(L, b)) lua_rawget(L, b);
+  else {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
+}
+
+void bw_strictvalue (Ctx *c, const bw_Field *f, int idx, int b) {
+  lua_State *L = c->L;
+  const bw_Schema *S = c->S;
+  if (!lua_istable(L, idx) || !holdsrecords(S, f)
+      || (b != 0 && lua_rawequal(L, idx, b)))  /* shared: kept unchecked */
+    return;
+  luaL_checkstack(L, 6, "stack overflow");
+  if (f->kind == BW_KSTRUCT) {  /* its records first, as encode ends them */
+    const bw_Type *ty = &S->types[f->ref];
+    Frame *fr = enterframe(c);
+    uint32_t i;
+    for (i = ty->first; i < ty->first + ty->count; i++) {
+      const bw_Field *g = &S->fields[i];
+      if (g->name == BW_NONE || !bw_fieldpresent(g, c->version)
+          || !holdsrecords(S, g))
+        continue;
+      setframe(fr, g);
+      pushkey(c, g->name);
+      lua_rawget(L, idx);
+      pushkey(c, g->name);
+      basepart(L, b);
+      bw_strictvalue(c, g, lua_gettop(L) - 1, lua_gettop(L));
+      lua_pop(L, 2);
+    }
+    fr->name = BW_NONE;  /* the path of the record itself */
+    fr->index = -1;
+    bw_strictcheck(c, f->ref, idx);
+    c->nframes--;
+  }
+  else {  /* an array's elements, a sparse array's slots */
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+      if (lua_isinteger(L, -2)) {
+        pushframe(c, BW_NONE, lua_tointeger(L, -2));
+        lua_pushvalue(L, -2);
+        basepart(L, b);
+        bw_strictvalue(c, &S->fields[f->ref], lua_gettop(L) - 1,
+                       lua_gettop(L));
+        lua_pop(L, 1);
+        popframe(c);
+      }
+      lua_pop(L, 1);
+    }
   }
 }
 
@@ -443,6 +509,8 @@ static int schema_fingerprint (lua_State *L) {
 static int schema_types (lua_State *L) {
   LSchema *ls = bw_checkschema(L, 1);
   uint32_t i;
+  lua_settop(L, 1);
+  bw_entercall(L, ls);  /* it allocates as it reads S */
   lua_createtable(L, (int)ls->S->ntypes, 0);
   for (i = 0; i < ls->S->ntypes; i++) {
     uint32_t nm = ls->S->types[i].name;

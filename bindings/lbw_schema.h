@@ -594,6 +594,14 @@ void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
                  int stackkeys);
 /* Set up 'c' for a call that the call in progress makes itself. */
 void bw_initinner (lua_State *L, Ctx *c, LSchema *ls, uint32_t version);
+/* Take the schema at index 1 for the call in progress (a to-be-closed
+** slot on top gives it back), or raise "schema in use". A call that runs
+** Lua code (allocations run finalizers; metamethods run code) before it
+** is done with ls->S takes it first: a release by hand, or another call,
+** then raises instead of freeing what the call reads. */
+void bw_entercall (lua_State *L, LSchema *ls);
+/* bw_initctx for a call that has taken the schema already. */
+void bw_initheld (lua_State *L, Ctx *c, LSchema *ls, uint32_t version);
 /* The user value UV_GUARD of a new schema 'ls', on top. */
 void bw_newguard (lua_State *L, LSchema *ls);
 /* The table options baseline and into: their index, or 0. */
@@ -608,6 +616,11 @@ int  bw_decodefrom (Ctx *c, uint32_t t, int into, int b);
 /* Strict encode: raise on a key of the record at 'idx' that no field of
 ** type 't' has (lbw_methods.c). */
 void bw_strictcheck (Ctx *c, uint32_t t, int idx);
+/* The strict check of every record in the value at 'idx' of field 'f': a
+** value a delta keeps unwalked (a sparse slot equal to the baseline's) is
+** checked as its full encode checks it, but for the tables it shares with
+** the baseline's value at 'b' (0: none), which delta walks keep unchecked. */
+void bw_strictvalue (Ctx *c, const bw_Field *f, int idx, int b);
 /* Message ids (the schema's 'messages' list, or every type by index). */
 void bw_writemessageid (Ctx *c, uint32_t t);
 int  bw_readmessageid (Ctx *c, uint32_t *t);

@@ -740,4 +740,55 @@ describe("a call on a schema made during another", function ()
     -- and the schema serves calls again once the first is over
     assert.equal(want, s:encode("T", assert(s:decode("T", d, { baseline = b1 }))))
   end)
+
+  it("keeps a schema released by hand from under any call that reads it", function ()
+    -- a frame's header table runs metamethods before the call reads the
+    -- schema: releasing it there raises, and the call goes on
+    for _, op in ipairs { "frame_decode", "frame_encode" } do
+      local s = bitwire.schema { T = { { "x", "int", min = 0, max = 9 } } }
+      local release = getmetatable(s).__gc
+      local packet = bitwire.protocol(s, { id = 1 }):encode("T", { x = 3 })
+      local tried
+      local hdr = setmetatable({ id = 1, check = true, fingerprint = true }, {
+        __index = function (_, k) if k == "deltas" then tried = { pcall(release, s) } end end })
+      local args = op == "frame_decode" and { hdr, packet } or { hdr, "T", { x = 3 } }
+      assert.is_true((pcall(s[op], s, table.unpack(args))))
+      assert.is_false(tried[1], op)
+      assert.matches("schema in use", tried[2])
+      assert.equal(3, select(2, bitwire.protocol(s, { id = 1 }):decode(packet)).x)
+    end
+    -- methods that allocate as they read the schema, a finalizer releasing
+    -- it by hand during them: refused there, taken between calls
+    local T, zero = {}, {}
+    for i = 1, 60 do
+      T[i] = { "f" .. i, "int", min = 0, max = i }
+      zero["f" .. i] = 0
+    end
+    local args = { program = {}, types = {}, blob_layout = {}, blob = { "A", zero } }
+    for _, method in ipairs { "program", "types", "blob_layout", "blob", "unblob", "blobview" } do
+      local s = bitwire.schema { A = T, B = T }
+      local blob = s:blob("A", zero)
+      args.unblob, args.blobview = { "A", blob }, { "A", blob }
+      local release, ran, done = getmetatable(s).__gc, 0, false
+      collectgarbage("stop")
+      for _ = 1, 500 do
+        setmetatable({}, { __gc = function ()
+          ran = ran + 1
+          if done then return end
+          local ok, err = pcall(release, s)
+          if ok then done = true else assert.matches("schema in use", err) end
+        end })
+      end
+      collectgarbage("restart")
+      local calls = 0
+      while not done and ran < 500 and calls < 5000 do
+        calls = calls + 1
+        local ok, err = pcall(s[method], s, table.unpack(args[method]))
+        if not ok then assert.matches("schema has been released", err) end
+      end
+      if not done then assert.is_true((pcall(release, s)), method) end
+      assert.matches("schema has been released",
+        select(2, pcall(s[method], s, table.unpack(args[method]))))
+    end
+  end)
 end)

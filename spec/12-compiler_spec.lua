@@ -250,6 +250,34 @@ describe("strict encode", function ()
     assert.truthy(s:encode("T", { p = { x = 1 }, ps = {} }, { strict = true }))
   end)
 
+  it("checks a sparse slot a delta keeps as its full encode does, in both walks", function ()
+    for _, enc in ipairs { "mask", "index", "relative", "auto" } do
+      local s = bitwire.schema({
+        S = { { "sp", "sparse", of = "E", max = 8, encoding = enc },
+              { "arr", "array", of = "E", max = 4 } },
+        E = { { "hp", "int", min = 0, max = 100 }, { "n", "N" } },
+        N = { { "k", "bool" } } }, { strict = true })
+      local function base () return { sp = { [3] = { hp = 1, n = { k = true } } },
+                                       arr = { { hp = 1, n = { k = true } } } } end
+      local b = base()
+      local poisoned = base()  -- no value of S: the walk over tables
+      poisoned.arr[1].hp = "bad"
+      for _, bad in ipairs { { "hq", "sp[3]: unknown key 'hq'" }, { "z", "sp[3].n: unknown key 'z'" } } do
+        local v = base()
+        if bad[1] == "hq" then v.sp[3].hq = 1 else v.sp[3].n.z = 1 end
+        contains(bad[2], errorof(s.encode, s, "S", v))
+        local tape = errorof(s.encode, s, "S", v, { baseline = b })
+        contains(bad[2], tape)
+        assert.equal(tape, errorof(s.encode, s, "S", v, { baseline = poisoned }), enc)
+      end
+      -- a slot's record shared with the baseline is kept unchecked, as ever
+      local v = base()
+      b.sp[3].n.z = 1
+      v.sp[3].n = b.sp[3].n
+      assert.truthy(s:encode("S", v, { baseline = b }))
+    end
+  end)
+
   it("is a schema option too, which a call can turn off", function ()
     local s = bitwire.schema(desc, { strict = true })
     local v = { p = { x = 1, z = 0 }, ps = {} }
