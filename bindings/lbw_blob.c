@@ -232,11 +232,17 @@ static void wscalar (Wr *c, const bw_BlobField *f, int idx, size_t p) {
       lua_Integer v = 0;
       if (lua_type(L, idx) == LUA_TNUMBER) v = lua_tointegerx(L, idx, &ok);
       if (!ok) wexpect(c, idx, "an integer");
-      if (f->ctype == BW_CU64 ? (uint64_t)v > (uint64_t)f->max
-          : (v < f->min || v > f->max)) {
-        lua_pushfstring(L, "%I out of range [%I, %I]", v, (lua_Integer)f->min,
-                        (lua_Integer)f->max);
-        werror(c, lua_tostring(L, -1));
+      {  /* a u64 range is unsigned: values past 2^63 are negative in Lua */
+        int u = f->ctype == BW_CU64;
+        int low = u ? (uint64_t)v < (uint64_t)f->min : v < f->min;
+        int high = u ? (uint64_t)v > (uint64_t)f->max : v > f->max;
+        if ((low || high) && !sf->clamp) {
+          lua_pushfstring(L, "%I out of range [%I, %I]", v,
+                          (lua_Integer)f->min, (lua_Integer)f->max);
+          werror(c, lua_tostring(L, -1));
+        }
+        if (low) v = (lua_Integer)f->min;  /* clamp = true: as encode sends */
+        else if (high) v = (lua_Integer)f->max;
       }
       bw_blobseti(c->w->buf + p, f->ctype, v);
     }

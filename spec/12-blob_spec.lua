@@ -112,6 +112,26 @@ describe("schema:blob and schema:unblob", function()
     end
   end)
 
+  it("refuse or clamp an int of a 64-bit range at both ends, as encode does", function()
+    local m = math.maxinteger
+    local w = bitwire.schema {
+      T = { { "k", "int", min = 100, max = 5000000000 } },
+      H = { { "k", "int", min = m - 3, max = m } },
+      C = { { "k", "int", min = 100, max = 5000000000, clamp = true },
+            { "j", "int", min = 0, max = 9, clamp = true } },
+    }
+    for _, c in ipairs { { "T", 7 }, { "T", 99 }, { "T", 5000000001 }, { "H", 0 }, { "H", m - 4 } } do
+      local ok, err = pcall(w.blob, w, c[1], { k = c[2] })
+      assert.is_false(ok, c[1] .. " " .. c[2])
+      assert.matches("k: " .. c[2] .. " out of range", err)
+      assert.is_false((pcall(w.encode, w, c[1], { k = c[2] })))
+    end
+    assert.equal(m - 1, w:unblob("H", w:blob("H", { k = m - 1 })).k)
+    for _, v in ipairs { { k = 7, j = 40 }, { k = 6000000000, j = -3 } } do
+      assert.same(w:decode("C", w:encode("C", v)), w:unblob("C", w:blob("C", v)))
+    end
+  end)
+
   it("fill a missing field that has a default", function()
     local d = bitwire.schema { T = { { "a", "int", min = 0, max = 9, default = 4 } } }
     assert.same({ a = 4 }, d:unblob("T", d:blob("T", {})))
