@@ -111,6 +111,44 @@ describe("a registry protocol with deltas", function ()
     for _, e in pairs(got.others) do assert.equal(0, e.armor) end
   end)
 
+  it("sends what a reload changed on the grid or in range against a baseline sent before it", function ()
+    -- the client holds the baseline as the old definitions decoded it (hp
+    -- clamped to 100, x on a grid of 1): a field the sender's table still
+    -- holds at 150 or 1.3 changed for it, though not for the sender's table
+    local before = [[return { messages = {"Snap"}, Snap = { {"tick", "uint", bits = 16},
+      {"hp", "int", min = 0, max = 100, clamp = true}, {"x", "float", min = 0, max = 10, res = 1},
+      {"q", "quat", bits = 9}, {"a", "angle", bits = 9} } }]]
+    local after = [[return { messages = {"Snap"}, Snap = { {"tick", "uint", bits = 16},
+      {"hp", "int", min = 0, max = 200, clamp = true}, {"x", "float", min = 0, max = 10, res = 0.1},
+      {"q", "quat", bits = 10}, {"a", "angle", bits = 9, unit = "deg"} } }]]
+    for _, versioned in ipairs { false, true } do
+      local path = tempdefs(before)
+      local reg, creg = assert(bitwire.watch(path)), assert(bitwire.watch(path))
+      local opts = { id = 7, deltas = true, versioned = versioned }
+      local server, client = bitwire.protocol(reg, opts), bitwire.protocol(creg, opts)
+      local sent = { tick = 1, hp = 150, x = 1.3, q = { 0.1, 0.2, 0.3, 0.9 }, a = 1 }
+      local _, kept = assert(client:decode(server:encode("Snap", sent)))
+      write(path, after)
+      assert.is_true(reg:reload())
+      assert.is_true(creg:reload())
+      for tick = 2, 3 do  -- the peer's view is made once, then kept
+        local snap = { tick = tick, hp = 150, x = 1.3, q = sent.q, a = 1 }
+        local _, full = assert(client:decode(server:encode("Snap", snap)))
+        local delta = server:encode("Snap", snap, { baseline = sent, baseline_id = 1 })
+        local _, got = assert(client:decode(delta, { baselines = { [1] = kept } }))
+        assert.same(full, got)
+        assert.equal(150, got.hp)
+      end
+      -- a baseline sent after the reload is read as it is
+      local _, now = assert(client:decode(server:encode("Snap", sent)))
+      local snap = { tick = 4, hp = 150, x = 1.3, q = sent.q, a = 1 }
+      local d2 = server:encode("Snap", snap, { baseline = sent, baseline_id = 2 })
+      assert.same(select(2, client:decode(server:encode("Snap", snap))),
+        select(2, client:decode(d2, { baselines = { [2] = now } })))
+    end
+    cleanup()
+  end)
+
   it("round-trips in every combination of its options", function ()
     local path = tempdefs(defs())
     local reg = assert(bitwire.watch(path))
