@@ -483,6 +483,7 @@ bool %s_read_delta_err (bw_Reader *r, %s *v, const %s *base, bw_Error *err) {
       lines[#lines + 1] = fmt("  if (!bw_genhas(%s, i)) return true;", pa)
     end
     eqstmts(G, lines, "  ", e, G.elem(a, e, "i"), G.elem(b, e, "i"), elemowner(e, q.owner), 1)
+    if #lines == 0 then lines[1] = "  (void)a; (void)b; (void)i;  /* elements of no elements */" end
     helpers[#helpers + 1] = fmt("static bool same_%s (const %s *a, const %s *b, size_t i) {\n%s\n"
       .. "  return true;\n}\n", q.owner, q.C, q.C, concat(lines, "\n"))
   end

@@ -89,16 +89,11 @@ function M.range(f)
   return f.min, f.max
 end
 
-local SCALAR = { int = true, uint = true, bool = true, float = true,
-                 float32 = true, float64 = true, enum = true, tiered = true,
-                 angle = true }
-M.SCALAR = SCALAR
-
--- Kinds whose element needs a struct of its own (a count or a mask).
+-- Kinds whose element needs a struct of its own (a count, a mask): arrays
+-- too when fixed, so an array element is always `x[i].v[...]`, at any depth.
 local function compound(f)
-  return f.kind == "array" and not f.fixed or f.kind == "sparse"
-    or f.kind == "bytes" and not f.fixed or f.kind == "array" and f.fixed
-      and not (SCALAR[f.of.kind] or f.of.kind == "struct")
+  return f.kind == "array" or f.kind == "sparse"
+    or f.kind == "bytes" and not f.fixed
 end
 M.compound = compound
 
