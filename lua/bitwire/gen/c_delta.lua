@@ -79,7 +79,7 @@ function eqexpr(G, f, a, b, owner)
   elseif k == "struct" then
     return fmt("eq_%s(&%s, &%s)", G.N:typename(f.type), x, y)
   elseif k == "int" then   -- clamped values compare as sent
-    return fmt("%s == %s", G.c.intvalue(f, x), G.c.intvalue(f, y))
+    return fmt("%s == %s", (ctypes.intsend(f, x)), (ctypes.intsend(f, y)))
   end
   return fmt("%s == %s", x, y)   -- uint, enum, tiered
 end
