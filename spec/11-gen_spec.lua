@@ -417,6 +417,51 @@ describe("bitwire.gen.serialize_h", function()
     assert.is_true(a < b and b < c and c < d and d < e)
   end)
 
+  it("clamps an int with clamp = true, and refuses one out of range without, as the driver",
+    function()
+    local c = bitwire.schema {
+      T = { {"hp", "int", min = 0, max = 100, clamp = true},
+            {"d", "int", min = -5, max = 5, clamp = true},
+            {"w", "int", min = -(1 << 40), max = 1 << 40, clamp = true},   -- not int32
+            {"a", "array", of = {"int", min = -3, max = 3, clamp = true}, max = 4},
+            {"s", "sparse", of = {"int", min = 10, max = 20, clamp = true}, max = 3},
+            {"o", "int", min = 0, max = 9, clamp = true, optional = true} },
+      N = { {"n", "int", min = 0, max = 100} },
+      W = { {"big", "int", min = 0, max = 1 << 40} } }
+    local v = { hp = 200, d = -100, w = -(1 << 41), a = { -100, 100, 2 }, s = { [2] = 3 },
+                o = 250 }
+    assert.equal(H.tohex(c:encode("T", v)) .. "\nrefused\nrefused\n",
+      runcxx(c, "clamp", SHOWCXX:gsub("NAME", "clamp") .. [[
+template <typename V> static void put (V &v) {
+  static uint8_t buf[64];
+  serialize::WriteStream ws(buf, sizeof(buf));
+  show(ws, clamp::serialize(ws, v));
+}
+int main () {
+  static clamp::T t;
+  static clamp::N n;
+  static clamp::W w;
+  t.hp = 200;
+  t.d = -100;
+  t.w = -(INT64_C(1) << 41);
+  t.a_count = 3;
+  t.a[0] = -100;
+  t.a[1] = 100;
+  t.a[2] = 2;
+  t.s_present[0] = 2;  /* slot 2 */
+  t.s[1] = 3;
+  t.has_o = true;
+  t.o = 250;
+  put(t);
+  n.n = 200;
+  put(n);
+  w.big = (UINT64_C(1) << 40) + 7;  /* fits its 41 bits, past max */
+  put(w);
+  return 0;
+}
+]]))
+  end)
+
   it("gives serialize_compressed_float a resolution with the same steps", function()
     assert.matches("serialize_compressed_float(stream, value.x, -1.0f, 1.0f, ", hpp, 1, true)
   end)
