@@ -208,6 +208,24 @@ int main (void) {
       .. H.tohex(c:encode("T", v, { baseline = base })) .. "\n1\n", got)
   end)
 
+  it("sends a float32 or float64 in a delta when its bits change, as the driver", function()
+    local c = bitwire.schema { T = { {"f", "float32"}, {"d", "float64"},
+                                     {"a", "array", of = {"float32"}, count = 2} } }
+    local v, base = { f = -0.0, d = 0.0, a = { 1.5, -0.0 } }, { f = 0.0, d = -0.0, a = { 1.5, 0.0 } }
+    local got = runc(c, "ieee", SHOW:gsub("NAME", "ieee") .. [[
+int main (void) {
+  T v = { -0.0f, 0.0, { 1.5f, -0.0f } }, base = { 0.0f, -0.0, { 1.5f, 0.0f } };
+  uint8_t buf[64];
+  bw_Writer w;
+  bw_writerinit(&w, buf, sizeof(buf));
+  show(&w, T_write_delta(&w, &v, &base));
+  printf("%d\n", T_equal(&v, &base));
+  return 0;
+}
+]])
+    assert.equal(H.tohex(c:encode("T", v, { baseline = base })) .. "\n0\n", got)
+  end)
+
   it("checks and clamps an int up to 2^63 - 1 held in a uint64_t", function()
     -- [0, 2^63 - 1] and [5, 2^63 - 1] are uint64_t in C, which holds more
     local c = bitwire.schema { T = {

@@ -63,8 +63,8 @@ function eqexpr(G, f, a, b, owner)
     local p = ctypes.double(f.period)
     return fmt("bw_angleencode(%s, %s, %d) == bw_angleencode(%s, %s, %d)", x, p,
       f.bits, y, p, f.bits)
-  elseif k == "float32" or k == "float64" then
-    return fmt("%s == %s || (%s != %s && %s != %s)", x, y, x, x, y, y)
+  elseif k == "float32" or k == "float64" then   -- bits: -0.0, NaN payloads
+    return fmt("memcmp(&%s, &%s, sizeof(%s)) == 0", x, y, x)
   elseif k == "bool" then
     return fmt("!%s == !%s", x, y)
   elseif k == "string" then
