@@ -44,16 +44,21 @@ end
 
 local serval
 
+-- Writing returns false where C condition 'bad' (if any) holds: the driver
+-- refuses that value, and serialize.h would only assert.
+local function refuse(out, ind, bad)
+  if bad then out[#out + 1] = fmt("%sif (Stream::IsWriting && (%s)) return false;", ind, bad) end
+end
+
 -- int(x, lo, hi): serialize_int when serialize.h's int32 form fits, else
 -- the generated bitwire_serialize_wide (pieces of serialize_bits). Writing
--- sends 'v' (default 'x'; ctypes.intsend) and returns false where 'bad'
--- holds, as the driver refuses, not leaving it to serialize.h's asserts. A
+-- sends 'v' (default 'x'; ctypes.intsend), refusing it where 'bad' holds. A
 -- value sent as another expression, or 'x' of a type the macro cannot read
 -- into (an enum), goes through a copy of C type 'ctype' read back into 'x'.
 local function intfield(out, ind, x, lo, hi, ctype, v, bad)
   local add = function(s, ...) out[#out + 1] = ind .. fmt(s, ...) end
   local L, H = ctypes.int(lo), ctypes.int(hi)
-  if bad then add("if (Stream::IsWriting && (%s)) return false;", bad) end
+  refuse(out, ind, bad)
   if (v or x) == x and not ctype then
     if int32ok(lo, hi) then add("serialize_int(stream, %s, %s, %s);", x, L, H)
     else add("if (!bitwire_serialize_wide(stream, %s, %s, %s)) return false;", x, L, H) end
@@ -85,8 +90,7 @@ function serval(G, out, ind, f, x, base, name, depth, owner)
     intfield(out, ind, x, 0, #f.values - 1, G.N:scalartype(f, owner), x,
       select(2, ctypes.intsend(f, x)))
   elseif k == "uint" then
-    local _, bad = ctypes.intsend(f, x)
-    if bad then add("if (Stream::IsWriting && (%s)) return false;", bad) end
+    refuse(out, ind, select(2, ctypes.intsend(f, x)))
     if f.bits <= 32 then add("serialize_bits(stream, %s, %d);", x, f.bits)
     else add("if (!bitwire_serialize_wide(stream, %s, 0, %s)) return false;", x,
       f.bits == 64 and "-1" or ctypes.int((1 << f.bits) - 1)) end
@@ -127,8 +131,7 @@ function serval(G, out, ind, f, x, base, name, depth, owner)
     add("if (!bitwire_serialize_quat(stream, %s, %d)) return false;", x, f.bits)
   elseif k == "tiered" then
     local t = G.consts(f, owner)
-    local _, bad = ctypes.intsend(f, x)
-    if bad then add("if (Stream::IsWriting && (%s)) return false;", bad) end
+    refuse(out, ind, select(2, ctypes.intsend(f, x)))
     add("{")
     add("  uint64_t t = (uint64_t)%s - (uint64_t)%s;", x, ctypes.int(f.min))
     add("  if (!bitwire_serialize_tiered(stream, t, 0, %s, %s, %d)) return false;",
