@@ -4,28 +4,46 @@
 local bitwire = require "bitwire"
 local H = require "spec.helpers"
 
--- Compile the C that gen.c writes for schema 's' (as 'name') at -Werror,
--- with 'main' (C source) against build/libbitwire.a; run it and return its
--- output.
-local function runc(s, name, main)
+-- Write 'files' (name -> text) to a new directory, build them with the
+-- command 'build' (DIR stands for the directory) into DIR/main, run it and
+-- return its output.
+local function runin(files, build)
   local dir = os.tmpname()
   os.remove(dir)
   assert.is_true(os.execute("mkdir -p " .. dir))
-  local c = bitwire.gen.c(s, { name = name })
-  for file, text in pairs { [name .. ".h"] = c.header, [name .. ".c"] = c.source,
-                            ["main.c"] = main } do
+  for file, text in pairs(files) do
     local f = assert(io.open(dir .. "/" .. file, "w"))
     f:write(text)
     f:close()
   end
-  local p = io.popen(string.format("%s -std=c99 -Wall -Wextra -Wpedantic -Wshadow -Werror "
-    .. "-Icore -I%s -o %s/main %s/main.c %s/%s.c build/libbitwire.a -lz -lm 2>&1 && %s/main",
-    os.getenv("CC") or "cc", dir, dir, dir, dir, name, dir))
+  local p = io.popen(build:gsub("DIR", function() return dir end) .. " 2>&1 && "
+    .. dir .. "/main")
   local out = p:read("a")
   local ok = p:close()
   os.execute("rm -rf " .. dir)
   assert(ok, out)
   return out
+end
+
+-- Compile the C that gen.c writes for schema 's' (as 'name') at -Werror,
+-- with 'main' (C source) against build/libbitwire.a; run it and return its
+-- output.
+local function runc(s, name, main)
+  local c = bitwire.gen.c(s, { name = name })
+  return runin({ [name .. ".h"] = c.header, [name .. ".c"] = c.source, ["main.c"] = main },
+    string.format("%s -std=c99 -Wall -Wextra -Wpedantic -Wshadow -Werror -Icore -IDIR "
+      .. "-o DIR/main DIR/main.c DIR/%s.c build/libbitwire.a -lz -lm",
+      os.getenv("CC") or "cc", name))
+end
+
+-- The same for the C++ gen.serialize_h writes, 'main' (C++ source) over
+-- spec/fixtures/serialize_compat.h (serialize.h's macros on the core).
+local function runcxx(s, name, main)
+  return runin({ [name .. ".hpp"] = bitwire.gen.serialize_h(s, { name = name }),
+                 ["main.cc"] = main },
+    string.format("%s -std=c++11 -Wall -Wextra -Wpedantic -Wshadow -Werror -Icore "
+      .. "-Ispec/fixtures -IDIR -o DIR/main DIR/main.cc build/libbitwire.a -lz -lm",
+      os.getenv("CXX") or "c++"))
 end
 
 -- The head of a test program for generated header NAME: show(w, ok)
@@ -43,6 +61,24 @@ static void show (bw_Writer *w, int ok) {
   d = bw_writerdata(w, &n);
   for (i = 0; i < n; i++) printf("%02x", d[i]);
   printf("\n");
+}
+]]
+
+-- The same for C++ (namespace NAME): show(ws, ok).
+local SHOWCXX = [[
+#include <cstdio>
+#include <cstring>
+#include "serialize_compat.h"
+#include "NAME.hpp"
+static void show (serialize::WriteStream &ws, bool ok) {
+  if (!ok) {
+    std::printf("refused\n");
+    return;
+  }
+  size_t n;
+  const uint8_t *d = ws.GetData(&n);
+  for (size_t i = 0; i < n; i++) std::printf("%02x", d[i]);
+  std::printf("\n");
 }
 ]]
 
@@ -172,6 +208,24 @@ int main (void) {
       .. H.tohex(c:encode("T", v, { baseline = base })) .. "\n1\n", got)
   end)
 
+  it("sends a float32 or float64 in a delta when its bits change, as the driver", function()
+    local c = bitwire.schema { T = { {"f", "float32"}, {"d", "float64"},
+                                     {"a", "array", of = {"float32"}, count = 2} } }
+    local v, base = { f = -0.0, d = 0.0, a = { 1.5, -0.0 } }, { f = 0.0, d = -0.0, a = { 1.5, 0.0 } }
+    local got = runc(c, "ieee", SHOW:gsub("NAME", "ieee") .. [[
+int main (void) {
+  T v = { -0.0f, 0.0, { 1.5f, -0.0f } }, base = { 0.0f, -0.0, { 1.5f, 0.0f } };
+  uint8_t buf[64];
+  bw_Writer w;
+  bw_writerinit(&w, buf, sizeof(buf));
+  show(&w, T_write_delta(&w, &v, &base));
+  printf("%d\n", T_equal(&v, &base));
+  return 0;
+}
+]])
+    assert.equal(H.tohex(c:encode("T", v, { baseline = base })) .. "\n0\n", got)
+  end)
+
   it("checks and clamps an int up to 2^63 - 1 held in a uint64_t", function()
     -- [0, 2^63 - 1] and [5, 2^63 - 1] are uint64_t in C, which holds more
     local c = bitwire.schema { T = {
@@ -252,6 +306,71 @@ int main (void) {
 ]]))
   end)
 
+  it("writes and reads arrays of fixed-count arrays, of records and of scalars", function()
+    local g = bitwire.schema { P = { {"x", "int", min = 0, max = 9} }, M = {
+      {"grid", "array", of = {"array", of = "P", count = 2}, count = 3},
+      {"cells", "array", of = {"array", of = {"int", min = 0, max = 3}, count = 2}, max = 3},
+      {"s", "sparse", of = {"array", of = {"bool"}, count = 2}, max = 4} } }
+    local want = H.tohex(g:encode("M", {
+      grid = { { {x = 1}, {x = 2} }, { {x = 3}, {x = 4} }, { {x = 5}, {x = 6} } },
+      cells = { {1, 2}, {3, 0} }, s = { [3] = { true, false } } })) .. "\n"
+    -- element i of an array of arrays is x[i].v[...], fixed or not
+    local fill = [[
+static void fill (M *v) {
+  int i, j;
+  memset(v, 0, sizeof(*v));
+  for (i = 0; i < 3; i++)
+    for (j = 0; j < 2; j++) v->grid[i].v[j].x = (uint8_t)(2 * i + j + 1);
+  v->cells_count = 2;
+  v->cells[0].v[0] = 1;
+  v->cells[0].v[1] = 2;
+  v->cells[1].v[0] = 3;
+  v->s_present[0] = 4;  /* slot 3 */
+  v->s[2].v[0] = true;
+}
+]]
+    local c = bitwire.gen.c(g, { name = "grids" })
+    assert.matches("typedef struct M_grid_item {\n  /* array of 2 P */\n  P v[2];",
+      c.header, 1, true)
+    assert.equal(want .. "1 1\n", runc(g, "grids", SHOW:gsub("NAME", "grids")
+      .. "#include <string.h>\n" .. fill .. [[
+int main (void) {
+  M v, back;
+  uint8_t buf[64];
+  bw_Writer w;
+  bw_Reader r;
+  const uint8_t *d;
+  size_t n;
+  fill(&v);
+  bw_writerinit(&w, buf, sizeof(buf));
+  show(&w, M_write(&w, &v));
+  d = bw_writerdata(&w, &n);
+  bw_readerinit(&r, d, n);
+  n = M_read(&r, &back);
+  printf("%d %d\n", (int)n, M_equal(&v, &back));
+  return 0;
+}
+]]))
+    -- serialize.h: written, then read back and written again
+    assert.equal(want .. want, runcxx(g, "grids", SHOWCXX:gsub("NAME", "grids")
+      .. "using namespace grids;\n" .. fill .. [[
+int main () {
+  static M v, back;
+  static uint8_t buf[64], again[64];
+  size_t n;
+  fill(&v);
+  serialize::WriteStream ws(buf, sizeof(buf));
+  show(ws, grids::serialize(ws, v));
+  const uint8_t *d = ws.GetData(&n);
+  serialize::ReadStream rs(d, n);
+  if (!grids::serialize(rs, back)) return 1;
+  serialize::WriteStream ws2(again, sizeof(again));
+  show(ws2, grids::serialize(ws2, back));
+  return 0;
+}
+]]))
+  end)
+
   it("builds at -Werror for empty records, align or check alone, and arrays of 0", function()
     local e = bitwire.schema(dofile("spec/fixtures/gen/empty.lua"))
     local want = {}
@@ -314,6 +433,51 @@ describe("bitwire.gen.serialize_h", function()
     local e = body:find("serialize_bool(stream, value.has_name)", 1, true)
     assert.truthy(a and b and c and d and e)
     assert.is_true(a < b and b < c and c < d and d < e)
+  end)
+
+  it("clamps an int with clamp = true, and refuses one out of range without, as the driver",
+    function()
+    local c = bitwire.schema {
+      T = { {"hp", "int", min = 0, max = 100, clamp = true},
+            {"d", "int", min = -5, max = 5, clamp = true},
+            {"w", "int", min = -(1 << 40), max = 1 << 40, clamp = true},   -- not int32
+            {"a", "array", of = {"int", min = -3, max = 3, clamp = true}, max = 4},
+            {"s", "sparse", of = {"int", min = 10, max = 20, clamp = true}, max = 3},
+            {"o", "int", min = 0, max = 9, clamp = true, optional = true} },
+      N = { {"n", "int", min = 0, max = 100} },
+      W = { {"big", "int", min = 0, max = 1 << 40} } }
+    local v = { hp = 200, d = -100, w = -(1 << 41), a = { -100, 100, 2 }, s = { [2] = 3 },
+                o = 250 }
+    assert.equal(H.tohex(c:encode("T", v)) .. "\nrefused\nrefused\n",
+      runcxx(c, "clamp", SHOWCXX:gsub("NAME", "clamp") .. [[
+template <typename V> static void put (V &v) {
+  static uint8_t buf[64];
+  serialize::WriteStream ws(buf, sizeof(buf));
+  show(ws, clamp::serialize(ws, v));
+}
+int main () {
+  static clamp::T t;
+  static clamp::N n;
+  static clamp::W w;
+  t.hp = 200;
+  t.d = -100;
+  t.w = -(INT64_C(1) << 41);
+  t.a_count = 3;
+  t.a[0] = -100;
+  t.a[1] = 100;
+  t.a[2] = 2;
+  t.s_present[0] = 2;  /* slot 2 */
+  t.s[1] = 3;
+  t.has_o = true;
+  t.o = 250;
+  put(t);
+  n.n = 200;
+  put(n);
+  w.big = (UINT64_C(1) << 40) + 7;  /* fits its 41 bits, past max */
+  put(w);
+  return 0;
+}
+]]))
   end)
 
   it("gives serialize_compressed_float a resolution with the same steps", function()

@@ -7,6 +7,9 @@
 ** "D typeid basehex hex" lines read a delta against the baseline that
 ** basehex decodes to and print the delta written again the same way.
 ** "M hex" lines read a message (its id, then its type's value).
+** "P typeid k idx val hex" lines read the value, set integer 'k' of it
+** (pokes.inc, from the cross test; element 'idx' of an array) to 'val',
+** maybe out of its range, and write it: clamped, or "W range".
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +40,17 @@ static size_t unhex (const char *p, uint8_t *dst, const char **end) {
   return n;
 }
 
+#define SET(lhs) ((lhs) = (val))
+#define POKE(n, kk, T, stmt) \
+  if (id == (n) && k == (kk)) { T *v = (T *)p; stmt; return 1; }
+
+static int poke (unsigned long id, void *p, unsigned long k, size_t idx,
+                 long long val) {
+#include "pokes.inc"
+  (void)p; (void)idx; (void)val;
+  return 0;
+}
+
 int main (void) {
   void *values[MESSAGES_NTYPES], *bases[MESSAGES_NTYPES];
   size_t t;
@@ -48,9 +62,11 @@ int main (void) {
   while (fgets(line, sizeof(line), stdin) != NULL) {
     char *p = line, *end;
     const char *q;
-    int delta = line[0] == 'D', message = line[0] == 'M';
-    unsigned long id = message ? 0 : strtoul(p + delta, &end, 10);
-    size_t n = 0, len, i;
+    int delta = line[0] == 'D', message = line[0] == 'M', poking = line[0] == 'P';
+    unsigned long id = message ? 0 : strtoul(p + delta + poking, &end, 10);
+    unsigned long k = 0;
+    size_t n = 0, len, i, idx = 0;
+    long long val = 0;
     bw_Reader r;
     bw_Writer w;
     bw_Error err;
@@ -58,6 +74,11 @@ int main (void) {
     int ok;
     if (message) end = p + 1;
     else if (end == p || id >= MESSAGES_NTYPES) return 1;
+    if (poking) {
+      k = strtoul(end + 1, &end, 10);
+      idx = (size_t)strtoul(end + 1, &end, 10);
+      val = strtoll(end + 1, &end, 10);
+    }
     if (delta) {  /* the baseline: valid bytes of the type */
       n = unhex(end + 1, basein, &q);
       bw_readerinit(&r, basein, n);
@@ -82,6 +103,7 @@ int main (void) {
              (unsigned long long)err.bitpos, err.path);
       continue;
     }
+    if (poking && !poke(id, values[id], k, idx, val)) return 1;
     bw_writerinit(&w, out, sizeof(out));
     if (message) {  /* the id back from the type: the table's inverse */
       unsigned mid;

@@ -9,7 +9,7 @@ local delta = require "bitwire.gen.c_delta"
 
 local M = {}
 local fmt, concat = string.format, table.concat
-local ident, cint, cuint = ctypes.ident, ctypes.int, ctypes.uint
+local ident, cuint = ctypes.ident, ctypes.uint
 
 local bitlen = ctypes.bitlen
 
@@ -192,36 +192,15 @@ end
 
 -- {===== write and bits
 
--- The C tests that integer 'x', of field 'f''s C type, is below 'lo' and
--- above 'hi': nil where that type cannot hold such a value. A uint64_t
--- (thi -1: 2^64 - 1) holds values past any 'hi' but its own top.
-local function outside(x, f, lo, hi)
-  local _, tlo, thi = ctypes.inttype(ctypes.range(f))
-  local above
-  if thi == -1 then
-    above = math.ult(hi, -1) and fmt("%s > %s", x, cuint(hi)) or nil
-  elseif hi < thi then
-    above = fmt("%s > %s", x, cint(hi))
-  end
-  return lo ~= 0 and lo > tlo and fmt("%s < %s", x, cint(lo)) or nil, above
+-- Refuse the value (BW_ERANGE) when C condition 'bad' holds.
+local function refuse(E, bad)
+  if bad then E:line("if (%s) return bw_genrefuse(w, BW_ERANGE);", bad) end
 end
 
--- Check that integer 'x' of field 'f''s C type is in [lo, hi].
-local function intcheck(E, x, f, lo, hi)
-  local below, above = outside(x, f, lo, hi)
-  local cond = below and above and below .. " || " .. above or below or above
-  if cond then E:line("if (%s) return bw_genrefuse(w, BW_ERANGE);", cond) end
-end
-
--- Int field 'f''s value 'x' as the driver sends it: with 'clamp', a value
--- out of [min, max] as the nearest end (an expression).
-function M.intvalue(f, x)
-  if not f.clamp then return x end
-  local below, above = outside(x, f, f.min, f.max)
-  local v = x
-  if above then v = fmt("%s ? %s : %s", above, cint(f.max), v) end
-  if below then v = fmt("%s ? %s : %s", below, cint(f.min), v) end
-  return v == x and x or "(" .. v .. ")"
+-- Refuse count 'n' of array or bytes field 'f' out of [min, max].
+local function countcheck(E, n, f)
+  local _, bad = ctypes.intsend({ kind = "int", min = 0, max = f.max }, n, f.min, f.max)
+  refuse(E, bad)
 end
 
 local function offset(x, min)
@@ -237,8 +216,9 @@ function writevalue(E, mode, f, loc, owner)
   local G, k, x = E.G, f.kind, loc.expr
   local W = mode == "write"
   if k == "int" or k == "tiered" then
-    if f.clamp then x = M.intvalue(f, x)
-    elseif W then intcheck(E, x, f, f.min, f.max) end
+    local bad
+    x, bad = ctypes.intsend(f, x)
+    if W then refuse(E, bad) end
     local span = cuint(f.max - f.min)
     if k == "int" then
       if W then E:line("bw_writebits(w, %s, %d);", offset(x, f.min), f.bits)
@@ -252,18 +232,15 @@ function writevalue(E, mode, f, loc, owner)
       end
     end
   elseif k == "uint" then
-    local _, _, thi = ctypes.inttype(ctypes.range(f))
     if W then
-      if thi ~= -1 and bitlen(thi) > f.bits then
-        E:line("if ((uint64_t)%s >> %d != 0) return bw_genrefuse(w, BW_ERANGE);", x, f.bits)
-      end
+      refuse(E, select(2, ctypes.intsend(f, x)))
       E:line("bw_writebits(w, (uint64_t)%s, %d);", x, f.bits)
     else E:line("pos += %d;", f.bits) end
   elseif k == "bool" then
     if W then E:line("bw_writebits(w, %s ? 1 : 0, 1);", x) else E:line("pos += 1;") end
   elseif k == "enum" then
     if W then
-      E:line("if ((unsigned)%s > %du) return bw_genrefuse(w, BW_ERANGE);", x, #f.values - 1)
+      refuse(E, select(2, ctypes.intsend(f, x)))
       E:line("bw_writebits(w, (uint64_t)%s, %d);", x, f.bits)
     else E:line("pos += %d;", f.bits) end
   elseif k == "float" then
@@ -294,7 +271,7 @@ function writevalue(E, mode, f, loc, owner)
     else
       local n = count(loc)
       if W then
-        intcheck(E, n, { kind = "int", min = 0, max = f.max }, f.min, f.max)
+        countcheck(E, n, f)
         E:line("bw_writebits(w, %s, %d);", offset(n, f.min), f.bits)
         E:line("bw_writebytes(w, %s, %s);", x, n)
       else
@@ -314,7 +291,7 @@ function writevalue(E, mode, f, loc, owner)
     if not f.fixed then
       n = count(loc)
       if W then
-        intcheck(E, n, { kind = "int", min = 0, max = f.max }, f.min, f.max)
+        countcheck(E, n, f)
         E:line("bw_writebits(w, %s, %d);", offset(n, f.min), f.bits)
       else
         E:line("pos += %d;", f.bits)

@@ -63,8 +63,8 @@ function eqexpr(G, f, a, b, owner)
     local p = ctypes.double(f.period)
     return fmt("bw_angleencode(%s, %s, %d) == bw_angleencode(%s, %s, %d)", x, p,
       f.bits, y, p, f.bits)
-  elseif k == "float32" or k == "float64" then
-    return fmt("%s == %s || (%s != %s && %s != %s)", x, y, x, x, y, y)
+  elseif k == "float32" or k == "float64" then   -- bits: -0.0, NaN payloads
+    return fmt("memcmp(&%s, &%s, sizeof(%s)) == 0", x, y, x)
   elseif k == "bool" then
     return fmt("!%s == !%s", x, y)
   elseif k == "string" then
@@ -79,7 +79,7 @@ function eqexpr(G, f, a, b, owner)
   elseif k == "struct" then
     return fmt("eq_%s(&%s, &%s)", G.N:typename(f.type), x, y)
   elseif k == "int" then   -- clamped values compare as sent
-    return fmt("%s == %s", G.c.intvalue(f, x), G.c.intvalue(f, y))
+    return fmt("%s == %s", (ctypes.intsend(f, x)), (ctypes.intsend(f, y)))
   end
   return fmt("%s == %s", x, y)   -- uint, enum, tiered
 end
@@ -483,6 +483,7 @@ bool %s_read_delta_err (bw_Reader *r, %s *v, const %s *base, bw_Error *err) {
       lines[#lines + 1] = fmt("  if (!bw_genhas(%s, i)) return true;", pa)
     end
     eqstmts(G, lines, "  ", e, G.elem(a, e, "i"), G.elem(b, e, "i"), elemowner(e, q.owner), 1)
+    if #lines == 0 then lines[1] = "  (void)a; (void)b; (void)i;  /* elements of no elements */" end
     helpers[#helpers + 1] = fmt("static bool same_%s (const %s *a, const %s *b, size_t i) {\n%s\n"
       .. "  return true;\n}\n", q.owner, q.C, q.C, concat(lines, "\n"))
   end

@@ -89,16 +89,51 @@ function M.range(f)
   return f.min, f.max
 end
 
-local SCALAR = { int = true, uint = true, bool = true, float = true,
-                 float32 = true, float64 = true, enum = true, tiered = true,
-                 angle = true }
-M.SCALAR = SCALAR
+-- The C tests that integer 'x', of field 'f''s C type, is below 'lo' and
+-- above 'hi': nil where that type cannot hold such a value. A uint64_t
+-- (thi -1: 2^64 - 1) holds values past any 'hi' but its own top.
+local function outside(x, f, lo, hi)
+  local _, tlo, thi = M.inttype(M.range(f))
+  local above
+  if thi == -1 then
+    above = math.ult(hi, -1) and fmt("%s > %s", x, M.uint(hi)) or nil
+  elseif hi < thi then
+    above = fmt("%s > %s", x, M.int(hi))
+  end
+  return lo ~= 0 and lo > tlo and fmt("%s < %s", x, M.int(lo)) or nil, above
+end
 
--- Kinds whose element needs a struct of its own (a count or a mask).
+-- What the driver sends for 'x', a C expression of the C type of int,
+-- tiered, enum or uint field 'f': the expression written, and the C
+-- condition on which the driver refuses the value (nil: never). An int
+-- with 'clamp' sends a value out of [min, max] as the nearest end; 'lo',
+-- 'hi' narrow [f.min, f.max] (a count of at least 'lo'). The one rule for
+-- gen c and serialize-h.
+function M.intsend(f, x, lo, hi)
+  if f.kind == "enum" then return x, fmt("(unsigned)%s > %du", x, #f.values - 1) end
+  if f.kind == "uint" then
+    local _, _, thi = M.inttype(M.range(f))
+    if thi ~= -1 and M.bitlen(thi) > f.bits then
+      return x, fmt("(uint64_t)%s >> %d != 0", x, f.bits)
+    end
+    return x, nil
+  end
+  lo, hi = lo or f.min, hi or f.max
+  local below, above = outside(x, f, lo, hi)
+  if not f.clamp then
+    return x, below and above and below .. " || " .. above or below or above
+  end
+  local v = x
+  if above then v = fmt("%s ? %s : %s", above, M.int(hi), v) end
+  if below then v = fmt("%s ? %s : %s", below, M.int(lo), v) end
+  return v == x and x or "(" .. v .. ")", nil
+end
+
+-- Kinds whose element needs a struct of its own (a count, a mask): arrays
+-- too when fixed, so an array element is always `x[i].v[...]`, at any depth.
 local function compound(f)
-  return f.kind == "array" and not f.fixed or f.kind == "sparse"
-    or f.kind == "bytes" and not f.fixed or f.kind == "array" and f.fixed
-      and not (SCALAR[f.of.kind] or f.of.kind == "struct")
+  return f.kind == "array" or f.kind == "sparse"
+    or f.kind == "bytes" and not f.fixed
 end
 M.compound = compound
 

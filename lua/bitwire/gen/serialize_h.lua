@@ -44,29 +44,53 @@ end
 
 local serval
 
+-- Writing returns false where C condition 'bad' (if any) holds: the driver
+-- refuses that value, and serialize.h would only assert.
+local function refuse(out, ind, bad)
+  if bad then out[#out + 1] = fmt("%sif (Stream::IsWriting && (%s)) return false;", ind, bad) end
+end
+
 -- int(x, lo, hi): serialize_int when serialize.h's int32 form fits, else
--- the generated bitwire_serialize_wide (pieces of serialize_bits).
-local function intfield(out, ind, x, lo, hi, cast)
-  if int32ok(lo, hi) and not cast then
-    out[#out + 1] = fmt("%sserialize_int(stream, %s, %s, %s);", ind, x, ctypes.int(lo), ctypes.int(hi))
-  elseif int32ok(lo, hi) then
-    out[#out + 1] = fmt("%s{", ind)
-    out[#out + 1] = fmt("%s  int32_t e = (int32_t)%s;", ind, x)
-    out[#out + 1] = fmt("%s  serialize_int(stream, e, %s, %s);", ind, ctypes.int(lo), ctypes.int(hi))
-    out[#out + 1] = fmt("%s  %s = (%s)e;", ind, x, cast)
-    out[#out + 1] = fmt("%s}", ind)
-  else
-    out[#out + 1] = fmt("%sif (!bitwire_serialize_wide(stream, %s, %s, %s)) return false;",
-      ind, x, ctypes.int(lo), ctypes.int(hi))
+-- the generated bitwire_serialize_wide (pieces of serialize_bits). Writing
+-- sends 'v' (default 'x'; ctypes.intsend), refusing it where 'bad' holds. A
+-- value sent as another expression, or 'x' of a type the macro cannot read
+-- into (an enum), goes through a copy of C type 'ctype' read back into 'x'.
+local function intfield(out, ind, x, lo, hi, ctype, v, bad)
+  local add = function(s, ...) out[#out + 1] = ind .. fmt(s, ...) end
+  local L, H = ctypes.int(lo), ctypes.int(hi)
+  refuse(out, ind, bad)
+  if (v or x) == x and not ctype then
+    if int32ok(lo, hi) then add("serialize_int(stream, %s, %s, %s);", x, L, H)
+    else add("if (!bitwire_serialize_wide(stream, %s, %s, %s)) return false;", x, L, H) end
+    return
   end
+  local et = int32ok(lo, hi) and "int32_t" or ctype
+  add("{")
+  add("  %s e = %s;", et, et == "int32_t" and "0" or "(" .. et .. ")0")
+  add("  if (Stream::IsWriting) e = (%s)%s;", et, v or x)
+  if int32ok(lo, hi) then add("  serialize_int(stream, e, %s, %s);", L, H)
+  else add("  if (!bitwire_serialize_wide(stream, e, %s, %s)) return false;", L, H) end
+  add("  if (Stream::IsReading) %s = (%s)e;", x, ctype)
+  add("}")
+end
+
+-- A count of array or bytes field 'f' ('n'), refused out of [min, max].
+local function countfield(out, ind, n, f)
+  local _, bad = ctypes.intsend({ kind = "int", min = 0, max = f.max }, n, f.min, f.max)
+  intfield(out, ind, n, f.min, f.max, nil, nil, bad)
 end
 
 function serval(G, out, ind, f, x, base, name, depth, owner)
   local k = f.kind
   local add = function(s, ...) out[#out + 1] = ind .. fmt(s, ...) end
-  if k == "int" then intfield(out, ind, x, f.min, f.max)
-  elseif k == "enum" then intfield(out, ind, x, 0, #f.values - 1, G.N:scalartype(f, owner))
+  if k == "int" then
+    local v, bad = ctypes.intsend(f, x)
+    intfield(out, ind, x, f.min, f.max, v ~= x and G.N:scalartype(f, owner) or nil, v, bad)
+  elseif k == "enum" then
+    intfield(out, ind, x, 0, #f.values - 1, G.N:scalartype(f, owner), x,
+      select(2, ctypes.intsend(f, x)))
   elseif k == "uint" then
+    refuse(out, ind, select(2, ctypes.intsend(f, x)))
     if f.bits <= 32 then add("serialize_bits(stream, %s, %d);", x, f.bits)
     else add("if (!bitwire_serialize_wide(stream, %s, 0, %s)) return false;", x,
       f.bits == 64 and "-1" or ctypes.int((1 << f.bits) - 1)) end
@@ -83,7 +107,7 @@ function serval(G, out, ind, f, x, base, name, depth, owner)
   elseif k == "bytes" then
     if f.fixed then add("serialize_bytes(stream, %s, %d);", x, f.max)
     else
-      intfield(out, ind, base .. name .. "_count", f.min, f.max)
+      countfield(out, ind, base .. name .. "_count", f)
       add("serialize_bytes(stream, %s, %s%s_count);", x, base, name)
     end
   elseif k == "struct" then
@@ -92,7 +116,7 @@ function serval(G, out, ind, f, x, base, name, depth, owner)
     local n = tostring(f.max)
     if not f.fixed then
       n = base .. name .. "_count"
-      intfield(out, ind, n, f.min, f.max)
+      countfield(out, ind, n, f)
     end
     local i = "i" .. depth
     add("for (int %s = 0; %s < (int)%s; %s++) {", i, i, n, i)
@@ -107,6 +131,7 @@ function serval(G, out, ind, f, x, base, name, depth, owner)
     add("if (!bitwire_serialize_quat(stream, %s, %d)) return false;", x, f.bits)
   elseif k == "tiered" then
     local t = G.consts(f, owner)
+    refuse(out, ind, select(2, ctypes.intsend(f, x)))
     add("{")
     add("  uint64_t t = (uint64_t)%s - (uint64_t)%s;", x, ctypes.int(f.min))
     add("  if (!bitwire_serialize_tiered(stream, t, 0, %s, %s, %d)) return false;",
