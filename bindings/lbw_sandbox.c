@@ -446,9 +446,9 @@ static int copyvalue (Copy *c, int v, int depth) {
       size_t len;
       const char *s = lua_tolstring(S, v, &len);
       if (len > c->maxbytes - c->bytes) {
-        lua_pushfstring(L, "description's strings take more than the memory "
-                        "limit of %I KB (a string reached twice counts "
-                        "twice)", (LUAI_UACINT)(c->maxbytes / 1024));
+        lua_pushfstring(L, "description's strings take more than max_size, "
+                        "%I bytes (a string reached twice counts twice)",
+                        (LUAI_UACINT)c->maxbytes);
         return 1;
       }
       c->bytes += len;
@@ -509,10 +509,21 @@ static int copytable (Copy *c, int t, int depth) {
 
 /* {===================== running a file ===================== */
 
+/* Messages a file raises keep at most this many bytes. */
+#define MAXFAILMSG  1024
+
 int bw_deffail (lua_State *L, const char *path, int line, const char *msg) {
+  size_t len = strlen(msg);
+  int cut = len > MAXFAILMSG;  /* error(string.rep("x", 2^24)) */
   lua_pushnil(L);
-  if (line > 0) lua_pushfstring(L, "%s:%d: %s", path, line, msg);
-  else lua_pushfstring(L, "%s: %s", path, msg);
+  if (line > 0)
+    lua_pushfstring(L, "%s:%d: %s", path, line, cut ? "" : msg);
+  else lua_pushfstring(L, "%s: %s", path, cut ? "" : msg);
+  if (cut) {
+    lua_pushlstring(L, msg, MAXFAILMSG);
+    lua_pushfstring(L, "... (%I bytes in all)", (LUAI_UACINT)len);
+    lua_concat(L, 3);
+  }
   return 2;
 }
 
@@ -572,7 +583,7 @@ static lua_Integer getlimit (lua_State *L, int opts, const char *key) {
 
 /* Run the file (its source at 1) in S and push the copy of its result or
 ** nil, message. S is closed by the caller. */
-static int run (lua_State *L, Sandbox *sb, const char *path,
+static int run (lua_State *L, Sandbox *sb, const char *path, size_t maxsize,
                 lua_Integer maxnodes) {
   size_t len;
   const char *src = lua_tolstring(L, 1, &len);
@@ -627,7 +638,7 @@ static int run (lua_State *L, Sandbox *sb, const char *path,
   c.nodes = 0;
   c.maxnodes = maxnodes;
   c.bytes = 0;
-  c.maxbytes = sb->limit;
+  c.maxbytes = maxsize;
   top = lua_gettop(L);
   if (copyvalue(&c, lua_gettop(S), 0)) {
     const char *msg = lua_tostring(L, -1);
@@ -638,11 +649,11 @@ static int run (lua_State *L, Sandbox *sb, const char *path,
 }
 
 /* core.sandbox(source, path, {memory = KB, budget = n, time = s,
-**   max_nodes = n}) -> description | nil, message. 'path' names the file
+**   max_nodes = n, max_size = bytes}) -> description | nil, message. 'path' names the file
 ** in messages. Runs 'source' as a definitions file (see the top). */
 static int core_sandbox (lua_State *L) {
   const char *path;
-  lua_Integer memory, maxnodes;
+  lua_Integer memory, maxnodes, maxsize;
   lua_Number maxtime;
   Sandbox *sb;
   int n;
@@ -651,6 +662,9 @@ static int core_sandbox (lua_State *L) {
   luaL_checktype(L, 3, LUA_TTABLE);
   memory = getlimit(L, 3, "memory");
   maxnodes = getlimit(L, 3, "max_nodes");
+  /* the host keeps the strings, and the schema their text (quoted, up to
+  ** 4 bytes each): no more than a file of max_size could spell out */
+  maxsize = getlimit(L, 3, "max_size");
   lua_getfield(L, 3, "time");
   maxtime = lua_tonumber(L, -1);
   lua_pop(L, 1);
@@ -666,7 +680,9 @@ static int core_sandbox (lua_State *L) {
   sb->source = lua_pushfstring(L, "@%s", path);  /* anchored in L's stack */
   sb->S = lua_newstate(sballoc, sb);
   if (sb->S == NULL) return bw_deffail(L, path, 0, memmsg(L, sb));
-  n = run(L, sb, path, maxnodes);
+  n = run(L, sb, path, (lua_Unsigned)maxsize > SIZE_MAX / 8 ? SIZE_MAX / 8
+                                                    : (size_t)maxsize,
+          maxnodes);
   sbclose(sb);
   return n;
 }

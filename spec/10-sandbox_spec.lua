@@ -228,6 +228,27 @@ return { A = { f }, B = { f } }]]))
     assert.matches("more than 12 tables and fields", err)
   end)
 
+  it("copies out no more string bytes than max_size, a string reached twice counting twice", function()
+    -- a 2-byte file line of string.rep would otherwise hand the host 16 MiB
+    -- per field, and the schema its quoted text
+    local src = [[local s = ("\0\49"):rep(%d)
+return { T = { { "a", "bytes", max = 4096, default = s }, { "b", "bytes", max = 4096, default = s } } }]]
+    assert.is_not_nil(run(src:format(25), { max_size = 200 }))  -- 2 x 50 bytes
+    local none, err = run(src:format(50), { max_size = 200 })   -- 2 x 100
+    assert.is_nil(none)
+    assert.matches("strings take more than max_size, 200 bytes", err)
+    none, err = run(src:format(1 << 23))  -- the default, 1 MiB
+    assert.is_nil(none)
+    assert.matches("max_size, 1048576 bytes", err)
+  end)
+
+  it("cuts a message the file raises to 1 KiB, saying how long it was", function()
+    local none, err = run("error(string.rep('x', 1 << 20), 0)")
+    assert.is_nil(none)
+    assert.is_true(#err < 1200)
+    assert.matches("xxxx%.%.%. %(1048576 bytes in all%)$", err)
+  end)
+
   it("refuses keys that are not plain data", function()
     local d, err = run("return { [{}] = 1 }")
     assert.is_nil(d)
