@@ -55,12 +55,12 @@ describe("schema:decode into aliased tables", function ()
       for _, enc in ipairs { "mask", "index" } do
         local k = bitwire.schema { T = { { "sp", "sparse", of = { "int", min = 0, max = 9 },
                                            max = n, encoding = enc } } }
-        local bytes = k:encode("T", { sp = { [3] = 1 } })
+        local packet = k:encode("T", { sp = { [3] = 1 } })
         for _, junk in ipairs { 0, -1, n + 1, 1.5, "x", 2 ^ 40 } do
           local t = { sp = { [junk] = 1, [4] = 2 } }
-          assert.equal(t, k:decode("T", bytes, { into = t }))
+          assert.equal(t, k:decode("T", packet, { into = t }))
           assert.same({ sp = { [3] = 1 } }, t)
-          assert.equal(bytes, k:encode("T", t))
+          assert.equal(packet, k:encode("T", t))
         end
       end
     end
