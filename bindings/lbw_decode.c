@@ -105,24 +105,6 @@ static void clearslots (lua_State *L, int t, lua_Integer from, lua_Integer to) {
 ** the work is the table's, not the array's length. */
 typedef struct Old { const lua_Integer *keys; size_t n, k; } Old;
 
-/* A refilled sparse table at 't' keeps only slots 1..n: any other key (a
-** user's, or 0, -1, 1.5, n + 1) would make it a value encode refuses, yet
-** it would pass for this schema's decode. 'junk': known to have one (1),
-** known not to (0), or not known (-1). */
-static void dropnonslots (lua_State *L, int t, lua_Integer n, int junk) {
-  if (junk == 0 || (junk < 0 && bw_sparseslotsonly(L, t, n))) return;
-  lua_pushnil(L);
-  while (lua_next(L, t)) {
-    lua_Integer i = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
-    lua_pop(L, 1);
-    if (i < 1 || i > n) {  /* clearing a key during the walk is allowed */
-      lua_pushvalue(L, -1);
-      lua_pushnil(L);
-      lua_rawset(L, t);
-    }
-  }
-}
-
 static void clearbefore (lua_State *L, int t, Old *old, lua_Integer prev,
                          lua_Integer i) {
   if (old->keys == NULL) {
@@ -243,7 +225,6 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   const bw_Field *e = &c->S->fields[f->ref];
   lua_Integer n = (lua_Integer)f->max, prev = 0, i = 0, *kept = NULL;
   int t, got, reuse = into != 0 && claim(c, into), oldidx = 0, copy;
-  int junk = -1;
   size_t nkept = 0, k = 0;
   SparseIn in;
   Old old = { NULL, 0, 0 };
@@ -269,7 +250,6 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
     lua_Integer any;
     old.keys = bw_sparsekeys(L, t, 0, n, &old.n, &any);
     oldidx = lua_gettop(L);
-    junk = (size_t)any != old.n;
   }
   while ((got = sparsenext(c, &in, &i)) > 0) {
     if (reuse) clearbefore(L, t, &old, prev, i);
@@ -284,10 +264,7 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   }
   if (got < 0) return 0;
   if (kept != NULL && !keepslots(c, e, t, bidx, kept, k, nkept)) return 0;
-  if (reuse) {
-    clearbefore(L, t, &old, prev, n + 1);
-    dropnonslots(L, t, n, junk);
-  }
+  if (reuse) clearbefore(L, t, &old, prev, n + 1);
   if (oldidx != 0) lua_remove(L, oldidx);
   return reuse ? 2 : 1;
 }
