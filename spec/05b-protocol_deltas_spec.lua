@@ -149,6 +149,32 @@ describe("a registry protocol with deltas", function ()
     cleanup()
   end)
 
+  it("sends a field against a baseline that went at a version without it", function ()
+    -- the peer holds armor at its default (version 0 did not send it); the
+    -- sender's table holds 50: changed for the peer, not for the table
+    local text = [[return { messages = {"Snap"}, Snap = { {"tick", "uint", bits = 16},
+      {"armor", "int", min = 0, max = 255, since = 1, default = 0},
+      {"hp", "int", min = 0, max = 9} } }]]
+    for _, over in ipairs { "schema", "registry" } do
+      local target = over == "schema" and bitwire.schema(assert(load(text))())
+        or assert(bitwire.watch(tempdefs(text)))
+      local opts = { id = 3, deltas = true, versioned = true }
+      local server, client = bitwire.protocol(target, opts), bitwire.protocol(target, opts)
+      for _, vs in ipairs { { 0, 1 }, { 1, 0 } } do
+        local sent = { tick = 1, armor = 50, hp = 1 }
+        local _, kept = assert(client:decode(server:encode("Snap", sent, { version = vs[1] })))
+        for tick = 2, 3 do
+          local snap = { tick = tick, armor = 50, hp = 1 }
+          local _, full = assert(client:decode(server:encode("Snap", snap, { version = vs[2] })))
+          local d = server:encode("Snap", snap, { baseline = sent, baseline_id = 1, version = vs[2] })
+          local _, got = assert(client:decode(d, { baselines = { [1] = kept } }))
+          assert.same(full, got, over .. " " .. vs[1] .. " -> " .. vs[2])
+        end
+      end
+    end
+    cleanup()
+  end)
+
   it("round-trips in every combination of its options", function ()
     local path = tempdefs(defs())
     local reg = assert(bitwire.watch(path))

@@ -91,11 +91,11 @@ function M.new(target, opts)
   return setmetatable({ registry = reg, schema = not reg and target or nil,
     hdr = hdr, id = hdr.id, endcheck = hdr.check, deltas = hdr.deltas,
     version_bits = vbits,
-    -- over a registry with deltas: the schema and version each value went
-    -- at, and the peer's view of those a reload left behind
-    sentby = reg and hdr.deltas and setmetatable({}, weak) or nil,
-    sentat = reg and hdr.deltas and setmetatable({}, weak) or nil,
-    views = reg and hdr.deltas and setmetatable({}, weak) or nil }, Protocol)
+    -- with deltas: the schema and version each value went at, and the
+    -- peer's view of those a reload or a version switch left behind
+    sentby = hdr.deltas and setmetatable({}, weak) or nil,
+    sentat = hdr.deltas and setmetatable({}, weak) or nil,
+    views = hdr.deltas and setmetatable({}, weak) or nil }, Protocol)
 end
 
 -- The schema packets are encoded with: the registry's current one.
@@ -104,26 +104,27 @@ function Protocol:current()
 end
 
 -- The baseline 'b' of type 'name' as the peer holds it, when it went at
--- schema 'from' (version 'ver'), which a reload has replaced: the peer
--- decoded it with 'from', so its values are on that schema's grid and
--- within its ranges, where 'b' may hold others that the current schema
--- sends differently (hp 150 clamped to 100 then, not now). A delta against
--- 'b' itself would call such a field unchanged and leave the peer wrong.
+-- schema 'from' and version 'ver' (nil: its current), other than this
+-- delta's: the peer decoded it so, its values on that schema's grid and
+-- within its ranges, and a field that version lacks at its default, where
+-- 'b' may hold values the delta's schema and version send (hp 150 clamped
+-- to 100 then, not now; armor 50 that version 0 did not send). A delta
+-- against 'b' itself would call such a field unchanged, the peer wrong.
 local function peerview(self, from, ver, name, b)
   local seen = self.views[b]
-  if seen and seen.from == from then return seen.value end
+  if seen and seen.from == from and seen.ver == ver then return seen.value end
   local opts = ver and { version = ver } or nil
   local ok, bytes = pcall(from.encode, from, name, b, opts)
   local v = ok and from:decode(name, bytes, opts) or b
-  self.views[b] = { from = from, value = v }
+  self.views[b] = { from = from, ver = ver, value = v }
   return v
 end
 
 -- p:encode(name, value [, opts]) -> packet. opts: baseline (the value the
 -- peer acked) and baseline_id (0..65535) for a delta; version (versioned
 -- protocols). A baseline may be a value of any definitions the peer keeps:
--- fields it lacks count as their default; over a registry, one this
--- protocol sent before a reload counts as the peer decoded it (peerview).
+-- fields it lacks count as their default; one this protocol sent before a
+-- reload, or at another version, counts as the peer decoded it (peerview).
 function Protocol:encode(name, value, opts)
   if opts ~= nil then
     if type(opts) ~= "table" then error("bitwire.protocol: options must be a table", 2) end
@@ -140,7 +141,8 @@ function Protocol:encode(name, value, opts)
   if not sentby then return s:frame_encode(self.hdr, name, value, opts) end
   local b = opts and opts.baseline
   local from = b ~= nil and sentby[b]
-  if from and from ~= s then
+  if from and (from ~= s or (self.sentat[b] or s:version())
+                             ~= (opts.version or s:version())) then
     opts = { baseline = peerview(self, from, self.sentat[b], name, b),
              baseline_id = opts.baseline_id, version = opts.version }
   end
