@@ -146,9 +146,16 @@ Txt bw_valuetext (const bw_Value *v) {
       }
       break;
     case BW_VBOOL: snprintf(t.s, sizeof(t.s), "%s", v->i ? "true" : "false"); break;
-    case BW_VSTRING:
-      snprintf(t.s, sizeof(t.s), "%.*s", (int)(v->len < 64 ? v->len : 64), v->s);
+    case BW_VSTRING: {  /* bytes a message cannot show (a NUL ends it) as \ddd */
+      size_t i, n = v->len < 64 ? v->len : 64, o = 0;
+      for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)v->s[i];
+        if (ch >= 0x20 && ch < 0x7f && ch != '\\') t.s[o++] = (char)ch;
+        else o += (size_t)snprintf(t.s + o, sizeof(t.s) - o, "\\%u", ch);
+      }
+      t.s[o] = '\0';
       break;
+    }
     case BW_VNONE: snprintf(t.s, sizeof(t.s), "nil"); break;
     case BW_VLIST: snprintf(t.s, sizeof(t.s), "table"); break;
     default: snprintf(t.s, sizeof(t.s), "%s", v->s ? v->s : "?"); break;

@@ -97,7 +97,7 @@ int bw_fillfield (Ctx *x, uint32_t fi, const bw_FieldSpec *f, int element,
   bw_Schema *S = x->S;
   bw_Field F;
   const bw_Value *kv = &f->kind;
-  char kindname[72];
+  char kindname[sizeof(Txt)];
   int kind, i;
   unsigned opts;
   memset(&F, 0, sizeof(F));
