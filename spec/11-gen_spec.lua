@@ -506,6 +506,26 @@ describe("bitwire.gen.blob", function()
       assert.equal("bitwire.gen: " .. case[2], err)
     end
   end)
+
+  it("leaves out fields of no bytes (count 0), which ISO C cannot declare", function()
+    local genblob = require "bitwire.gen.blob"
+    local i9 = { "int", min = 0, max = 9 }
+    local s = bitwire.schema {
+      R = { { "a", "int", min = 0, max = 9 }, { "z", "array", of = i9, count = 0, optional = true },
+            { "g", "array", of = { "array", of = i9, count = 0 }, count = 3 },
+            { "zb", "bytes", count = 0 } },
+      E = { { "z", "array", of = i9, count = 0 } } }
+    local h = genblob(s, { prefix = "" })
+    assert.is_nil(h:find("[0]", 1, true))
+    assert.matches("/* g: array of no bytes (count 0), no member */", h, 1, true)
+    local out = runin({ ["g_blob.h"] = h, ["main.c"] = [[
+#include <stdio.h>
+#include "g_blob.h"
+int main (void) { printf("%u %u", (unsigned)sizeof(R), (unsigned)sizeof(E)); return 0; }
+]] }, string.format("%s -std=c11 -Wall -Wextra -Wpedantic -Werror -Icore -IDIR "
+      .. "-o DIR/main DIR/main.c build/libbitwire.a -lz -lm", os.getenv("CC") or "cc"))
+    assert.equal("2 1", out)
+  end)
 end)
 
 describe("bitwire gen (command)", function()

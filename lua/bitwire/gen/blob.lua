@@ -141,6 +141,11 @@ function M.generate(s, opts)
           "_Static_assert(offsetof(%s, has_%s) == %d, \"%s.has_%s\");",
           cn, fname, f.presence, cn, fname)
       end
+      if f.size == 0 then  -- count 0: no bytes, and ISO C has no zero-length arrays
+        members[#members + 1] = string.format("  /* %s: %s of no bytes (count 0), no member */",
+          fname, f.form == "fixbytes" and "bytes" or "array")
+        goto continue
+      end
       local ct, note = ctypeof(f, hint), nil
       if f.form == "string" then note = "char[count], NUL-terminated"
       elseif f.form == "bytes" then note = "uint8_t[count]"
@@ -187,10 +192,15 @@ function M.generate(s, opts)
           .. "  return (const %s *)bw_relptr_get(&r->%s);\n}",
           cname[f.ref], hint, cn, cname[f.ref], fname)
       end
+      ::continue::
     end
     for _, td in ipairs(typedefs) do body[#body + 1] = td end
     body[#body + 1] = string.format("struct %s {", cn)
-    if #members == 0 then members[1] = "  uint8_t unused_;  /* C has no empty structs */" end
+    local real = false
+    for _, m in ipairs(members) do real = real or not m:find("^  /%*") end
+    if not real then
+      table.insert(members, 1, "  uint8_t unused_;  /* C has no empty structs */")
+    end
     for _, m in ipairs(members) do body[#body + 1] = m end
     body[#body + 1] = "};"
     body[#body + 1] = string.format(
