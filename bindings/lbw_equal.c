@@ -90,14 +90,14 @@ static int equalslots (Ctx *c, const bw_Field *e, int a, int b,
 }
 
 int bw_quatnums (lua_State *L, int idx, double v[4]) {
-  int i;
+  int i, nums = 1;
   if (!lua_istable(L, idx)) return 0;
   for (i = 0; i < 4; i++) {
-    lua_rawgeti(L, idx, i + 1);
+    nums &= lua_rawgeti(L, idx, i + 1) == LUA_TNUMBER;
     v[i] = (double)lua_tonumber(L, -1);
     lua_pop(L, 1);
   }
-  return 1;
+  return nums && lua_rawlen(L, idx) == 4;  /* as the encoder takes one */
 }
 
 int bw_quatof (const bw_Field *f, lua_State *L, int idx, uint32_t q[4]) {

@@ -234,10 +234,12 @@ int bw_readfail (Ctx *c);
 /* 1 if the values at 'a' and 'b' (either may be nil) would encode as field
 ** 'f' to the same bits (lbw_equal.c). */
 int bw_equalopt (Ctx *c, const bw_Field *f, int a, int b);
-/* The code of the quaternion at 'idx' (non-numbers count as 0), or 0 when
-** it is not a table or has no length. */
+/* The code of the quaternion at 'idx', or 0 when it is not four numbers
+** (bw_quatnums) or has no length. */
 int bw_quatof (const bw_Field *f, lua_State *L, int idx, uint32_t q[4]);
-/* The numbers bw_quatof takes from the table at 'idx' (0 if none). */
+/* The numbers bw_quatof takes from the table at 'idx' (non-numbers as 0);
+** 1 only for a quaternion the encoder takes the shape of: a table of
+** exactly four numbers. */
 int bw_quatnums (lua_State *L, int idx, double v[4]);
 
 /* {===================== the walks ===================== */

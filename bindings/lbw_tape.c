@@ -156,7 +156,8 @@ void bw_tapeputbits (Ctx *c, TapeBuf *b, const uint64_t *s, uint64_t pos,
 static int buildstruct (Ctx *c, TapeBuf *b, TapeBuf *r, uint32_t t, int idx);
 
 /* Append the tape of the sparse array at 'v' (a table) of field 'f': its
-** present slots (see lbw_encsparse.c), other keys left to the encoder. */
+** present slots (see lbw_encsparse.c). A key that is no slot makes it no
+** value of the field, as the encoder refuses it. */
 static int buildsparse (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f,
                         int v) {
   lua_State *L = c->L;
@@ -166,7 +167,11 @@ static int buildsparse (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f,
   int top = lua_gettop(L), ok = 1;
   size_t k, m = 0;
   if (!lua_checkstack(L, 4)) luaL_error(L, "stack overflow");
-  if (n > MAPSLOTS) list = bw_sparsekeys(L, v, 0, n, &m, &any);
+  if (n > MAPSLOTS) {
+    list = bw_sparsekeys(L, v, 0, n, &m, &any);
+    ok = (size_t)any == m;
+  }
+  else ok = bw_sparseslotsonly(L, v, n);
   for (i = 1, k = 0; ok && (list == NULL ? i <= n : k < m); i++, k++) {
     int et;
     if (list != NULL) i = list[k];
@@ -223,13 +228,13 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
       rawput(c, r, (uint64_t)x);
       return 1;
     }
-    case BW_KQUAT: {  /* its four numbers as its raws; its code as a
-                         delta compares it (non-numbers as 0), so a tape's
-                         compare is the walk over tables' (quatsame) */
+    case BW_KQUAT: {  /* its four numbers as its raws; a value only as
+                         the encoder takes it (four numbers, a length) */
       uint32_t q[4];
       double x[4];
       int k;
-      if (!bw_quatnums(L, v, x) || !bw_quatencode(&f->q, x, q)) return 0;
+      if (!bw_quatvalue(c, f, v, 0, q)) return 0;
+      bw_quatnums(L, v, x);
       putquat(c, b, f, q);
       for (k = 0; k < 4; k++) rawput(c, r, rawof(x[k]));
       return 1;

@@ -265,6 +265,27 @@ describe("schema:encode with a baseline", function ()
       assert.equal("e.hp: 500 out of range [0, 100] (bit 30)", refused(v, bl))
     end)
 
+    it("refuses a quaternion or a sparse array the encoder does not take, equal or shared", function ()
+      local q = bitwire.schema { T = { { "q", "quat", bits = 9 }, { "n", "int", min = 0, max = 9 },
+        { "sp", "sparse", of = { "int", min = 0, max = 9 }, max = 8 } } }
+      for _, bad in ipairs { { 0, 0, 1 }, { 0, 0, 0, 1, 5 }, { 0, 0, 0, "1" } } do
+        for _, bq in ipairs { bad, { 0, 0, 1, 0 } } do  -- a bad baseline, or a good one
+          local v = { q = { table.unpack(bad) }, n = 1, sp = {} }
+          local _, full = pcall(q.encode, q, "T", v)
+          assert.matches("quaternion", full)
+          assert.matches("quaternion", H.errorof(q.encode, q, "T", v,
+            { baseline = { q = bq, n = 1, sp = {} } }))
+        end
+      end
+      for _, keys in ipairs { { [9] = 1 }, { [0] = 1 }, { [2] = 1, x = 1 } } do
+        local b = { q = { 0, 0, 0, 1 }, n = 1, sp = keys }
+        for _, v in ipairs { { q = b.q, n = 1, sp = b.sp }, b } do  -- shared, the baseline itself
+          assert.matches("sparse keys must be integers in %[1, 8%]",
+            H.errorof(q.encode, q, "T", v, { baseline = b }))
+        end
+      end
+    end)
+
     it("still sends a value the type takes, its own failures at the delta's bits", function ()
       local bl = good()
       bl.name = "toolong"
