@@ -61,9 +61,14 @@ static void noopts (lua_State *L, int arg, Opts *o) {
   for (i = 0; i < NOPTS; i++) o->at[i] = 0;
 }
 
+static void getopts (lua_State *L, int arg, unsigned takes, Opts *o);
+
 void bw_readopts (lua_State *L, int arg, unsigned takes, Opts *o) {
+  int meta;
   noopts(L, arg, o);
   if (!lua_istable(L, arg)) return;
+  meta = lua_getmetatable(L, arg);  /* its __index may hold options */
+  if (meta) lua_pop(L, 1);
   lua_pushnil(L);
   while (lua_next(L, arg)) {  /* stack: key, value */
     int i = 0;
@@ -73,17 +78,22 @@ void bw_readopts (lua_State *L, int arg, unsigned takes, Opts *o) {
       while (i < NOPTS && strcmp(optnames[i], k) != 0) i++;
     }
     else i = NOPTS;
-    if (i == NOPTS || !(takes & (1u << i))) unknownopt(L, arg, takes);
-    if (lua_isnil(L, -2)) continue;
-    o->at[i] = lua_gettop(L) - 1;
-    luaL_checkstack(L, 3, "too many options");
+    if (i == NOPTS || !(takes & (1u << i))) unknownopt(L, arg, takes);  /* raises */
+    else {
+      o->at[i] = lua_gettop(L) - 1;
+      luaL_checkstack(L, 3, "too many options");
+    }
   }
+  if (meta) getopts(L, arg, takes, o);  /* read as lua_getfield reads */
 }
 
 void bw_getopts (lua_State *L, int arg, unsigned takes, Opts *o) {
-  int i;
   noopts(L, arg, o);
-  if (!lua_istable(L, arg)) return;
+  if (lua_istable(L, arg)) getopts(L, arg, takes, o);
+}
+
+static void getopts (lua_State *L, int arg, unsigned takes, Opts *o) {
+  int i;
   for (i = 0; i < NOPTS; i++)
     if (takes & (1u << i)) {
       if (lua_getfield(L, arg, optnames[i]) != LUA_TNIL)

@@ -163,6 +163,10 @@ describe("schema:decode", function ()
     contains("string expected, got table", errorof(s.decode, s, "T", {}))
     contains("'into' must be a table", errorof(s.decode, s, "T", GOOD, { into = 5 }))
     contains("table expected, got number", errorof(s.decode, s, "T", GOOD, 5))
+    -- options a metatable's __index holds are read, as lua_getfield reads
+    local inherited = setmetatable({}, { __index = { max_values = 1 } })
+    assert.is_nil((s:decode("T", GOOD, inherited)))
+    assert.is_nil((s:decode("T", GOOD, { max_values = 1 })))
     -- a misspelt limit is not a silent default
     local want = "unknown option 'max_value' (known: baseline, into, max_values, share, version)"
     contains(want, errorof(s.decode, s, "T", GOOD, { max_value = 1 }))
