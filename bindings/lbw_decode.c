@@ -57,13 +57,14 @@ int bw_readrange (Ctx *c, const bw_Field *f, const char *what,
 static int decslot (Ctx *c, const bw_Field *e, int t, int reuse, int bidx,
                     lua_Integer i) {
   int old = 0;
-  if (!bw_decspend(c, 1)) return 0;
+  if (bidx == 0 && !bw_decspend(c, 1)) return 0;
   pushframe(c, BW_NONE, i);
   if (bidx != 0) {
     uint64_t present = bw_readbits(&c->r, 1);
     if (c->r.status != BW_OK) return bw_readfail(c);
-    if (!present) lua_pushnil(c->L);
+    if (!present) lua_pushnil(c->L);  /* removed: no slot made */
     else {
+      if (!bw_decspend(c, 1)) return 0;
       int ok;
       lua_rawgeti(c->L, bidx, i);
       ok = bw_decdeltavalue(c, e, lua_gettop(c->L));

@@ -344,11 +344,11 @@ static int tapedecsparse (Walk *w, const bw_Field *f) {
     }
     if (got == 0) break;
     had = bi == i;  /* slot i sent: as decslot reads it */
-    if (!bw_decspend(c, 1)) return 0;
     pushframe(c, BW_NONE, i);
     present = bw_readbits(&c->r, 1);
     if (c->r.status != BW_OK) return bw_readfail(c);
-    if (present) {
+    if (present) {  /* a slot made; a removed one makes none */
+      if (!bw_decspend(c, 1)) return 0;
       putslot(c, w->out, i, in.ibits);
       if (!tapedecvalue(w, e, had)) return 0;
       lua_rawseti(L, t, i);

@@ -518,6 +518,8 @@ describe("schema:decode max_values", function ()
     v.t = 2
     v.ps[2].n = 7
     v.by[9].tags[2] = 3
+    v.by[3] = nil  -- a removed slot makes nothing
+    v.last.s[7] = nil
     -- the least max_values a decode takes
     local function least (f)
       local lo, hi = 0, 4096
