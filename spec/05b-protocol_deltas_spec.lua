@@ -170,6 +170,13 @@ describe("a registry protocol with deltas", function ()
           local _, got = assert(client:decode(d, { baselines = { [1] = kept } }))
           assert.same(full, got, over .. " " .. vs[1] .. " -> " .. vs[2])
         end
+        -- sent again (edited): the peer's view is of that last send
+        sent.hp = 5
+        local _, kept2 = assert(client:decode(server:encode("Snap", sent, { version = vs[1] })))
+        local snap = { tick = 4, armor = 50, hp = 1 }
+        local _, full = assert(client:decode(server:encode("Snap", snap, { version = vs[2] })))
+        local d = server:encode("Snap", snap, { baseline = sent, baseline_id = 2, version = vs[2] })
+        assert.same(full, select(2, assert(client:decode(d, { baselines = { [2] = kept2 } }))))
       end
     end
     cleanup()

@@ -42,6 +42,9 @@ local DEFAULTS = {
   keep = 4,                -- schemas a registry keeps
 }
 M.DEFAULTS = DEFAULTS
+-- bitwire.load takes them all but keep, which only a registry has
+local LOADS = {}
+for k, v in pairs(DEFAULTS) do if k ~= "keep" then LOADS[k] = v end end
 
 local function compile(desc, path)
   local ok, s = pcall(require("bitwire").schema, desc)
@@ -61,7 +64,7 @@ local function checkargs(fname, path, opts)
     error("bitwire." .. fname .. ": options must be a table", 3)
   end
   opts = opts or {}
-  checkoptions(opts, DEFAULTS, "bitwire." .. fname, "option")
+  checkoptions(opts, fname == "watch" and DEFAULTS or LOADS, "bitwire." .. fname, "option")
   local out = {}
   for key, default in pairs(DEFAULTS) do
     local v = opts[key]

@@ -1,7 +1,7 @@
 -- bitwire/options.lua - the one check of the options tables the Lua side
 -- takes (bitwire.protocol and its calls, bitwire.load, bitwire.watch): a
 -- misspelt option is an error, never a silent default. The C calls check
--- theirs in bw_checkoptkeys with the same wording.
+-- theirs in bw_readopts (bindings/lbw_methods.c) with the same wording.
 local M = {}
 
 -- Raise on a key of 'opts' that 'known' (a set) lacks: "<who>: unknown
@@ -13,8 +13,9 @@ function M.check(opts, known, who, what)
       local names = {}
       for name in pairs(known) do names[#names + 1] = name end
       table.sort(names)
-      error(string.format("%s: unknown %s '%s' (known: %s)", who, what,
-        tostring(k), table.concat(names, ", ")), 4)
+      local key = type(k) == "string" and "'" .. k .. "'" or tostring(k)
+      error(string.format("%s: unknown %s %s (known: %s)", who, what,
+        key, table.concat(names, ", ")), 4)
     end
   end
 end

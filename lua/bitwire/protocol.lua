@@ -147,9 +147,10 @@ function Protocol:encode(name, value, opts)
              baseline_id = opts.baseline_id, version = opts.version }
   end
   local packet = s:frame_encode(self.hdr, name, value, opts)
-  if type(value) == "table" then
+  if type(value) == "table" then  -- sent again: its last send is the view
     sentby[value] = s
     self.sentat[value] = opts and opts.version
+    self.views[value] = nil
   end
   return packet
 end
