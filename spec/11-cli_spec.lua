@@ -591,6 +591,21 @@ describe("bitwire.json", function()
     assert.equal("bitwire.json.decode: T.big: '9223372036854775808' does not fit 64 bits", err)
     _, err = bitwire.json.decode(s, "T", '{"u":18446744073709551616}')
     assert.equal("bitwire.json.decode: T.u: '18446744073709551616' does not fit 64 bits", err)
+    -- one past 64 bits on the negative side: refused, not read as -2^63
+    -- (nor, for a uint64, wrapped to 2^63), as a literal and as a string
+    for _, j in ipairs { '{"big":-9223372036854775809}', '{"big":"-9223372036854775809"}',
+                         '{"u":-9223372036854775809}', '{"u":"-9223372036854775809"}',
+                         '{"big":-18446744073709551616}', '{"big":"-99999999999999999999999"}' } do
+      local key, lit = j:match('^{"(%w+)":"?(.-)"?}$')
+      _, err = bitwire.json.decode(s, "T", j)
+      assert.equal("bitwire.json.decode: T." .. key .. ": '" .. lit .. "' does not fit 64 bits", err)
+    end
+    v = assert(bitwire.json.decode(s, "T", '{"big":"-0009223372036854775808",'
+      .. '"u":"018446744073709551615"}'))
+    assert.equal(math.mininteger, v.big)
+    assert.equal(-1, v.u)
+    _, err = bitwire.json.decode(s, "T", '{"big":"9223372036854775808"}')
+    assert.equal("bitwire.json.decode: T.big: '9223372036854775808' does not fit 64 bits", err)
     _, err = bitwire.json.decode(s, "T", '{"o":12345678901234567890}')
     assert.equal("bitwire.json.decode: T.o: expected a string", err)
     -- and on the command line

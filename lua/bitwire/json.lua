@@ -214,16 +214,27 @@ local function bigints(text)
   return table.concat(out), big
 end
 
+-- The integer a string of decimal digits (with an optional '-') names,
+-- read exactly, or nil past 64 bits: -2^63 .. 2^63 - 1, and for a uint up
+-- to 2^64 - 1 (held wrapped, as the negative Lua integer a uint64 is).
+-- Compared as digits: tonumber would round a literal past the limits to a
+-- float, and -2^63 - 1 would come back as -2^63.
+local function exactint(v, unsigned)
+  local neg, digits = v:match("^(%-?)0*(%d*)$")
+  local limit = neg == "-" and "9223372036854775808"
+    or unsigned and "18446744073709551615" or "9223372036854775807"
+  if #digits > #limit or (#digits == #limit and digits > limit) then return nil end
+  local n = 0
+  for d in digits:gmatch("%d") do   -- wraps past 2^63 only for a uint64
+    if neg == "-" then n = n * 10 - tonumber(d) else n = n * 10 + tonumber(d) end
+  end
+  return n
+end
+
 local function decint(v, path, unsigned)
   if type(v) == "string" and v:match("^%-?%d+$") then
-    local n = math.tointeger(tonumber(v))
+    local n = exactint(v, unsigned)
     if n ~= nil then return n end
-    if unsigned and v:match("^%d+$") and #v <= 20 then
-      n = 0   -- wraps like the uint64 it is, checked below
-      for d in v:gmatch("%d") do n = n * 10 + tonumber(d) end
-      local q = (n >> 1) // 5
-      if string.format("%d%d", q, n - q * 10) == v:gsub("^0+(%d)", "%1") then return n end
-    end
     fail(path, "'" .. v .. "' does not fit 64 bits")
   end
   if type(v) == "string" then fail(path, "'" .. v .. "' is not an integer") end
