@@ -629,6 +629,20 @@ describe("bitwire.json", function()
   it("names the path of a value of the wrong shape", function()
     local _, err = bitwire.json.decode(s, "T", '{"sp":{"x":1}}')
     assert.equal("bitwire.json.decode: T.sp: slot key 'x' is not an integer", err)
+    -- an object where an array is wanted is not an empty array (cjson
+    -- reads both as tables), nor an array a record or a sparse array
+    for _, j in ipairs { '{"q":{"x":1}}', '{"q":{"1":0,"2":0,"3":0,"4":1}}' } do
+      _, err = bitwire.json.decode(s, "T", j)
+      assert.equal("bitwire.json.decode: T.q: expected an array", err)
+    end
+    _, err = bitwire.json.decode(s, "T", '{"sp":[1,2]}')
+    assert.equal("bitwire.json.decode: T.sp: expected an object keyed by slot", err)
+    _, err = bitwire.json.decode(s, "T", "[1,2]")
+    assert.equal("bitwire.json.decode: T.value: expected an object", err)
+    local a = bitwire.schema { A = { { "a", "array", of = { "int", min = 0, max = 9 }, max = 4 } } }
+    _, err = bitwire.json.decode(a, "A", '{"a":{"1":1}}')
+    assert.equal("bitwire.json.decode: A.a: expected an array", err)
+    assert.same({ a = {} }, bitwire.json.decode(a, "A", '{"a":{}}'))   -- {} reads as []
     _, err = bitwire.json.decode(s, "T", '{"b":"***"}')
     assert.equal("bitwire.json.decode: T.b: expected base64", err)
     _, err = bitwire.json.decode(s, "T", "[1,")

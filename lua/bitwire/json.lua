@@ -245,8 +245,20 @@ end
 
 local FLOATS = { nan = 0 / 0, inf = math.huge, ["-inf"] = -math.huge }
 
+-- cjson (2.1.0) reads a JSON array and an object both as a table, marking
+-- neither: an object's keys are strings, an array's the integers 1..n. ({}
+-- and [] read alike, as an empty table: either passes.)
+local function isarray(v)
+  if type(v) ~= "table" then return false end
+  local k = next(v)
+  return k == nil or math.type(k) == "integer"
+end
+local function isobject(v)
+  return type(v) == "table" and type(next(v)) ~= "number"
+end
+
 local function decfields(c, types, ty, v, path)
-  if type(v) ~= "table" then fail(path, "expected an object") end
+  if not isobject(v) then fail(path, "expected an object") end
   local t, known = {}, {}
   for _, f in ipairs(ty.fields) do
     if f.name ~= nil then
@@ -267,7 +279,7 @@ function decvalue(c, types, f, v, path)
   local k = f.kind
   if k == "struct" then return decfields(c, types, types[f.type], v, path) end
   if k == "array" or k == "quat" then
-    if type(v) ~= "table" then fail(path, "expected an array") end
+    if not isarray(v) then fail(path, "expected an array") end
     local t = {}
     for i = 1, #v do
       t[i] = k == "quat" and decvalue(c, types, { kind = "float64" }, v[i], path .. "[" .. i .. "]")
@@ -275,7 +287,7 @@ function decvalue(c, types, f, v, path)
     end
     return t
   elseif k == "sparse" then
-    if type(v) ~= "table" then fail(path, "expected an object keyed by slot") end
+    if not isobject(v) then fail(path, "expected an object keyed by slot") end
     local t = {}
     for key, x in pairs(v) do
       local i = math.tointeger(tonumber(key))
