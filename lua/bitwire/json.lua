@@ -81,7 +81,26 @@ local function encfields(c, types, ty, v, path, out)
   out[#out + 1] = "}"
 end
 
-local function encnumber(c, v, path)
+-- A float in the fewest digits that read back as the same number (as the
+-- same float32 for a float32), so decode -> encode keeps the bytes: cjson's
+-- 14 significant digits print 0.30000000000000004 as 0.3. From 14 digits (6
+-- for a float32) up, so whole numbers print without an exponent.
+function M.float(v, float32)
+  local p, max = 14, 17
+  if float32 then p, max = 6, 9 end
+  local s
+  repeat
+    s = string.format("%." .. p .. "g", v)
+    local back = tonumber(s)
+    if float32 then
+      if string.pack("<f", back) == string.pack("<f", v) then return s end
+    elseif back == v then return s end
+    p = p + 1
+  until p > max
+  return s
+end
+
+local function encnumber(c, v, path, float32)
   if type(v) ~= "number" then
     error(where(path) .. ": expected a number, got " .. type(v), 0)
   end
@@ -92,7 +111,7 @@ local function encnumber(c, v, path)
     if v > SAFE or v < -SAFE then return '"' .. v .. '"' end
     return tostring(v)
   end
-  return c.encode(v)
+  return M.float(v, float32)
 end
 
 function encvalue(c, types, f, v, path, out)
@@ -138,7 +157,7 @@ function encvalue(c, types, f, v, path, out)
     local q = (v >> 1) // 5
     out[#out + 1] = string.format('"%d%d"', q, v - q * 10)
   else
-    out[#out + 1] = encnumber(c, v, path)
+    out[#out + 1] = encnumber(c, v, path, k == "float32")
   end
 end
 
