@@ -546,6 +546,30 @@ describe("bitwire diff and fingerprint", function()
   end)
 end)
 
+describe("bitwire file arguments", function()
+  it("say a directory is one, in a line, where a file is read", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir " .. dir))
+    local out = os.tmpname()
+    for _, args in ipairs {
+      { "encode", V3, "Snapshot", dir }, { "decode", V3, "Snapshot", dir },
+      { "dissect", V3, "Snapshot", dir }, { "cost", V3, "Snapshot", dir },
+      { "decode", V3, "Snapshot", "hex:00", "--baseline", dir },
+      { "encode", V3, "Snapshot", "json:" .. SNAP, "--baseline", dir },
+      { "blob", V3, "Snapshot", dir, "-o", out }, { "blob", V3, "Snapshot", dir, "--json" },
+      { "blob", "upgrade", V3, "Snapshot", dir, "-o", out },
+    } do
+      local status, _, err = run(table.unpack(args))
+      local what = table.concat(args, " ")
+      assert.equal(1, status, what)
+      assert.matches("^bitwire %a+: " .. dir:gsub("%p", "%%%0") .. ": [^\n]+\n$", err)
+    end
+    os.remove(out)
+    os.remove(dir)
+  end)
+end)
+
 describe("bitwire.json", function()
   local s = bitwire.schema {
     T = { { "big", "int", min = math.mininteger, max = math.maxinteger },

@@ -80,12 +80,17 @@ function M.checktype(s, name, path)
   return p.byname[name]
 end
 
+-- The bytes of file 'path' (- is stdin). io.open opens a directory, and
+-- then read returns nil and the error: that is the user's too.
 function M.readfile(path, stdin)
-  if path == "-" then return (stdin or io.stdin):read("a") end
-  local f, err = io.open(path, "rb")
-  if f == nil then M.fail("%s", err) end
-  local data = f:read("a")
-  f:close()
+  local f, err = (stdin or io.stdin), nil
+  if path ~= "-" then
+    f, err = io.open(path, "rb")
+    if f == nil then M.fail("%s", err) end
+  end
+  local data, rerr = f:read("a")
+  if path ~= "-" then f:close() end
+  if data == nil then M.fail("%s: %s", path, rerr or "cannot read") end
   return data
 end
 
