@@ -570,6 +570,25 @@ describe("bitwire file arguments", function()
   end)
 end)
 
+describe("bitwire cost and layout columns", function()
+  it("line up a name past 99 characters (string.format's widest)", function()
+    local long = string.rep("f", 110)
+    local defs = tmpfile('return { T = { { "' .. long .. '", "uint", bits = 3 }, { "b", "bool" } } }')
+    local status, out, err = run("cost", defs, "T", 'json:{"' .. long .. '":5,"b":true}')
+    assert.equal(0, status, err)
+    assert.matches("\n  path" .. string.rep(" ", 106) .. "   bits   share\n", out, 1, true)
+    assert.matches("\n  " .. long .. "      3   75.0%\n", out, 1, true)
+    assert.matches("\n  b" .. string.rep(" ", 109) .. "      1   25.0%\n", out, 1, true)
+    for _, sort in ipairs { false, true } do
+      status, out, err = run("layout", defs, "T", sort and "--sort" or nil)
+      assert.equal(0, status, err)
+      assert.matches("\n  field" .. string.rep(" ", 105) .. "  bits ", out, 1, true)
+      assert.matches("\n  " .. long .. "  3   ", out, 1, true)
+    end
+    os.remove(defs)
+  end)
+end)
+
 describe("bitwire.json", function()
   local s = bitwire.schema {
     T = { { "big", "int", min = math.mininteger, max = math.maxinteger },

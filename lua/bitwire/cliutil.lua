@@ -204,6 +204,12 @@ function M.baseline_id(opts)
   return id
 end
 
+-- 's' padded with spaces to 'w' characters: string.format caps a width at
+-- 99 ("%-105s" is an error), and a path can be longer.
+function M.pad(s, w)
+  return s .. string.rep(" ", w - #s)
+end
+
 -- A value as one line of text.
 function M.show(v, kind)
   local t = type(v)
