@@ -217,7 +217,13 @@ function M.show(v, kind)
     if kind == "bytes" then return "0x" .. M.tohex(v) end
     return string.format("%q", v)
   elseif t == "number" then
-    if math.type(v) == "float" then return string.format("%.9g", v) end
+    local json = require "bitwire.json"
+    -- float64s in the digits that read back as the same double
+    if math.type(v) == "float" then
+      return kind == "float64" and json.float(v) or string.format("%.9g", v)
+    end
+    -- a 64-bit uint past 2^63 is a negative Lua integer
+    if kind == "uint" then return json.unsigned(v) end
     return tostring(v)
   elseif t == "table" then
     local parts = {}

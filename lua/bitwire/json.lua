@@ -81,6 +81,15 @@ local function encfields(c, types, ty, v, path, out)
   out[#out + 1] = "}"
 end
 
+-- The decimal digits of integer 'v' read as a uint64 (Lua holds one past
+-- 2^63 as a negative integer): unsigned // 10 without overflow, then the
+-- last digit.
+function M.unsigned(v)
+  if v >= 0 then return tostring(v) end
+  local q = (v >> 1) // 5
+  return string.format("%d%d", q, v - q * 10)
+end
+
 -- A float in the fewest digits that read back as the same number (as the
 -- same float32 for a float32), so decode -> encode keeps the bytes: cjson's
 -- 14 significant digits print 0.30000000000000004 as 0.3. From 14 digits (6
@@ -154,8 +163,7 @@ function encvalue(c, types, f, v, path, out)
     out[#out + 1] = tostring(v)
   elseif k == "uint" and math.type(v) == "integer" and v < 0 then
     -- a uint of 64 bits past 2^63: its unsigned digits
-    local q = (v >> 1) // 5
-    out[#out + 1] = string.format('"%d%d"', q, v - q * 10)
+    out[#out + 1] = '"' .. M.unsigned(v) .. '"'
   else
     out[#out + 1] = encnumber(c, v, path, k == "float32")
   end
