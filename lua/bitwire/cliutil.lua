@@ -83,8 +83,9 @@ end
 -- The bytes of file 'path' (- is stdin). io.open opens a directory, and
 -- then read returns nil and the error: that is the user's too.
 function M.readfile(path, stdin)
-  local f, err = (stdin or io.stdin), nil
+  local f = stdin or io.stdin
   if path ~= "-" then
+    local err
     f, err = io.open(path, "rb")
     if f == nil then M.fail("%s", err) end
   end

@@ -109,7 +109,7 @@ function M.float(v, float32)
   return s
 end
 
-local function encnumber(c, v, path, float32)
+local function encnumber(v, path, float32)
   if type(v) ~= "number" then
     error(where(path) .. ": expected a number, got " .. type(v), 0)
   end
@@ -131,7 +131,7 @@ function encvalue(c, types, f, v, path, out)
     out[#out + 1] = "["
     for i = 1, #v do
       if i > 1 then out[#out + 1] = "," end
-      if k == "quat" then out[#out + 1] = encnumber(c, v[i], path .. "[" .. i .. "]")
+      if k == "quat" then out[#out + 1] = encnumber(v[i], path .. "[" .. i .. "]")
       else encvalue(c, types, f.of, v[i], path .. "[" .. i .. "]", out) end
     end
     out[#out + 1] = "]"
@@ -165,7 +165,7 @@ function encvalue(c, types, f, v, path, out)
     -- a uint of 64 bits past 2^63: its unsigned digits
     out[#out + 1] = '"' .. M.unsigned(v) .. '"'
   else
-    out[#out + 1] = encnumber(c, v, path, k == "float32")
+    out[#out + 1] = encnumber(v, path, k == "float32")
   end
 end
 
