@@ -8,7 +8,9 @@
 --                so 64-bit values survive (strings are read back either way,
 --                and integer literals exactly); a 64-bit uint past 2^63 (a
 --                negative Lua integer) as its unsigned digits
---   float...     number; float32/float64 NaN and infinities as the strings
+--   float...     number, in the fewest digits that read back as the same
+--                value (float32: the same float32); float32/float64 NaN
+--                and infinities as the strings
 --                "nan", "inf", "-inf"
 --   string       string;  bytes: base64 (RFC 4648, with padding)
 --   bool         true / false
