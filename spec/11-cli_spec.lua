@@ -546,6 +546,64 @@ describe("bitwire diff and fingerprint", function()
   end)
 end)
 
+describe("bitwire file arguments", function()
+  it("say a directory is one, in a line, where a file is read", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir " .. dir))
+    local out = os.tmpname()
+    for _, args in ipairs {
+      { "encode", V3, "Snapshot", dir }, { "decode", V3, "Snapshot", dir },
+      { "dissect", V3, "Snapshot", dir }, { "cost", V3, "Snapshot", dir },
+      { "decode", V3, "Snapshot", "hex:00", "--baseline", dir },
+      { "encode", V3, "Snapshot", "json:" .. SNAP, "--baseline", dir },
+      { "blob", V3, "Snapshot", dir, "-o", out }, { "blob", V3, "Snapshot", dir, "--json" },
+      { "blob", "upgrade", V3, "Snapshot", dir, "-o", out },
+    } do
+      local status, _, err = run(table.unpack(args))
+      local what = table.concat(args, " ")
+      assert.equal(1, status, what)
+      assert.matches("^bitwire %a+: " .. dir:gsub("%p", "%%%0") .. ": [^\n]+\n$", err)
+    end
+    os.remove(out)
+    os.remove(dir)
+  end)
+end)
+
+describe("bitwire dissect values", function()
+  it("shows a uint64 past 2^63 unsigned and a float64 in all its digits", function()
+    local defs = tmpfile('return { T = { { "u", "uint", bits = 64 }, { "d", "float64" } } }')
+    local hex = H.tohex(string.pack("<i8d", -1, 0.1 + 0.2))
+    local status, out, err = run("dissect", defs, "T", "hex:" .. hex)
+    assert.equal(0, status, err)
+    assert.matches(" u = 18446744073709551615\n", out, 1, true)
+    assert.matches(" d = 0.30000000000000004\n", out, 1, true)
+    status, out = run("decode", defs, "T", "hex:" .. hex)
+    assert.equal(0, status)
+    assert.equal('{"u":"18446744073709551615","d":0.30000000000000004}\n', out)
+    os.remove(defs)
+  end)
+end)
+
+describe("bitwire cost and layout columns", function()
+  it("line up a name past 99 characters (string.format's widest)", function()
+    local long = string.rep("f", 110)
+    local defs = tmpfile('return { T = { { "' .. long .. '", "uint", bits = 3 }, { "b", "bool" } } }')
+    local status, out, err = run("cost", defs, "T", 'json:{"' .. long .. '":5,"b":true}')
+    assert.equal(0, status, err)
+    assert.matches("\n  path" .. string.rep(" ", 106) .. "   bits   share\n", out, 1, true)
+    assert.matches("\n  " .. long .. "      3   75.0%\n", out, 1, true)
+    assert.matches("\n  b" .. string.rep(" ", 109) .. "      1   25.0%\n", out, 1, true)
+    for _, sort in ipairs { false, true } do
+      status, out, err = run("layout", defs, "T", sort and "--sort" or nil)
+      assert.equal(0, status, err)
+      assert.matches("\n  field" .. string.rep(" ", 105) .. "  bits ", out, 1, true)
+      assert.matches("\n  " .. long .. "  3   ", out, 1, true)
+    end
+    os.remove(defs)
+  end)
+end)
+
 describe("bitwire.json", function()
   local s = bitwire.schema {
     T = { { "big", "int", min = math.mininteger, max = math.maxinteger },
@@ -591,6 +649,21 @@ describe("bitwire.json", function()
     assert.equal("bitwire.json.decode: T.big: '9223372036854775808' does not fit 64 bits", err)
     _, err = bitwire.json.decode(s, "T", '{"u":18446744073709551616}')
     assert.equal("bitwire.json.decode: T.u: '18446744073709551616' does not fit 64 bits", err)
+    -- one past 64 bits on the negative side: refused, not read as -2^63
+    -- (nor, for a uint64, wrapped to 2^63), as a literal and as a string
+    for _, j in ipairs { '{"big":-9223372036854775809}', '{"big":"-9223372036854775809"}',
+                         '{"u":-9223372036854775809}', '{"u":"-9223372036854775809"}',
+                         '{"big":-18446744073709551616}', '{"big":"-99999999999999999999999"}' } do
+      local key, lit = j:match('^{"(%w+)":"?(.-)"?}$')
+      _, err = bitwire.json.decode(s, "T", j)
+      assert.equal("bitwire.json.decode: T." .. key .. ": '" .. lit .. "' does not fit 64 bits", err)
+    end
+    v = assert(bitwire.json.decode(s, "T", '{"big":"-0009223372036854775808",'
+      .. '"u":"018446744073709551615"}'))
+    assert.equal(math.mininteger, v.big)
+    assert.equal(-1, v.u)
+    _, err = bitwire.json.decode(s, "T", '{"big":"9223372036854775808"}')
+    assert.equal("bitwire.json.decode: T.big: '9223372036854775808' does not fit 64 bits", err)
     _, err = bitwire.json.decode(s, "T", '{"o":12345678901234567890}')
     assert.equal("bitwire.json.decode: T.o: expected a string", err)
     -- and on the command line
@@ -599,6 +672,24 @@ describe("bitwire.json", function()
     assert.equal(0, status)
     assert.equal(H.tohex(string.pack("<i8", 9007199254740993)) .. "\n", out)
     os.remove(defs)
+  end)
+
+  it("prints floats in digits that read back as the same bytes", function()
+    local f = bitwire.schema { F = { { "d", "float64" }, { "s", "float32" }, { "w", "float64" } } }
+    local v = { d = 0.1 + 0.2, s = 0.1, w = 100.0 }
+    local text = bitwire.json.encode(f, "F", v)
+    -- 14 significant digits printed 0.3; a float32 prints as a float32 reads
+    assert.equal('{"d":0.30000000000000004,"s":0.1,"w":100}', text)
+    local back = bitwire.json.decode(f, "F", text)
+    assert.equal(f:encode("F", v), f:encode("F", back))
+    local rand = H.lcg(5)
+    for _ = 1, 200 do
+      local bytes = H.randbytes(rand, 8) .. H.randbytes(rand, 4) .. H.randbytes(rand, 8)
+      local x = f:decode("F", bytes)
+      if x and x.d == x.d and x.s == x.s and x.w == x.w then   -- NaN payloads aside
+        assert.equal(bytes, f:encode("F", bitwire.json.decode(f, "F", bitwire.json.encode(f, "F", x))))
+      end
+    end
   end)
 
   it("round-trips random base64", function()
@@ -614,6 +705,20 @@ describe("bitwire.json", function()
   it("names the path of a value of the wrong shape", function()
     local _, err = bitwire.json.decode(s, "T", '{"sp":{"x":1}}')
     assert.equal("bitwire.json.decode: T.sp: slot key 'x' is not an integer", err)
+    -- an object where an array is wanted is not an empty array (cjson
+    -- reads both as tables), nor an array a record or a sparse array
+    for _, j in ipairs { '{"q":{"x":1}}', '{"q":{"1":0,"2":0,"3":0,"4":1}}' } do
+      _, err = bitwire.json.decode(s, "T", j)
+      assert.equal("bitwire.json.decode: T.q: expected an array", err)
+    end
+    _, err = bitwire.json.decode(s, "T", '{"sp":[1,2]}')
+    assert.equal("bitwire.json.decode: T.sp: expected an object keyed by slot", err)
+    _, err = bitwire.json.decode(s, "T", "[1,2]")
+    assert.equal("bitwire.json.decode: T.value: expected an object", err)
+    local a = bitwire.schema { A = { { "a", "array", of = { "int", min = 0, max = 9 }, max = 4 } } }
+    _, err = bitwire.json.decode(a, "A", '{"a":{"1":1}}')
+    assert.equal("bitwire.json.decode: A.a: expected an array", err)
+    assert.same({ a = {} }, bitwire.json.decode(a, "A", '{"a":{}}'))   -- {} reads as []
     _, err = bitwire.json.decode(s, "T", '{"b":"***"}')
     assert.equal("bitwire.json.decode: T.b: expected base64", err)
     _, err = bitwire.json.decode(s, "T", "[1,")

@@ -80,12 +80,18 @@ function M.checktype(s, name, path)
   return p.byname[name]
 end
 
+-- The bytes of file 'path' (- is stdin). io.open opens a directory, and
+-- then read returns nil and the error: that is the user's too.
 function M.readfile(path, stdin)
-  if path == "-" then return (stdin or io.stdin):read("a") end
-  local f, err = io.open(path, "rb")
-  if f == nil then M.fail("%s", err) end
-  local data = f:read("a")
-  f:close()
+  local f = stdin or io.stdin
+  if path ~= "-" then
+    local err
+    f, err = io.open(path, "rb")
+    if f == nil then M.fail("%s", err) end
+  end
+  local data, rerr = f:read("a")
+  if path ~= "-" then f:close() end
+  if data == nil then M.fail("%s: %s", path, rerr or "cannot read") end
   return data
 end
 
@@ -199,6 +205,12 @@ function M.baseline_id(opts)
   return id
 end
 
+-- 's' padded with spaces to 'w' characters: string.format caps a width at
+-- 99 ("%-105s" is an error), and a path can be longer.
+function M.pad(s, w)
+  return s .. string.rep(" ", w - #s)
+end
+
 -- A value as one line of text.
 function M.show(v, kind)
   local t = type(v)
@@ -206,7 +218,13 @@ function M.show(v, kind)
     if kind == "bytes" then return "0x" .. M.tohex(v) end
     return string.format("%q", v)
   elseif t == "number" then
-    if math.type(v) == "float" then return string.format("%.9g", v) end
+    local json = require "bitwire.json"
+    -- float64s in the digits that read back as the same double
+    if math.type(v) == "float" then
+      return kind == "float64" and json.float(v) or string.format("%.9g", v)
+    end
+    -- a 64-bit uint past 2^63 is a negative Lua integer
+    if kind == "uint" then return json.unsigned(v) end
     return tostring(v)
   elseif t == "table" then
     local parts = {}

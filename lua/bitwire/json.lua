@@ -8,7 +8,9 @@
 --                so 64-bit values survive (strings are read back either way,
 --                and integer literals exactly); a 64-bit uint past 2^63 (a
 --                negative Lua integer) as its unsigned digits
---   float...     number; float32/float64 NaN and infinities as the strings
+--   float...     number, in the fewest digits that read back as the same
+--                value (float32: the same float32); float32/float64 NaN
+--                and infinities as the strings
 --                "nan", "inf", "-inf"
 --   string       string;  bytes: base64 (RFC 4648, with padding)
 --   bool         true / false
@@ -81,7 +83,35 @@ local function encfields(c, types, ty, v, path, out)
   out[#out + 1] = "}"
 end
 
-local function encnumber(c, v, path)
+-- The decimal digits of integer 'v' read as a uint64 (Lua holds one past
+-- 2^63 as a negative integer): unsigned // 10 without overflow, then the
+-- last digit.
+function M.unsigned(v)
+  if v >= 0 then return tostring(v) end
+  local q = (v >> 1) // 5
+  return string.format("%d%d", q, v - q * 10)
+end
+
+-- A float in the fewest digits that read back as the same number (as the
+-- same float32 for a float32), so decode -> encode keeps the bytes: cjson's
+-- 14 significant digits print 0.30000000000000004 as 0.3. From 14 digits (6
+-- for a float32) up, so whole numbers print without an exponent.
+function M.float(v, float32)
+  local p, max = 14, 17
+  if float32 then p, max = 6, 9 end
+  local s
+  repeat
+    s = string.format("%." .. p .. "g", v)
+    local back = tonumber(s)
+    if float32 then
+      if string.pack("<f", back) == string.pack("<f", v) then return s end
+    elseif back == v then return s end
+    p = p + 1
+  until p > max
+  return s
+end
+
+local function encnumber(v, path, float32)
   if type(v) ~= "number" then
     error(where(path) .. ": expected a number, got " .. type(v), 0)
   end
@@ -92,7 +122,7 @@ local function encnumber(c, v, path)
     if v > SAFE or v < -SAFE then return '"' .. v .. '"' end
     return tostring(v)
   end
-  return c.encode(v)
+  return M.float(v, float32)
 end
 
 function encvalue(c, types, f, v, path, out)
@@ -103,7 +133,7 @@ function encvalue(c, types, f, v, path, out)
     out[#out + 1] = "["
     for i = 1, #v do
       if i > 1 then out[#out + 1] = "," end
-      if k == "quat" then out[#out + 1] = encnumber(c, v[i], path .. "[" .. i .. "]")
+      if k == "quat" then out[#out + 1] = encnumber(v[i], path .. "[" .. i .. "]")
       else encvalue(c, types, f.of, v[i], path .. "[" .. i .. "]", out) end
     end
     out[#out + 1] = "]"
@@ -135,10 +165,9 @@ function encvalue(c, types, f, v, path, out)
     out[#out + 1] = tostring(v)
   elseif k == "uint" and math.type(v) == "integer" and v < 0 then
     -- a uint of 64 bits past 2^63: its unsigned digits
-    local q = (v >> 1) // 5
-    out[#out + 1] = string.format('"%d%d"', q, v - q * 10)
+    out[#out + 1] = '"' .. M.unsigned(v) .. '"'
   else
-    out[#out + 1] = encnumber(c, v, path)
+    out[#out + 1] = encnumber(v, path, k == "float32")
   end
 end
 
@@ -214,16 +243,27 @@ local function bigints(text)
   return table.concat(out), big
 end
 
+-- The integer a string of decimal digits (with an optional '-') names,
+-- read exactly, or nil past 64 bits: -2^63 .. 2^63 - 1, and for a uint up
+-- to 2^64 - 1 (held wrapped, as the negative Lua integer a uint64 is).
+-- Compared as digits: tonumber would round a literal past the limits to a
+-- float, and -2^63 - 1 would come back as -2^63.
+local function exactint(v, unsigned)
+  local neg, digits = v:match("^(%-?)0*(%d*)$")
+  local limit = neg == "-" and "9223372036854775808"
+    or unsigned and "18446744073709551615" or "9223372036854775807"
+  if #digits > #limit or (#digits == #limit and digits > limit) then return nil end
+  local n = 0
+  for d in digits:gmatch("%d") do   -- wraps past 2^63 only for a uint64
+    if neg == "-" then n = n * 10 - tonumber(d) else n = n * 10 + tonumber(d) end
+  end
+  return n
+end
+
 local function decint(v, path, unsigned)
   if type(v) == "string" and v:match("^%-?%d+$") then
-    local n = math.tointeger(tonumber(v))
+    local n = exactint(v, unsigned)
     if n ~= nil then return n end
-    if unsigned and v:match("^%d+$") and #v <= 20 then
-      n = 0   -- wraps like the uint64 it is, checked below
-      for d in v:gmatch("%d") do n = n * 10 + tonumber(d) end
-      local q = (n >> 1) // 5
-      if string.format("%d%d", q, n - q * 10) == v:gsub("^0+(%d)", "%1") then return n end
-    end
     fail(path, "'" .. v .. "' does not fit 64 bits")
   end
   if type(v) == "string" then fail(path, "'" .. v .. "' is not an integer") end
@@ -234,8 +274,20 @@ end
 
 local FLOATS = { nan = 0 / 0, inf = math.huge, ["-inf"] = -math.huge }
 
+-- cjson (2.1.0) reads a JSON array and an object both as a table, marking
+-- neither: an object's keys are strings, an array's the integers 1..n. ({}
+-- and [] read alike, as an empty table: either passes.)
+local function isarray(v)
+  if type(v) ~= "table" then return false end
+  local k = next(v)
+  return k == nil or math.type(k) == "integer"
+end
+local function isobject(v)
+  return type(v) == "table" and type(next(v)) ~= "number"
+end
+
 local function decfields(c, types, ty, v, path)
-  if type(v) ~= "table" then fail(path, "expected an object") end
+  if not isobject(v) then fail(path, "expected an object") end
   local t, known = {}, {}
   for _, f in ipairs(ty.fields) do
     if f.name ~= nil then
@@ -256,7 +308,7 @@ function decvalue(c, types, f, v, path)
   local k = f.kind
   if k == "struct" then return decfields(c, types, types[f.type], v, path) end
   if k == "array" or k == "quat" then
-    if type(v) ~= "table" then fail(path, "expected an array") end
+    if not isarray(v) then fail(path, "expected an array") end
     local t = {}
     for i = 1, #v do
       t[i] = k == "quat" and decvalue(c, types, { kind = "float64" }, v[i], path .. "[" .. i .. "]")
@@ -264,7 +316,7 @@ function decvalue(c, types, f, v, path)
     end
     return t
   elseif k == "sparse" then
-    if type(v) ~= "table" then fail(path, "expected an object keyed by slot") end
+    if not isobject(v) then fail(path, "expected an object keyed by slot") end
     local t = {}
     for key, x in pairs(v) do
       local i = math.tointeger(tonumber(key))

@@ -31,8 +31,9 @@ end
 local function readfile(path)
   local f, err = io.open(path, "rb")
   if not f then fail("%s", err) end
-  local data = f:read("a")
+  local data, rerr = f:read("a")   -- nil for a directory, which opens
   f:close()
+  if data == nil then fail("%s: %s", path, rerr or "cannot read") end
   return data
 end
 

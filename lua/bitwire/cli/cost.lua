@@ -46,9 +46,9 @@ function M.run(args, io)
   local w = 4
   for _, c in ipairs(list) do w = math.max(w, #c.path) end
   io.stdout:write(string.format("%s: %d bits, %d bytes\n", name, total, (total + 7) // 8))
-  io.stdout:write(string.format("  %-" .. w .. "s %6s %7s\n", "path", "bits", "share"))
+  io.stdout:write(string.format("  %s %6s %7s\n", util.pad("path", w), "bits", "share"))
   for _, c in ipairs(list) do
-    io.stdout:write(string.format("  %-" .. w .. "s %6d %6.1f%%\n", c.path ~= "" and c.path or "(value)",
+    io.stdout:write(string.format("  %s %6d %6.1f%%\n", util.pad(c.path ~= "" and c.path or "(value)", w),
       c.bits, total > 0 and 100 * c.bits / total or 0))
   end
   return 0

@@ -219,13 +219,13 @@ function M.run(args, io)
     local label = opts.sort and r.path or string.rep("  ", r.depth) .. r.name
     if #label > w then w = #label end
   end
-  out:write(string.format("  %-" .. w .. "s  %-12s %6s  %s\n", "field", "bits",
+  out:write(string.format("  %s  %-12s %6s  %s\n", util.pad("field", w), "bits",
     "share", "wire form"))
   for _, r in ipairs(list) do
     local label = opts.sort and r.path or string.rep("  ", r.depth) .. r.name
     local bits = r.min == r.max and tostring(r.min)
       or r.min .. ".." .. (r.max and tostring(r.max) or "inf")
-    out:write(string.format("  %-" .. w .. "s  %-12s %6s  %s\n", label, bits,
+    out:write(string.format("  %s  %-12s %6s  %s\n", util.pad(label, w), bits,
       share(r.max, ty.maxbits), r.form))
   end
   if not opts["no-diagram"] then
