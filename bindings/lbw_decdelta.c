@@ -104,7 +104,7 @@ int bw_pushkept (Ctx *c, const bw_Field *f, int idx) {
       const bw_Type *ty = &c->S->types[f->ref];
       const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
       int defer;
-      if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
+      if (!bw_decspendrecord(c, ty)) return 0;
       defer = bw_openrecord(L, ty);
       t = lua_gettop(L);
       for (; g < end; g++) {
@@ -137,7 +137,7 @@ int bw_pushkept (Ctx *c, const bw_Field *f, int idx) {
     case BW_KARRAY: case BW_KQUAT: {  /* a quat is {x, y, z, w}: 5 */
       const bw_Field *e = f->kind == BW_KARRAY ? &c->S->fields[f->ref] : f;
       lua_Integer i, n = (lua_Integer)lua_rawlen(L, idx);
-      if (!bw_decspend(c, 1 + (uint64_t)n)) return 0;
+      if (!bw_decspendlist(c, n)) return 0;
       lua_createtable(L, (int)n, 0);
       t = lua_gettop(L);
       for (i = 1; i <= n; i++) {
@@ -179,7 +179,7 @@ int bw_decdeltacount (Ctx *c, const bw_Field *f, int64_t bn, int64_t *n) {
   const bw_Field *e = &c->S->fields[f->ref];
   uint64_t start = c->r.pos, need;
   if (!bw_readrange(c, f, "count", n)) return 0;
-  if (!bw_decspend(c, 1 + (uint64_t)*n)) return 0;
+  if (!bw_decspendlist(c, *n)) return 0;
   /* a kept element costs a bit, a new one minbits: refuse before
   ** allocating */
   need = (uint64_t)(*n < bn ? *n : bn) + (*n > bn ? (uint64_t)(*n - bn)

@@ -284,7 +284,7 @@ int bw_pushquat (Ctx *c, const bw_Field *f, const uint32_t q[4],
                  int into) {
   double v[4];
   int i;
-  if (!bw_decspend(c, 5)) return 0;
+  if (!bw_decspendquat(c)) return 0;
   if (into != 0 && claim(c, into)) {
     bw_quatdecode(&f->q, q, v);
     for (i = 0; i < 4; i++) {
@@ -438,7 +438,7 @@ int bw_decvalue (Ctx *c, const bw_Field *f, int into) {
         return bw_decfail(c, BW_ETRUNC, start, "count %" PRId64 " needs %"
                        PRIu64 " bits or more, %" PRIu64 " left", n,
                        (uint64_t)n * e->minbits, bw_bitsremaining(r));
-      if (!bw_decspend(c, 1 + (uint64_t)n)) return 0;
+      if (!bw_decspendlist(c, n)) return 0;
       if (reuse) {
         t = into;
         oldn = (int64_t)lua_rawlen(L, into);
@@ -532,7 +532,7 @@ static int decrunrecord (Ctx *c, const bw_Field *f, int tbl, int reuse) {
   const bw_Field *g = &c->S->fields[st->first];
   uint64_t start;
   int top = lua_gettop(L), inplace = 0;
-  if (!bw_decspend(c, 1 + (uint64_t)st->count)) return 0;
+  if (!bw_decspendrecord(c, st)) return 0;
   pushkey(c, f->name);
   if (reuse) {
     if (lua_rawget(L, tbl) == LUA_TTABLE && claim(c, top + 1)) inplace = 1;
@@ -719,7 +719,7 @@ int bw_decstruct (Ctx *c, uint32_t t, int into) {
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
   int reuse;
-  if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
+  if (!bw_decspendrecord(c, ty)) return 0;
   reuse = into != 0 && claim(c, into);
   if (ty->flat && c->plan->ops != NULL
       && bw_bitsremaining(&c->r) >= ty->minbits) {

@@ -41,11 +41,8 @@ static int slotsent (Ctx *c, const bw_Field *e, int idx, int bidx,
   }
   lua_rawgeti(L, bidx, i);
   sent = !bw_equalopt(c, e, lua_gettop(L) - 1, lua_gettop(L));
-  if (!sent && *present && c->strict) {  /* kept, yet checked as sent */
-    pushframe(c, BW_NONE, i);
-    bw_strictvalue(c, e, lua_gettop(L) - 1, lua_gettop(L));
-    popframe(c);
-  }
+  if (!sent && *present && c->strict)  /* kept, yet checked as sent */
+    bw_strictslot(c, e, i, lua_gettop(L) - 1, lua_gettop(L));
   lua_pop(L, 2);
   return sent;
 }
@@ -699,11 +696,9 @@ static int tapesparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
       ok = samevalue(w, e, lua_gettop(L), et, &same);
       if (ok && same && c->strict) {  /* kept, yet checked as sent */
         int slot = lua_gettop(L);
-        pushframe(c, BW_NONE, i);
         if (btab) lua_rawgeti(L, btab, i);
-        bw_strictvalue(c, e, slot, btab ? slot + 1 : 0);
+        bw_strictslot(c, e, i, slot, btab ? slot + 1 : 0);
         lua_settop(L, slot);
-        popframe(c);
       }
     }
     else if (flags & SHAS)

@@ -352,13 +352,11 @@ void bw_strictvalue (Ctx *c, const bw_Field *f, int idx, int b) {
     lua_pushnil(L);
     while (lua_next(L, idx)) {
       if (lua_isinteger(L, -2)) {
-        pushframe(c, BW_NONE, lua_tointeger(L, -2));
         lua_pushvalue(L, -2);
         basepart(L, b);
-        bw_strictvalue(c, &S->fields[f->ref], lua_gettop(L) - 1,
-                       lua_gettop(L));
+        bw_strictslot(c, &S->fields[f->ref], lua_tointeger(L, -3),
+                      lua_gettop(L) - 1, lua_gettop(L));
         lua_pop(L, 1);
-        popframe(c);
       }
       lua_pop(L, 1);
     }

@@ -387,6 +387,11 @@ static inline int bw_decspend (Ctx *c, uint64_t n) {
   c->values -= n;
   return 1;
 }
+/* What the values of SECURITY.md's count cost: a record 1 plus its fields
+** (present or not), an array 1 plus its elements, a quaternion 5. */
+#define bw_decspendrecord(c, ty)  bw_decspend(c, 1 + (uint64_t)(ty)->count)
+#define bw_decspendlist(c, n)     bw_decspend(c, 1 + (uint64_t)(n))
+#define bw_decspendquat(c)        bw_decspendlist(c, 4)
 int bw_decstruct (Ctx *c, uint32_t t, int into);
 int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx);
 /* A delta array's count against a baseline of 'bn' elements, in '*n', and
@@ -529,7 +534,7 @@ static INLINE int bw_readfixed (Ctx *c, const bw_Field *f, uint64_t *u) {
 ** its frame entered, its table pushed. Returns the table's index, or 0
 ** when max_values runs out. */
 static INLINE int bw_opendeltarecord (Ctx *c, const bw_Type *ty, Frame **fr) {
-  if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
+  if (!bw_decspendrecord(c, ty)) return 0;
   *fr = enterframe(c);
   lua_createtable(c->L, 0, (int)ty->count);
   return lua_gettop(c->L);
@@ -623,6 +628,14 @@ void bw_strictcheck (Ctx *c, uint32_t t, int idx);
 ** checked as its full encode checks it, but for the tables it shares with
 ** the baseline's value at 'b' (0: none), which delta walks keep unchecked. */
 void bw_strictvalue (Ctx *c, const bw_Field *f, int idx, int b);
+/* bw_strictvalue of sparse slot 'i' kept: its value at 'idx' of element
+** field 'e', its baseline's at 'b' (0: none), under the slot's path. */
+static inline void bw_strictslot (Ctx *c, const bw_Field *e, lua_Integer i,
+                                  int idx, int b) {
+  pushframe(c, BW_NONE, i);
+  bw_strictvalue(c, e, idx, b);
+  popframe(c);
+}
 /* Message ids (the schema's 'messages' list, or every type by index). */
 void bw_writemessageid (Ctx *c, uint32_t t);
 int  bw_readmessageid (Ctx *c, uint32_t *t);

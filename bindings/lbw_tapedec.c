@@ -104,7 +104,7 @@ static int pushfrom (Walk *w, const bw_Field *f) {
       return 1;
     case BW_KSTRUCT: {
       const bw_Type *ty = &c->S->types[f->ref];
-      if (!bw_decspend(c, 1 + (uint64_t)ty->count)) return 0;
+      if (!bw_decspendrecord(c, ty)) return 0;
       if (bw_openrecord(L, ty)) return keptrecord(w, ty, 1);
       return keptrecord(w, ty, 0);
     }
@@ -112,7 +112,7 @@ static int pushfrom (Walk *w, const bw_Field *f) {
       const bw_Field *e = &c->S->fields[f->ref];
       lua_Integer i, n = (lua_Integer)(take(w, f->nbits) + (uint64_t)f->min);
       int tbl;
-      if (!bw_decspend(c, 1 + (uint64_t)n)) return 0;
+      if (!bw_decspendlist(c, n)) return 0;
       lua_createtable(L, (int)n, 0);
       if (fixedscalar(e)) {
         keptrun(w, e, n);
@@ -141,7 +141,7 @@ static int pushfrom (Walk *w, const bw_Field *f) {
     }
     case BW_KQUAT: {
       uint32_t q[4];
-      if (!bw_decspend(c, 5)) return 0;
+      if (!bw_decspendquat(c)) return 0;
       takequat(w, f, q);
       bw_newquat(c, f, q);
       return 1;
