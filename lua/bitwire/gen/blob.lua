@@ -22,7 +22,7 @@ end
 
 function M.generate(s, opts)
   opts = opts or {}
-  local prefix = opts.prefix or ""
+  local prefix = ctypes.checkprefix(opts.prefix)
   local lay = s:blob_layout(opts.version)
   local types, fields = lay.types, lay.fields
   local out = {}
