@@ -278,6 +278,103 @@ int main (void) {
     end
   end)
 
+  -- A record of one bool field, by type name.
+  local function one(tname, fname) return { [tname] = { { fname or "y", "bool" } } } end
+
+  it("refuses names that C, its headers or the runtime hold, saying why", function()
+    local lib, std = "a C library name", "names C reserves (__ or _ and a capital letter)"
+    local rt = "the generated code's runtime (bw_ and BW_ names)"
+    for _, case in ipairs {
+      { one "size_t", "type 'size_t' clashes with " .. lib .. " ('size_t')" },
+      { one "uint32_t", "type 'uint32_t' clashes with " .. lib .. " ('uint32_t')" },
+      { one "int64_t", "type 'int64_t' clashes with " .. lib .. " ('int64_t')" },
+      { one "int_fast8_t", "type 'int_fast8_t' clashes with " .. lib .. " ('int_fast8_t')" },
+      { one "FILE", "type 'FILE' clashes with " .. lib .. " ('FILE')" },
+      { one "NULL", "type 'NULL' clashes with " .. lib .. " ('NULL')" },
+      { one "INT32_MAX", "type 'INT32_MAX' clashes with " .. lib .. " ('INT32_MAX')" },
+      { one "memcpy", "type 'memcpy' clashes with " .. lib .. " ('memcpy')" },
+      { one "bw_Writer", "type 'bw_Writer' clashes with " .. rt .. " ('bw_Writer')" },
+      { one "BW_OK", "type 'BW_OK' clashes with " .. rt .. " ('BW_OK')" },
+      { one "bw", "type 'bw' clashes with " .. rt .. " ('bw_write')" },
+      { one "_Pos", "type '_Pos' clashes with " .. std .. " ('_Pos')" },
+      { one "__pos", "type '__pos' clashes with " .. std .. " ('__pos')" },
+      { one("T", "NULL"), "field 'T.NULL' clashes with " .. lib .. " ('NULL' in struct T)" },
+      { one("T", "errno"), "field 'T.errno' clashes with " .. lib .. " ('errno' in struct T)" },
+      { one("T", "stdin"), "field 'T.stdin' clashes with " .. lib .. " ('stdin' in struct T)" },
+      { one("T", "size_t"), "field 'T.size_t' clashes with " .. lib .. " ('size_t' in struct T)" },
+      { one("T", "EOF"), "field 'T.EOF' clashes with " .. lib .. " ('EOF' in struct T)" },
+      { one("T", "BW_MAXPATH"), "field 'T.BW_MAXPATH' clashes with " .. rt
+        .. " ('BW_MAXPATH' in struct T)" },
+      { one("T", "_Bool"), "field 'T._Bool' clashes with " .. std .. " ('_Bool' in struct T)" },
+      { one "u", "a local of the generated functions and type 'u' both become the C name 'u'" },
+      { one "i0", "a local of the generated functions and type 'i0' both become the C name 'i0'" },
+    } do
+      local ok, err = pcall(bitwire.gen.c, bitwire.schema(case[1]))
+      assert.is_false(ok)
+      assert.equal("bitwire.gen: " .. case[2], err)
+    end
+    -- what a prefix makes is checked as any name
+    local ok, err = pcall(bitwire.gen.c, bitwire.schema(one "t"), { prefix = "size_" })
+    assert.is_false(ok)
+    assert.equal("bitwire.gen: type 't' clashes with " .. lib .. " ('size_t')", err)
+    ok, err = pcall(bitwire.gen.c, bitwire.schema(one "Pos"), { prefix = "bw_" })
+    assert.is_false(ok)
+    assert.equal("bitwire.gen: type 'Pos' clashes with " .. rt .. " ('bw_Pos')", err)
+    ok, err = pcall(bitwire.gen.c, bitwire.schema(one "Pos"), { name = "bw" })
+    assert.is_false(ok)
+    assert.matches("a name made of --name 'bw' clashes with " .. rt, err, 1, true)
+  end)
+
+  it("refuses a prefix that is not a C identifier", function()
+    local t = bitwire.schema(one "T")
+    for _, bad in ipairs { "9x", "a-b", "a b", "x.", 5 } do
+      for _, gen in ipairs { bitwire.gen.c, bitwire.gen.serialize_h,
+                             require("bitwire.gen.blob").generate } do
+        local ok, err = pcall(gen, t, { prefix = bad })
+        assert.is_false(ok)
+        assert.equal("bitwire.gen: prefix '" .. tostring(bad) .. "' is not a C identifier"
+          .. " (letters, digits and _, not starting with a digit)", err)
+      end
+    end
+    assert.matches("typedef struct _9T {", bitwire.gen.c(t, { prefix = "_9" }).header, 1, true)
+  end)
+
+  it("builds at -Werror, beside the usual headers, with names near the reserved ones", function()
+    -- near library, runtime and keyword names; fields may be library
+    -- functions (members are not file scope)
+    local near = bitwire.schema {
+      size = { {"memcpy", "int", min = 0, max = 9}, {"index", "bool"}, {"bw", "bool"},
+               {"size", "uint", bits = 3}, {"errno_x", "bool"}, {"_x", "bool"} },
+      Writer = { {"file", "size"}, {"NULL_", "bool"}, {"double", "bool"},
+                 {"bwx", "enum", values = {"BW_OK", "NULL", "size_t"}} },
+      Reader = { {"w", "Writer"}, {"log", "float", min = 0, max = 1, res = 0.5} },
+      bwt = { {"t", "bool"} },
+    }
+    local v = { w = { file = { memcpy = 7, index = true, bw = false, size = 5, errno_x = true,
+      _x = false }, NULL_ = true, double = false, bwx = "size_t" }, log = 0.5 }
+    assert.equal(H.tohex(near:encode("Reader", v)) .. "\n", runc(near, "near",
+      "#include <errno.h>\n#include <limits.h>\n#include <math.h>\n#include <stdlib.h>\n"
+      .. SHOW:gsub("NAME", "near") .. [[
+#include <string.h>
+int main (void) {
+  Reader v;
+  uint8_t buf[32];
+  bw_Writer w;
+  memset(&v, 0, sizeof(v));
+  v.w.file.memcpy = 7;
+  v.w.file.index = true;
+  v.w.file.size = 5;
+  v.w.file.errno_x = true;
+  v.w.NULL_ = true;
+  v.w.bwx = Writer_bwx_size_t;
+  v.log = 0.5f;
+  bw_writerinit(&w, buf, sizeof(buf));
+  show(&w, Reader_write(&w, &v));
+  return 0;
+}
+]]))
+  end)
+
   it("names an element array's enum apart from the element struct", function()
     local n = bitwire.schema { T = {
       {"grid", "array", of = {"array", of = {"enum", values = {"a", "b"}}, max = 2}, max = 2},
@@ -483,6 +580,40 @@ int main () {
   it("gives serialize_compressed_float a resolution with the same steps", function()
     assert.matches("serialize_compressed_float(stream, value.x, -1.0f, 1.0f, ", hpp, 1, true)
   end)
+
+  it("refuses the names of its own functions and C's, and builds beside them", function()
+    for _, case in ipairs {
+      { "serialize", "a name of the generated functions and type 'serialize' both become"
+        .. " the C name 'serialize'" },
+      { "stream", "a name of the generated functions and type 'stream' both become"
+        .. " the C name 'stream'" },
+      { "bitwire_bits", "a name of the generated functions and type 'bitwire_bits' both"
+        .. " become the C name 'bitwire_bits'" },
+      { "Stream", "a name of the generated functions and type 'Stream' both become"
+        .. " the C name 'Stream'" },
+      { "uint8_t", "type 'uint8_t' clashes with a C library name ('uint8_t')" },
+    } do
+      local ok, err = pcall(bitwire.gen.serialize_h, bitwire.schema { [case[1]] = {
+        {"y", "bool"} } })
+      assert.is_false(ok)
+      assert.equal("bitwire.gen: " .. case[2], err)
+    end
+    local near = bitwire.schema { Writer = { {"size", "int", min = 0, max = 9},
+      {"memcpy", "bool"} }, size = { {"s", "Writer"} } }
+    assert.equal(H.tohex(near:encode("size", { s = { size = 3, memcpy = true } })) .. "\n",
+      runcxx(near, "near", SHOWCXX:gsub("NAME", "near") .. [[
+int main () {
+  near::size v;
+  uint8_t buf[16];
+  std::memset(&v, 0, sizeof(v));
+  v.s.size = 3;
+  v.s.memcpy = true;
+  serialize::WriteStream ws(buf, sizeof(buf));
+  show(ws, near::serialize(ws, v));
+  return 0;
+}
+]]))
+  end)
 end)
 
 describe("bitwire.gen.blob", function()
@@ -504,6 +635,24 @@ describe("bitwire.gen.blob", function()
       local ok, err = pcall(genblob, bitwire.schema(case[1]))
       assert.is_false(ok)
       assert.equal("bitwire.gen: " .. case[2], err)
+    end
+  end)
+
+  it("refuses library and runtime names, as gen c does", function()
+    local genblob = require "bitwire.gen.blob"
+    for _, case in ipairs {
+      { { FILE = { {"y", "bool"} } }, {}, "type 'FILE' clashes with a C library name ('FILE')" },
+      { { T = { {"NULL", "bool"} } }, {},
+        "field 'T.NULL' clashes with a C library name ('NULL' in struct T)" },
+      { { T = { {"y", "bool"} } }, { prefix = "bw_" },
+        "a name the header defines clashes with the generated code's runtime (bw_ and BW_"
+        .. " names) ('BW_BLOB_VERSION')" },
+      { { size = { {"y", "bool"} } }, {},
+        "a parameter of the generated functions and type 'size' both become the C name 'size'" },
+    } do
+      local ok, err = pcall(genblob, bitwire.schema(case[1]), case[2])
+      assert.is_false(ok)
+      assert.equal("bitwire.gen: " .. case[3], err)
     end
   end)
 
@@ -564,6 +713,30 @@ describe("bitwire gen (command)", function()
     assert.is_false(ok)
     assert.matches("field 'T.items' and field 'T.items_count' both become the C name", err, 1, true)
     assert.is_nil(io.open(dir .. "/p.h"))
+    os.execute("rm -rf " .. dir)
+  end)
+
+  it("fails in one line, exit status 1, writing nothing, on a bad name or --prefix", function()
+    local dir, defsfile = defsdir('return { size_t = { {"y", "bool"} } }\n')
+    for _, case in ipairs {
+      { {}, "type 'size_t' clashes with a C library name ('size_t')" },
+      { { "--prefix", "9x" }, "prefix '9x' is not a C identifier" },
+      { { "--prefix", "a-b" }, "prefix 'a-b' is not a C identifier" },
+    } do
+      for _, what in ipairs { "c", "serialize-h" } do
+        local args = { "gen", what, defsfile, "-o", dir, "--name", "p", table.unpack(case[1]) }
+        local out, err = { text = "" }, { text = "" }
+        local function put(b, s) b.text = b.text .. s; return b end
+        out.write, err.write = put, put
+        assert.equal(1, require("bitwire.cli").main(args, { stdout = out, stderr = err }))
+        assert.equal(1, select(2, err.text:gsub("\n", "")), err.text)
+        assert.matches("^bitwire gen: bitwire%.gen: ", err.text)
+        assert.matches(case[2], err.text, 1, true)
+        assert.is_nil(err.text:find("traceback", 1, true))
+      end
+    end
+    assert.is_nil(io.open(dir .. "/p.h"))
+    assert.is_nil(io.open(dir .. "/p.hpp"))
     os.execute("rm -rf " .. dir)
   end)
 

@@ -22,15 +22,19 @@ end
 
 function M.generate(s, opts)
   opts = opts or {}
-  local prefix = opts.prefix or ""
+  local prefix = ctypes.checkprefix(opts.prefix)
   local lay = s:blob_layout(opts.version)
   local types, fields = lay.types, lay.fields
   local out = {}
   local function emit(fmt, ...) out[#out + 1] = string.format(fmt, ...) end
   local claim = ctypes.names()
-  claim(prefix:upper() .. "BLOB_VERSION", "the header's own names")
+  claim(prefix:upper() .. "BLOB_VERSION", "a name the header defines")
   for _, n in ipairs { "blob_fields_", "blob_types_", "blob_layout_" } do
-    claim(prefix .. n, "the header's own names")
+    claim(prefix .. n, "a name the header defines")
+  end
+  -- the accessors' and checks' parameters (-Wshadow over a type's name)
+  for _, n in ipairs { "r", "i", "blob", "size", "err" } do
+    claim(n, "a parameter of the generated functions")
   end
   local cname = {}          -- type id -> C struct name
   for _, t in ipairs(types) do

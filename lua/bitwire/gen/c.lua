@@ -572,6 +572,12 @@ local PERTYPE = { "%s_write", "%s_read", "%s_read_err", "%s_bits", "%s_MAXBITS",
   "write_delta_%s", "read_delta_%s", "any_write_%s", "any_read_%s", "any_bits_%s",
   "any_write_delta_%s", "any_read_delta_%s" }
 local PARAMS = { "w", "r", "v", "a", "b", "base", "err", "pos" }
+-- Their locals, which -Wshadow would report over a type of that name; the
+-- loop locals are numbered by depth, below the core's nesting limit.
+local LOCALS = { "u", "more", "slot", "scratch", "start", "id", "i" }
+for d = 0, 32 do
+  for _, l in ipairs { "i%d", "n%d", "slots%d" } do LOCALS[#LOCALS + 1] = fmt(l, d) end
+end
 
 -- bitwire.gen.c(schema, opts): opts.name (default "messages") names the
 -- files and the schema-wide constants, opts.prefix goes before type names,
@@ -586,12 +592,13 @@ function M.generate(schema, opts)
               constlines = {} }
   local NAME = G.NAME
   for _, p in ipairs(PARAMS) do G.N.claim(p, "a parameter of the generated functions") end
+  for _, l in ipairs(LOCALS) do G.N.claim(l, "a local of the generated functions") end
   for _, n in ipairs { "%s_read_id", "%s_Type", "%s_types", "%s_message_type" } do
-    G.N.claim(fmt(n, G.id), fmt("the names of --name '%s'", name))
+    G.N.claim(fmt(n, G.id), fmt("a name made of --name '%s'", name))
   end
   for _, n in ipairs { "%s_FINGERPRINT", "%s_FINGERPRINT64", "%s_VERSION", "%s_TYPEBITS",
                        "%s_NMESSAGES", "%s_NTYPES", "%s_H" } do
-    G.N.claim(fmt(n, NAME), fmt("the names of --name '%s'", name))
+    G.N.claim(fmt(n, NAME), fmt("a name made of --name '%s'", name))
   end
   for _, t in ipairs(program.types) do
     for _, n in ipairs(PERTYPE) do

@@ -196,13 +196,72 @@ function M.fields(program, t)
   return out
 end
 
+-- Names a generated name may not be, with why. Macros and typedefs break
+-- a struct member too (a member 'size_t' is an error in C++, which includes
+-- the headers), so they are refused everywhere: those of the headers the
+-- generated code includes (stddef, stdint, stdbool, string) and of the
+-- ones a program beside it is bound to include (stdio, stdlib, errno,
+-- math, limits, assert). Functions of string.h, which the generated code
+-- includes, are refused at file scope only; other headers' functions (a
+-- type 'log') are left to the user, as C compiles them until included.
+local LIBNAME = "a C library name"
+local RESERVED, FILESCOPE = {}, {}
+local function reserve(set, words)
+  for w in words:gmatch("[%w_]+") do set[w] = LIBNAME end
+end
+reserve(RESERVED, [[size_t ptrdiff_t wchar_t max_align_t NULL offsetof
+  intmax_t uintmax_t intptr_t uintptr_t INTMAX_MIN INTMAX_MAX UINTMAX_MAX
+  INTPTR_MIN INTPTR_MAX UINTPTR_MAX PTRDIFF_MIN PTRDIFF_MAX SIZE_MAX
+  SIG_ATOMIC_MIN SIG_ATOMIC_MAX WCHAR_MIN WCHAR_MAX WINT_MIN WINT_MAX
+  INTMAX_C UINTMAX_C FILE fpos_t EOF BUFSIZ FILENAME_MAX FOPEN_MAX L_tmpnam
+  SEEK_SET SEEK_CUR SEEK_END TMP_MAX stdin stdout stderr div_t ldiv_t
+  lldiv_t EXIT_SUCCESS EXIT_FAILURE RAND_MAX MB_CUR_MAX errno EDOM ERANGE
+  EILSEQ assert float_t double_t INFINITY NAN HUGE_VAL HUGE_VALF HUGE_VALL
+  FP_NAN FP_INFINITE FP_ZERO FP_SUBNORMAL FP_NORMAL FP_ILOGB0 FP_ILOGBNAN
+  MATH_ERRNO MATH_ERREXCEPT math_errhandling M_PI M_E CHAR_BIT CHAR_MIN
+  CHAR_MAX SCHAR_MIN SCHAR_MAX UCHAR_MAX SHRT_MIN SHRT_MAX USHRT_MAX INT_MIN
+  INT_MAX UINT_MAX LONG_MIN LONG_MAX ULONG_MAX LLONG_MIN LLONG_MAX
+  ULLONG_MAX MB_LEN_MAX]])
+for _, n in ipairs { 8, 16, 32, 64 } do
+  for _, k in ipairs { "", "_least", "_fast" } do
+    local K = k:upper()
+    reserve(RESERVED, fmt("int%s%d_t uint%s%d_t INT%s%d_MIN INT%s%d_MAX UINT%s%d_MAX",
+      k, n, k, n, K, n, K, n, K, n))
+  end
+  reserve(RESERVED, fmt("INT%d_C UINT%d_C", n, n))
+end
+-- string.h's functions, with the POSIX ones glibc's string.h declares
+reserve(FILESCOPE, [[memcpy memmove memset memcmp memchr strcpy strncpy strcat
+  strncat strcmp strncmp strcoll strxfrm strchr strrchr strspn strcspn
+  strpbrk strstr strtok strerror strlen strdup strndup strnlen stpcpy
+  stpncpy strtok_r strsep strsignal memccpy strcasecmp strncasecmp index
+  rindex bcmp bcopy bzero ffs]])
+
+-- Why C would not take 'name' as ours (nil: it would); 'member': as a
+-- struct member, where only macros and type names get in the way.
+local function unusable(name, member)
+  if name:match("^__") or name:match("^_%u") then
+    return "names C reserves (__ or _ and a capital letter)"
+  end
+  if name:match("^bw_") or name:match("^BW_") then
+    return "the generated code's runtime (bw_ and BW_ names)"
+  end
+  return RESERVED[name] or not member and FILESCOPE[name] or nil
+end
+
 -- The C names a generator hands out, each with what it stands for in the
 -- description ("type 'Pos'", "field 'Pos.x'"): claim(name, what [, scope])
 -- returns 'name', and raises when something else holds it in 'scope' (a
--- struct's members; nil: file scope), as C would not compile both.
+-- struct's members; nil: file scope), or C or its headers do (unusable),
+-- as C would not compile both.
 function M.names()
   local held = {}
   return function(name, what, scope)
+    local why = unusable(name, scope ~= nil)
+    if why then
+      error(fmt("bitwire.gen: %s clashes with %s ('%s'%s)", what, why, name,
+        scope and " in struct " .. scope or ""), 0)
+    end
     local key = (scope or "") .. " " .. name
     local had = held[key]
     if had ~= nil and had ~= what then
@@ -214,11 +273,23 @@ function M.names()
   end
 end
 
+-- 'prefix' (nil: none), checked: it starts every type's C name, so it
+-- must be a C identifier; what it makes is then claimed as any name is.
+function M.checkprefix(prefix)
+  if prefix == nil then return "" end
+  if type(prefix) ~= "string" or not (prefix == "" or prefix:match("^[%a_][%w_]*$")) then
+    error(fmt("bitwire.gen: prefix '%s' is not a C identifier (letters, digits"
+      .. " and _, not starting with a digit)", tostring(prefix)), 0)
+  end
+  return prefix
+end
+
 -- A new naming context: 'prefix' goes before every type name. N.claim
 -- (M.names) holds every name; N.owners[owner] says which field an owner
 -- name ("Pos_x", which names a field's enum, constants and helpers) is.
 function M.new(program, prefix)
-  local N = { program = program, prefix = prefix or "", helpers = {},
+  prefix = M.checkprefix(prefix)
+  local N = { program = program, prefix = prefix, helpers = {},
               enums = {}, done = {}, claim = M.names(), owners = {}, items = {} }
   return setmetatable(N, { __index = M })
 end

@@ -342,12 +342,29 @@ bool bitwire_serialize_check (Stream &stream, uint32_t magic) {
 }
 ]]
 
+-- The names HELPERS and the serialize functions declare, with their
+-- parameters and locals (loop ones numbered by depth, below the core's
+-- nesting limit): a type of one of these names would be redeclared, or
+-- shadowed under -Wshadow.
+local OWN = { "serialize", "Stream", "bitwire_serialize_wide", "bitwire_bits",
+  "bitwire_serialize_tiered", "bitwire_serialize_angle", "bitwire_serialize_quat",
+  "bitwire_serialize_sparse", "bitwire_serialize_check", "serialize_message_id",
+  "stream", "value", "min", "max", "span", "u", "bits", "at", "piece", "n", "v",
+  "tiers", "lo", "i", "hi", "here", "period", "q", "c", "in", "out", "miv",
+  "nbits", "mask", "sp", "element", "st", "enc", "encoding", "count", "prev",
+  "present", "k", "cur", "ntiers", "d", "id", "magic", "e", "t" }
+for d = 0, 32 do OWN[#OWN + 1] = fmt("i%d", d); OWN[#OWN + 1] = fmt("slot%d", d) end
+
 -- bitwire.gen.serialize_h(schema, opts) -> the header text.
 function M.generate(schema, opts)
   opts = opts or {}
   local program = ctypes.program(schema, opts.version)
   local name = opts.name or "messages"
   local G = { program = program, N = ctypes.new(program, opts.prefix) }
+  for _, n in ipairs(OWN) do G.N.claim(n, "a name of the generated functions") end
+  for _, n in ipairs { "%s_TYPEBITS", "%s_NMESSAGES", "%s_NTYPES" } do
+    G.N.claim(fmt(n, ident(name):upper()), fmt("a name made of --name '%s'", name))
+  end
   local consts, seen = {}, {}
   function G.consts(f, owner)
     local n = "tiers_" .. owner
