@@ -461,6 +461,89 @@ describe("bitwire dissect, encode and decode of registry frames", function()
   end)
 end)
 
+describe("bitwire numeric and repeated options", function()
+  local J = "json:" .. SNAP
+  -- every numeric option, in a command line that takes it: {option, range, args}
+  local NUMERIC = {
+    { "protocol", "0..18446744073709551615", { "encode", V3, "Snapshot", J } },
+    { "protocol", "0..18446744073709551615", { "dissect", V3, "hex:00" } },
+    { "version-bits", "1..32", { "decode", V3, "hex:00", "--protocol", "1" } },
+    { "version", "0..4294967294", { "encode", V3, "Snapshot", J } },
+    { "version", "0..4294967294", { "decode", V3, "Snapshot", "hex:00" } },
+    { "version", "0..4294967294", { "dissect", V3, "Snapshot", "hex:00" } },
+    { "version", "0..4294967294", { "blob", V3, "Snapshot", "x.json", "-o", "x.bin" } },
+    { "version", "0..4294967294", { "gen", "c", V3, "-o", "/nonexistent/bitwire" } },
+    { "baseline-id", "0..65535", { "encode", V3, "Snapshot", J, "--protocol", "1",
+                                   "--deltas", "--baseline", J } },
+    { "udp-port", "1..65535", { "wireshark", V3, "--protocol", "1" } },
+  }
+  local JUNK = { "0x1ffffffffffffffff", "18446744073709551616", "99999999999999999999999",
+                "-1", "12abc", "", "0x", "1.5", " 7" }
+
+  it("refuses a number past 64 bits, a sign or junk: one line naming the option and range", function()
+    for _, c in ipairs(NUMERIC) do
+      for _, v in ipairs(JUNK) do
+        for _, form in ipairs { { "--" .. c[1], v }, { "--" .. c[1] .. "=" .. v } } do
+          local args = table.move(form, 1, #form, #c[3] + 1, table.move(c[3], 1, #c[3], 1, {}))
+          local status, out, err = run(table.unpack(args))
+          assert.equal(1, status)
+          assert.equal("", out)
+          assert.equal("bitwire " .. c[3][1] .. ": option --" .. c[1] .. " takes an integer in "
+            .. c[2] .. " (decimal or 0x hex), not '" .. v .. "'\n", err)
+        end
+      end
+    end
+  end)
+
+  it("refuses a value just past an option's range and takes its ends", function()
+    local status, _, err = run("encode", V3, "Snapshot", J, "--protocol", "1", "--deltas",
+      "--baseline", J, "--baseline-id", "65536")
+    assert.equal(1, status)
+    assert.matches("option --baseline-id takes an integer in 0..65535", err, 1, true)
+    local p = bitwire.protocol(bitwire.load(V3), { id = -1 })
+    local want = H.tohex(p:encode("Snapshot", bitwire.json.decode(bitwire.load(V3), "Snapshot", SNAP)))
+    for _, id in ipairs { "0xffffffffffffffff", "0XFFFFFFFFFFFFFFFF", "18446744073709551615",
+                          "0x0000ffffffffffffffff", "00018446744073709551615" } do
+      local st, out = run("encode", V3, "Snapshot", J, "--protocol", id)
+      assert.equal(0, st)
+      assert.equal(want .. "\n", out)
+    end
+    assert.equal(1, (run("encode", V3, "Snapshot", J, "--protocol", "18446744073709551616")))
+    assert.equal(0, (run("encode", V3, "Snapshot", J, "--protocol", "0")))
+  end)
+
+  it("refuses an option given twice, not taking the last", function()
+    for _, c in ipairs {
+      { "--protocol", { "encode", V3, "Snapshot", J, "--protocol", "1", "--protocol", "2" } },
+      { "--protocol", { "encode", V3, "Snapshot", J, "--protocol=1", "--protocol", "1" } },
+      { "--version", { "decode", V3, "Snapshot", "hex:00", "--version", "1", "--version=1" } },
+      { "--deltas", { "dissect", V3, "hex:00", "--protocol", "1", "--deltas", "--deltas" } },
+      { "--sort", { "layout", V3, "Entity", "--sort", "--sort" } },
+      { "-o", { "encode", V3, "Snapshot", J, "-o", "a.bin", "-o", "b.bin" } },
+      { "--baseline", { "encode", V3, "Snapshot", J, "--baseline", J, "--baseline", J } },
+      { "--name", { "wireshark", V3, "--protocol", "1", "--udp-port", "7", "--name", "a",
+                    "--name", "b" } },
+      { "--prefix", { "blob", "header", V3, "--prefix", "a", "--prefix", "b" } },
+      { "--json", { "blob", V3, "Snapshot", "x.bin", "--json", "--json" } },
+      { "--name", { "gen", "c", V3, "-o", "/nonexistent/bitwire", "--name", "a", "--name", "b" } },
+    } do
+      local status, out, err = run(table.unpack(c[2]))
+      assert.equal(1, status)
+      assert.equal("", out)
+      assert.equal("bitwire " .. c[2][1] .. ": option " .. c[1] .. " given twice\n", err)
+    end
+  end)
+
+  it("refuses a value given to a flag, and a single-dash option it does not know", function()
+    local status, _, err = run("layout", V3, "Entity", "--sort=yes")
+    assert.equal(1, status)
+    assert.equal("bitwire layout: option --sort takes no value\n", err)
+    status, _, err = run("check", V3, "-x")
+    assert.equal(1, status)
+    assert.matches("^bitwire check: unknown option %-x\n", err)
+  end)
+end)
+
 describe("bitwire wireshark", function()
   it("writes a plugin for the schema, protocol and port", function()
     local o = os.tmpname()
@@ -489,7 +572,8 @@ describe("bitwire wireshark", function()
     assert.matches("missing --udp-port N", err, 1, true)
     status, _, err = run("wireshark", V3, "--protocol", "1", "--udp-port", "70000")
     assert.equal(1, status)
-    assert.matches("--udp-port must be 1..65535", err, 1, true)
+    assert.equal("bitwire wireshark: option --udp-port takes an integer in 1..65535 "
+      .. "(decimal or 0x hex), not '70000'\n", err)
     status, _, err = run("wireshark", BAD, "--protocol", "1", "--udp-port", "7")
     assert.equal(1, status)
     assert.matches("Entity.health: min 100 > max 0", err, 1, true)
@@ -502,8 +586,8 @@ describe("bitwire wireshark", function()
         local status, _, err = run(table.unpack(table.move({ "--protocol", "1",
           "--version-bits", vb }, 1, 4, #args + 1, args)))
         assert.equal(1, status)
-        assert.equal("bitwire " .. args[1] .. ": bitwire.protocol: 'version_bits' must be an "
-          .. "integer in [1, 32]\n", err)
+        assert.equal("bitwire " .. args[1] .. ": option --version-bits takes an integer in "
+          .. "1..32 (decimal or 0x hex), not '" .. vb .. "'\n", err)
       end
     end
     local status, _, err = run("wireshark", V3, "--protocol", "1", "--udp-port", "7",

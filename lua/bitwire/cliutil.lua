@@ -26,8 +26,52 @@ function M.traceback(e)
   return debug.traceback(tostring(e), 2)
 end
 
+-- The numeric options of every subcommand and their ranges: one rule for
+-- all of them, so none wraps past 64 bits or takes a sign or junk. A max
+-- of -1 is 2^64 - 1 (a protocol id is a uint64).
+M.NUMBERS = {
+  protocol = { 0, -1 },
+  ["version-bits"] = { 1, 32 },
+  version = { 0, 0xFFFFFFFE },          -- what bw_optversion takes
+  ["baseline-id"] = { 0, 65535 },
+  ["udp-port"] = { 1, 65535 },
+}
+
+local U64MAX = "18446744073709551615"
+
+-- The unsigned integer 'text' names (decimal or 0x hex), or nil when it
+-- is not one or does not fit 64 bits. Digits are compared before they are
+-- added up: Lua wraps hex literals past 64 bits and rounds decimal ones.
+local function parseuint(text)
+  local hex = text:match("^0[xX](%x+)$")
+  local digits = hex or text:match("^%d+$")
+  if digits == nil then return nil end
+  digits = digits:match("^0*(.*)$")
+  if #digits > (hex and 16 or #U64MAX)
+      or not hex and #digits == #U64MAX and digits > U64MAX then
+    return nil
+  end
+  local n, base = 0, hex and 16 or 10
+  for c in digits:gmatch(".") do n = n * base + tonumber(c, 16) end  -- wraps as a uint64
+  return n
+end
+
+-- The value of numeric option 'name' (M.NUMBERS) given as 'text', or a
+-- one-line error naming the option and its range.
+function M.number(name, text)
+  local r = M.NUMBERS[name]
+  local n = parseuint(text)
+  if n == nil or math.ult(n, r[1]) or math.ult(r[2], n) then
+    M.fail("option --%s takes an integer in %d..%s (decimal or 0x hex), not '%s'",
+      name, r[1], r[2] == -1 and U64MAX or tostring(r[2]), text)
+  end
+  return n
+end
+
 -- Split 'args' by 'spec' = {flags = {name = true}, options = {name = true}}:
--- returns the positional arguments and a table of the options given.
+-- returns the positional arguments and a table of the options given, the
+-- numeric ones (M.NUMBERS) as integers. None is repeatable: one given
+-- twice is refused, not silently the last.
 function M.parse(args, spec, usage)
   local pos, opts, i = {}, {}, 1
   while i <= #args do
@@ -35,7 +79,11 @@ function M.parse(args, spec, usage)
     local name, val = a:match("^%-%-([%w-]+)=(.*)$")
     name = name or a:match("^%-%-([%w-]+)$") or (a == "-o" and "o")
     if name then
+      if opts[name] ~= nil then
+        M.fail("option %s given twice", name == "o" and "-o" or "--" .. name)
+      end
       if spec.flags and spec.flags[name] then
+        if val ~= nil then M.fail("option --%s takes no value", name) end
         opts[name] = true
       elseif spec.options and spec.options[name] then
         if val == nil then
@@ -43,10 +91,12 @@ function M.parse(args, spec, usage)
           val = args[i]
           if val == nil then M.fail("option --%s needs a value\n%s", name, usage) end
         end
-        opts[name] = val
+        opts[name] = M.NUMBERS[name] and M.number(name, val) or val
       else
         M.fail("unknown option %s\n%s", a, usage)
       end
+    elseif a:match("^%-%a") then   -- -x: an option of no subcommand
+      M.fail("unknown option %s\n%s", a, usage)
     else
       pos[#pos + 1] = a
     end
@@ -134,13 +184,6 @@ framing (bitwire.protocol packets):
                       the 32-bit schema tag, the id not folded
 ]]
 
-local function integer(v, what)
-  local n = math.tointeger(tonumber(v))
-  if n == nil then M.fail("%s must be an integer, got '%s'", what, tostring(v)) end
-  return n
-end
-M.integer = integer
-
 -- The frame settings of the options, or nil for an unframed packet:
 -- {protocol, id, wire_id, endcheck, tag, version_bits, deltas, opts}; opts
 -- are what encode and decode add for protocols that do not carry the
@@ -154,8 +197,8 @@ function M.frame(s, opts, path)
     return nil
   end
   local bitwire = require "bitwire"
-  local id = integer(opts.protocol, "--protocol")
-  local vb = opts["version-bits"] and integer(opts["version-bits"], "--version-bits") or 0
+  local id = opts.protocol
+  local vb = opts["version-bits"] or 0
   local po = { id = id, check = not opts["no-check"], versioned = vb ~= 0 or nil,
                version_bits = vb ~= 0 and vb or nil }
   -- bitwire.protocol checks the options (its errors are the user's here)
@@ -200,9 +243,7 @@ end
 
 -- --baseline-id: the id a delta frame names its baseline by (default 0).
 function M.baseline_id(opts)
-  local id = opts["baseline-id"] and M.integer(opts["baseline-id"], "--baseline-id") or 0
-  if id < 0 or id > 65535 then M.fail("--baseline-id must be 0..65535") end
-  return id
+  return opts["baseline-id"] or 0
 end
 
 -- 's' padded with spaces to 'w' characters: string.format caps a width at

@@ -21,12 +21,8 @@ accessors and T_blob_check for every type. The blob layout is in WIRE.md,
 "Blobs".
 ]=]
 
--- errors for the user: the dispatcher's kind when it is installed
-local okutil, util = pcall(require, "bitwire.cliutil")
-local function fail(fmt, ...)
-  if okutil then util.fail(fmt, ...) end
-  error({ msg = string.format(fmt, ...) }, 0)
-end
+local util = require "bitwire.cliutil"
+local fail = util.fail
 
 local function readfile(path)
   local f, err = io.open(path, "rb")
@@ -45,18 +41,8 @@ local function writefile(path, data)
 end
 
 local function parse(args)
-  local pos, opts, i = {}, {}, 1
-  while i <= #args do
-    local a = args[i]
-    if a == "-o" or a == "--version" or a == "--prefix" then
-      opts[a == "-o" and "o" or a:sub(3)] = args[i + 1] or fail("%s needs a value\n%s", a, M.usage)
-      i = i + 1
-    elseif a == "--json" then opts.json = true
-    elseif a:match("^%-%-?%a") then fail("unknown option %s\n%s", a, M.usage)
-    else pos[#pos + 1] = a end
-    i = i + 1
-  end
-  return pos, opts
+  return util.parse(args, { flags = { json = true },
+    options = { o = true, version = true, prefix = true } }, M.usage)
 end
 
 local function load(path, name)
@@ -136,9 +122,7 @@ function M.run(args, sysio)
   end
   if not opts.o then fail("missing -o out.bin\n%s", M.usage) end
   local value = fromjson(s, name, readfile(pos[3]))
-  local version = opts.version and math.tointeger(tonumber(opts.version))
-  if opts.version and not version then fail("--version must be an integer") end
-  local ok, blob = pcall(s.blob, s, name, value, version and { version = version } or nil)
+  local ok, blob = pcall(s.blob, s, name, value, opts.version and { version = opts.version } or nil)
   if not ok then fail("%s: %s", pos[3], tostring(blob)) end
   writefile(opts.o, blob)
   return 0

@@ -50,7 +50,7 @@ function M.run(args, io)
   local bytes = util.readpacket(src, io.stdin)
   local baseline = util.baseline(s, opts, io.stdin)
   local value, msg, code = s:decode(name, bytes, {
-    version = opts.version and util.integer(opts.version, "--version"),
+    version = opts.version,
     baseline = baseline and baseline(name) })
   if value == nil then util.fail("%s: %s: %s [%s]", src, name, msg, code) end
   io.stdout:write(json.encode(s, name, value), "\n")

@@ -94,7 +94,7 @@ function M.run(args, io)
     end
     if v == nil and err == nil then err = { path = "", message = "?", code = "?", bit = 0 } end
   else
-    local version = opts.version and util.integer(opts.version, "--version")
+    local version = opts.version
     local msg, code
     list, msg, code = dissect.dissect(s, name, bytes, { version = version,
       baseline = baseline and baseline(name) })

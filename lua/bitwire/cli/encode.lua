@@ -44,7 +44,7 @@ function M.run(args, io)
   local value, err = require("bitwire.json").decode(s, name, text)
   if value == nil then util.fail("%s: %s", src, err) end
   local baseline = util.baseline(s, opts, io.stdin)
-  local eopts = { version = opts.version and util.integer(opts.version, "--version"),
+  local eopts = { version = opts.version,
                   baseline = baseline and baseline(name) }
   local ok, packet
   if frame then

@@ -13,26 +13,15 @@ NAME defaults to the definitions file's name; the C files are NAME.h and
 NAME.c, the C++ header NAME.hpp. The code speaks version N of the
 definitions (default: the current one).]]
 
+-- The options as cliutil reads every subcommand's (numbers, repeats); its
+-- errors become this module's kind, a message raised without a position.
 local function parse(args)
-  local o = { rest = {} }
-  local i = 1
-  while i <= #args do
-    local a = args[i]
-    if a == "-o" or a == "--name" or a == "--prefix" or a == "--version" then
-      if args[i + 1] == nil then error(a .. " needs a value", 0) end
-      o[a == "-o" and "dir" or a:sub(3)] = args[i + 1]
-      i = i + 2
-    elseif a == "--blob" then
-      o.blob = true
-      i = i + 1
-    elseif a:sub(1, 1) == "-" and a ~= "-" then
-      error("unknown option " .. a, 0)
-    else
-      o.rest[#o.rest + 1] = a
-      i = i + 1
-    end
-  end
-  return o
+  local util = require "bitwire.cliutil"
+  local ok, pos, opts = pcall(util.parse, args, { flags = { blob = true },
+    options = { o = true, name = true, prefix = true, version = true } }, M.usage)
+  if not ok then error(util.message(pos), 0) end
+  opts.rest, opts.dir = pos, opts.o
+  return opts
 end
 
 local function write(path, text)
@@ -53,9 +42,7 @@ function M.run(args)
   local s = require("bitwire.cliutil").loadschema(defs)   -- its errors name the file
   local name = o.name or defs:match("([^/\\]+)%.lua$") or "messages"
   local dir = (o.dir or "."):gsub("/$", "")
-  local version = o.version and math.tointeger(tonumber(o.version))
-  if o.version and not version then error("--version needs an integer", 0) end
-  local opts = { name = name, prefix = o.prefix, version = version }
+  local opts = { name = name, prefix = o.prefix, version = o.version }
   if what == "c" then
     if o.dir == nil then error("gen c needs -o DIR\n" .. M.usage, 0) end
     if o.blob then

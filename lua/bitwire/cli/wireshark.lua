@@ -27,8 +27,7 @@ function M.run(args, io)
   local path = util.need(pos, 1, "definitions file", M.usage)
   if opts.protocol == nil then util.fail("missing --protocol ID\n%s", M.usage) end
   if opts["udp-port"] == nil then util.fail("missing --udp-port N\n%s", M.usage) end
-  local port = util.integer(opts["udp-port"], "--udp-port")
-  if port < 1 or port > 65535 then util.fail("--udp-port must be 1..65535") end
+  local port = opts["udp-port"]
   local name = opts.name or "bitwire"
   if not name:match("^[%a_][%w_]*$") then util.fail("--name must be an identifier") end
   local s = util.loadschema(path)
