@@ -715,6 +715,33 @@ describe("bitwire.json", function()
     assert.same(back, again)
   end)
 
+  it("refuses a negative number for a uint, naming the field, as s:encode would", function()
+    local t = bitwire.schema {
+      T = { { "u8", "uint", bits = 8 }, { "u64", "uint", bits = 64, optional = true },
+            { "list", "array", of = { "uint", bits = 3 }, max = 4, optional = true },
+            { "i", "int", min = -9, max = 9, optional = true } },
+    }
+    -- s:encode refuses a negative u8; a negative u64 is how Lua holds one
+    -- past 2^63, which JSON writes as its digits, so JSON refuses both
+    assert.matches("u8: -1 does not fit in 8 bits", select(2, pcall(t.encode, t, "T", { u8 = -1 })),
+      1, true)
+    for _, c in ipairs {
+      { '{"u8":-1}', "T.u8: -1 is negative; a uint of 8 bits takes 0..255" },
+      { '{"u8":"-7"}', "T.u8: -7 is negative; a uint of 8 bits takes 0..255" },
+      { '{"u8":0,"u64":-1}', "T.u64: -1 is negative; a uint of 64 bits takes 0..18446744073709551615" },
+      { '{"u8":0,"u64":"-1"}', "T.u64: -1 is negative; a uint of 64 bits takes 0..18446744073709551615" },
+      { '{"u8":0,"u64":-9223372036854775809}',
+        "T.u64: -9223372036854775809 is negative; a uint of 64 bits takes 0..18446744073709551615" },
+      { '{"u8":0,"list":[1,-2]}', "T.list[2]: -2 is negative; a uint of 3 bits takes 0..7" },
+    } do
+      local v, err = bitwire.json.decode(t, "T", c[1])
+      assert.is_nil(v)
+      assert.equal("bitwire.json.decode: " .. c[2], err)
+    end
+    local v = assert(bitwire.json.decode(t, "T", '{"u8":-0,"u64":"18446744073709551615","i":-9}'))
+    assert.same({ u8 = 0, u64 = -1, i = -9 }, v)
+  end)
+
   it("reads integer literals past 2^53 exactly, and refuses one past 64 bits", function()
     local v = assert(bitwire.json.decode(s, "T", '{"big":9007199254740993,'
       .. '"u":18446744073709551615,"sp":{"3":1},"f":-9007199254740993,"q":[0,0,0,1],'
@@ -733,10 +760,9 @@ describe("bitwire.json", function()
     assert.equal("bitwire.json.decode: T.big: '9223372036854775808' does not fit 64 bits", err)
     _, err = bitwire.json.decode(s, "T", '{"u":18446744073709551616}')
     assert.equal("bitwire.json.decode: T.u: '18446744073709551616' does not fit 64 bits", err)
-    -- one past 64 bits on the negative side: refused, not read as -2^63
-    -- (nor, for a uint64, wrapped to 2^63), as a literal and as a string
+    -- one past 64 bits on the negative side: refused, not read as -2^63,
+    -- as a literal and as a string
     for _, j in ipairs { '{"big":-9223372036854775809}', '{"big":"-9223372036854775809"}',
-                         '{"u":-9223372036854775809}', '{"u":"-9223372036854775809"}',
                          '{"big":-18446744073709551616}', '{"big":"-99999999999999999999999"}' } do
       local key, lit = j:match('^{"(%w+)":"?(.-)"?}$')
       _, err = bitwire.json.decode(s, "T", j)
@@ -752,7 +778,12 @@ describe("bitwire.json", function()
     assert.equal("bitwire.json.decode: T.o: expected a string", err)
     -- and on the command line
     local defs = tmpfile('return { T = { { "n", "uint", bits = 64 } } }')
-    local status, out = run("encode", defs, "T", 'json:{"n":9007199254740993}')
+    local status, out, cerr = run("encode", defs, "T", 'json:{"n":-1}')
+    assert.equal(1, status)
+    assert.equal("", out)
+    assert.equal("bitwire encode: json:{\"n\":-1}: bitwire.json.decode: T.n: -1 is negative; "
+      .. "a uint of 64 bits takes 0..18446744073709551615\n", cerr)
+    status, out = run("encode", defs, "T", 'json:{"n":9007199254740993}')
     assert.equal(0, status)
     assert.equal(H.tohex(string.pack("<i8", 9007199254740993)) .. "\n", out)
     os.remove(defs)

@@ -7,7 +7,8 @@
 --   int, uint, tiered  number; beyond 2^53 in magnitude a string of digits,
 --                so 64-bit values survive (strings are read back either way,
 --                and integer literals exactly); a 64-bit uint past 2^63 (a
---                negative Lua integer) as its unsigned digits
+--                negative Lua integer) as its unsigned digits; a negative
+--                number for a uint is refused
 --   float...     number, in the fewest digits that read back as the same
 --                value (float32: the same float32); float32/float64 NaN
 --                and infinities as the strings
@@ -260,7 +261,17 @@ local function exactint(v, unsigned)
   return n
 end
 
-local function decint(v, path, unsigned)
+-- A uint's JSON is its unsigned value: a negative one is refused, where
+-- s:encode takes a negative Lua integer for a uint64 (the wrapped form Lua
+-- holds one past 2^63 in), and -1 would silently become 2^64 - 1.
+local function decint(v, path, f)
+  local unsigned = f.kind == "uint"
+  if unsigned and (type(v) == "number" and v < 0
+                   or type(v) == "string" and v:match("^%-0*[1-9]%d*$")) then
+    fail(path, string.format("%s is negative; a uint of %d bits takes 0..%s",
+      type(v) == "string" and v or tostring(math.tointeger(v) or v), f.bits,
+      M.unsigned((1 << f.bits) - 1)))
+  end
   if type(v) == "string" and v:match("^%-?%d+$") then
     local n = exactint(v, unsigned)
     if n ~= nil then return n end
@@ -335,7 +346,7 @@ function decvalue(c, types, f, v, path)
     if type(v) ~= "boolean" then fail(path, "expected true or false") end
     return v
   elseif k == "int" or k == "uint" or k == "tiered" then
-    return decint(c.big[v] or v, path, k == "uint")
+    return decint(c.big[v] or v, path, f)
   end
   if c.big[v] then return tonumber(c.big[v]) + 0.0 end
   if type(v) == "string" and FLOATS[v] then return FLOATS[v] end

@@ -23,7 +23,8 @@ The JSON mapping (bitwire.json.encode / decode in Lua):
   enum          its name, as a string
   int, uint     number; past 2^53 in magnitude a string of digits
                 ("18446744073709551615" is read back exactly, as are
-                integer numbers; one past 64 bits is refused)
+                integer numbers; one past 64 bits is refused, and so
+                is a negative one for a uint)
   float         number; "nan", "inf", "-inf" for those values
   string        string;  bytes: base64
 ]=] .. util.FRAME_USAGE
