@@ -294,6 +294,97 @@ describe("protocol:decode", function ()
   end)
 end)
 
+describe("protocol errors", function ()
+  -- The error of f(...) called from a line of this file, and that line.
+  -- (Called from pcall itself, an error at level 2 has no position.)
+  local function raised (f, ...)
+    local line
+    local ok, err = pcall(function (...)
+      line = debug.getinfo(1, "l").currentline + 1
+      local r = f(...)
+      return r
+    end, ...)
+    assert.is_false(ok, "expected an error")
+    return tostring(err), line
+  end
+
+  -- the position at the start of 'err' is this file's 'line'
+  local function at (line, err)
+    local file, n = err:match("^([^:\n]*_spec%.lua):(%d+): ")
+    assert(file, "expected a _spec.lua position in '" .. err .. "'")
+    assert.matches("05%-protocol_spec%.lua$", file)
+    assert.equal(line, tonumber(n))
+  end
+
+  local strict = bitwire.schema(DESC, { strict = true })
+  local MOVE = { x = 1, y = 2, run = true }
+  local CASES = {
+    { "a value that does not fit", "Move", { x = 1001, y = 0, run = false }, nil,
+      "x: 1001 out of range [-1000, 1000]" },
+    { "an unknown field under strict", "Move", { x = 1, y = 2, run = true, jump = true }, nil,
+      "unknown key 'jump' (strict: Move declares no such field)" },
+    { "a wrong type name", "Nope", MOVE, nil, "unknown type 'Nope'" },
+    { "an unknown call option", "Move", MOVE, { basline = MOVE },
+      "bitwire.protocol: unknown encode option 'basline'" },
+    { "a baseline that is not a table", "Move", MOVE, { baseline = 5 },
+      "bitwire.protocol: 'baseline' must be a table" },
+    { "a baseline id out of range", "Move", MOVE, { baseline = MOVE, baseline_id = 70000 },
+      "bitwire.protocol: 'baseline_id' must be an integer in [0, 65535]" },
+  }
+  for _, opts in ipairs { { id = 3 }, { id = 3, deltas = true } } do
+    for _, c in ipairs(CASES) do
+      if opts.deltas or c[4] == nil or c[4].basline then
+        it("p:encode raises " .. c[1] .. " at the caller's line"
+            .. (opts.deltas and ", with deltas" or ""), function ()
+          local p = bitwire.protocol(strict, opts)
+          local err, line = raised(p.encode, p, c[2], c[3], c[4])
+          at(line, err)
+          contains(c[5], err)
+          assert.not_matches("protocol%.lua", err)
+        end)
+      end
+    end
+  end
+
+  it("p:encode raises a bad version at the caller's line", function ()
+    local p = bitwire.protocol(strict, { versioned = true })
+    local err, line = raised(p.encode, p, "Move", MOVE, { version = "x" })
+    at(line, err)
+    contains("bitwire.protocol: 'version' must be an integer", err)
+    assert.not_matches("bad argument", err)
+  end)
+
+  it("p:decode returns nil, message, code on bad bytes, and raises misuse at the caller's line", function ()
+    local p = bitwire.protocol(strict, { id = 3 })
+    local packet = p:encode("Move", MOVE)
+    local name, msg, code = p:decode(packet:sub(1, -2))
+    assert.is_nil(name)
+    assert.equal("string", type(msg))
+    assert.is_string(code)
+    assert.not_matches("%.lua:%d+:", msg)
+    name, msg, code = p:decode(flip(packet, 40))
+    assert.is_nil(name)
+    assert.equal("crc", code)
+    assert.not_matches("%.lua:%d+:", msg)
+    local err, line = raised(p.decode, p, packet, { max_values = "x" })
+    at(line, err)
+    contains("bitwire.protocol: 'max_values' must be an integer", err)
+    err, line = raised(p.decode, p, 5)
+    at(line, err)
+    contains("bitwire.protocol: decode expects a string", err)
+  end)
+
+  it("s:cost raises a value that does not fit at the caller's line", function ()
+    local err, line = raised(strict.cost, strict, "Move", { x = 1001, y = 0, run = false })
+    at(line, err)
+    contains("x: 1001 out of range [-1000, 1000]", err)
+    assert.not_matches("dissect%.lua", err)
+    err, line = raised(strict.cost, strict, "Move", MOVE, { versoin = 1 })
+    at(line, err)
+    contains("cost: unknown option 'versoin'", err)
+  end)
+end)
+
 describe("protocol:overhead", function ()
   it("is 8 bytes: CRC32 and the end check", function ()
     assert.equal(8, bitwire.protocol(schema()):overhead())

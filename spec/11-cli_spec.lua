@@ -246,6 +246,23 @@ describe("bitwire encode, decode, cost, dissect", function()
     assert.matches("unknown field 'tock'", err, 1, true)
   end)
 
+  it("gives a library's error in one line without a Lua position", function()
+    local bad = 'json:{"tick":5,"entities":[{"id":7,"health":999}]}'
+    for _, args in ipairs {
+      { "cost", V3, "Snapshot", bad },
+      { "encode", V3, "Snapshot", bad },
+      { "encode", V3, "Snapshot", bad, "--protocol", "7" },
+      { "encode", V3, "Snapshot", bad, "--protocol", "7", "--deltas", "--baseline", "json:" .. SNAP },
+    } do
+      local status, out, err = run(table.unpack(args))
+      assert.equal(1, status)
+      assert.equal("", out)
+      assert.matches("^bitwire " .. args[1] .. ": [^\n]*entities%[1%]%.health: 999 out of range "
+        .. "%[0, 100%] %(bit %d+%)\n$", err)
+      assert.not_matches("%.lua:%d+:", err)
+    end
+  end)
+
   it("says where a bad packet fails, with its code", function()
     local bad = H.tohex(packet:sub(1, 9))
     local status, _, err = run("decode", V3, "Snapshot", "hex:" .. bad)

@@ -119,7 +119,9 @@ end
 -- that costs bits (largest first, then in wire order), and the total.
 function M.cost(s, name, value, opts)
   local p = typecheck(s, name, "cost")
-  local bytes = s:encode(name, value, opts)
+  -- a value that does not fit is the caller's error, raised at its line
+  local ok, bytes = pcall(s.encode, s, name, value, opts)
+  if not ok then error(require("bitwire.options").reason("cost", bytes), 2) end
   local list, v, err = collect(p, name, core.reader(bytes), opts)
   if v == nil then error("cost: " .. errtext(err)) end  -- cannot happen
   local byp, order, total, known = {}, {}, 0, {}

@@ -35,7 +35,8 @@ local function isschema(x)
     and type(mt.__index.frame_encode) == "function"
 end
 
-local checkoptions = require("bitwire.options").check
+local options = require "bitwire.options"
+local checkoptions = options.check
 
 -- Raise at the caller's caller on keys of 'opts' not in 'known'.
 local function checkkeys(opts, known, what)
@@ -138,16 +139,19 @@ function Protocol:encode(name, value, opts)
   end
   local s = self:current()
   local sentby = self.sentby
-  if not sentby then return s:frame_encode(self.hdr, name, value, opts) end
-  local b = opts and opts.baseline
-  local from = b ~= nil and sentby[b]
-  if from and (from ~= s or (self.sentat[b] or s:version())
-                             ~= (opts.version or s:version())) then
-    opts = { baseline = peerview(self, from, self.sentat[b], name, b),
-             baseline_id = opts.baseline_id, version = opts.version }
+  if sentby then
+    local b = opts and opts.baseline
+    local from = b ~= nil and sentby[b]
+    if from and (from ~= s or (self.sentat[b] or s:version())
+                               ~= (opts.version or s:version())) then
+      opts = { baseline = peerview(self, from, self.sentat[b], name, b),
+               baseline_id = opts.baseline_id, version = opts.version }
+    end
   end
-  local packet = s:frame_encode(self.hdr, name, value, opts)
-  if type(value) == "table" then  -- sent again: its last send is the view
+  -- a value that does not fit is the caller's error, raised at its line
+  local ok, packet = pcall(s.frame_encode, s, self.hdr, name, value, opts)
+  if not ok then error(options.reason("bitwire.protocol", packet), 2) end
+  if sentby and type(value) == "table" then  -- sent again: its last send is the view
     sentby[value] = s
     self.sentat[value] = opts and opts.version
     self.views[value] = nil
@@ -171,7 +175,11 @@ function Protocol:decode(packet, opts)
   end
   local reg = self.registry
   if reg then self.hdr.schemas = reg.bytag end
-  return self:current():frame_decode(self.hdr, packet, opts)
+  local s = self:current()
+  -- bad bytes return nil, message, code; what raises is the caller's misuse
+  local ok, a, b, c = pcall(s.frame_decode, s, self.hdr, packet, opts)
+  if not ok then error(options.reason("bitwire.protocol", a), 2) end
+  return a, b, c
 end
 
 -- Bytes every packet spends on the CRC32, the tag and the end check; the
