@@ -35,13 +35,25 @@ static const char *const optnames[NOPTS] = {
   "baseline", "into", "max_values", "share", "strict", "version"
 };
 
+/* Push "unknown <what> <key> (known: <known>)" for the key at 'key' (a
+** string quoted, anything else as tostring shows it): the one wording of a
+** misspelt option, for bw_readopts and for bitwire/options.lua's checks
+** through core.unknown_option. */
+static const char *pushunknown (lua_State *L, int key, const char *what,
+                                const char *known) {
+  key = lua_absindex(L, key);
+  if (lua_type(L, key) == LUA_TSTRING)
+    lua_pushfstring(L, "'%s'", lua_tostring(L, key));
+  else luaL_tolstring(L, key, NULL);
+  return lua_pushfstring(L, "unknown %s %s (known: %s)", what,
+                         lua_tostring(L, -1), known);
+}
+
 /* Raise on option key 'k' (at the top) that the call does not take. */
 static void unknownopt (lua_State *L, int arg, unsigned takes) {
   luaL_Buffer B;
   int i, n = 0;
-  if (lua_type(L, -1) == LUA_TSTRING)
-    lua_pushfstring(L, "'%s'", lua_tostring(L, -1));
-  else luaL_tolstring(L, -1, NULL);
+  int key = lua_gettop(L);
   luaL_buffinit(L, &B);
   for (i = 0; i < NOPTS; i++)
     if (takes & (1u << i)) {
@@ -49,9 +61,27 @@ static void unknownopt (lua_State *L, int arg, unsigned takes) {
       luaL_addstring(&B, optnames[i]);
     }
   luaL_pushresult(&B);
-  luaL_argerror(L, arg, lua_pushfstring(L, "unknown option %s (known: %s)",
-                                        lua_tostring(L, -2),
-                                        lua_tostring(L, -1)));
+  luaL_argerror(L, arg, pushunknown(L, key, "option", lua_tostring(L, -1)));
+}
+
+/* core.unknown_option(key, what, names) -> the message bw_readopts would
+** give for 'key' among the option names of the list 'names'. */
+static int core_unknownoption (lua_State *L) {
+  luaL_Buffer B;
+  lua_Integer i, n;
+  const char *what = luaL_checkstring(L, 2);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  n = luaL_len(L, 3);
+  luaL_buffinit(L, &B);
+  for (i = 1; i <= n; i++) {
+    if (i > 1) luaL_addstring(&B, ", ");
+    if (lua_geti(L, 3, i) != LUA_TSTRING)
+      return luaL_argerror(L, 3, "option names must be strings");
+    luaL_addvalue(&B);
+  }
+  luaL_pushresult(&B);
+  pushunknown(L, 1, what, lua_tostring(L, -1));
+  return 1;
 }
 
 static void noopts (lua_State *L, int arg, Opts *o) {
@@ -578,6 +608,8 @@ void bw_openschema (lua_State *L) {
   lua_setfield(L, -2, "_setdesc");
   luaL_setfuncs(L, bw_sharefuncs, 0);
   luaL_setfuncs(L, bw_framefuncs, 0);
+  lua_pushcfunction(L, core_unknownoption);
+  lua_setfield(L, -2, "unknown_option");
   lua_pushinteger(L, MAXVALUES);
   lua_setfield(L, -2, "MAX_VALUES");
 }

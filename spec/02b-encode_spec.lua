@@ -300,6 +300,26 @@ describe("schema:encode", function ()
     assert.equal(5, s:bits("T", { x = 1 }, { baseline = { x = 2 }, strict = true, version = 0 }))
   end)
 
+  it("words an unknown option as the checks written in Lua do: one wording, from C", function ()
+    local core = require "bitwire.core"
+    local s = bitwire.schema { T = { { "x", "int", min = 0, max = 9 } } }
+    local msg = core.unknown_option("basline", "option", { "baseline", "strict", "version" })
+    assert.equal("unknown option 'basline' (known: baseline, strict, version)", msg)
+    contains("(" .. msg .. ")", errorof(s.encode, s, "T", { x = 1 }, { basline = 1 }))
+    assert.equal("unknown option 1 (known: a)", core.unknown_option(1, "option", { "a" }))
+    contains("(" .. core.unknown_option(1, "option", { "baseline", "strict", "version" }) .. ")",
+      errorof(s.encode, s, "T", { x = 1 }, { 1 }))
+    -- bitwire.protocol's and bitwire.load's checks (bitwire/options.lua) ask C for it
+    contains("bitwire.protocol: " .. core.unknown_option("delta", "option", { "check", "deltas",
+      "fingerprint", "id", "version_bits", "versioned" }), errorof(bitwire.protocol, s, { delta = true }))
+    local p = bitwire.protocol(s)
+    contains("bitwire.protocol: " .. core.unknown_option(true, "decode option", { "baselines",
+      "into", "max_values", "share", "version" }), errorof(p.decode, p, "", { [true] = 1 }))
+    contains("bitwire.load: " .. core.unknown_option("keep", "option", { "budget", "max_nodes",
+      "max_size", "memory", "time" }), errorof(bitwire.load, "x.lua", { keep = 1 }))
+    contains("option names must be strings", errorof(core.unknown_option, "x", "option", { 1 }))
+  end)
+
   it("writes a nested record of one fused run as any record: bits, defaults, errors", function ()
     -- V is one run of fixed-width fields, which encode writes inline: the
     -- bits, the default, and each error's path and bit as bw_encstruct's

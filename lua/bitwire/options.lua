@@ -1,7 +1,8 @@
 -- bitwire/options.lua - the one check of the options tables the Lua side
 -- takes (bitwire.protocol and its calls, bitwire.load, bitwire.watch): a
 -- misspelt option is an error, never a silent default. The C calls check
--- theirs in bw_readopts (bindings/lbw_methods.c) with the same wording.
+-- theirs in bw_readopts (bindings/lbw_methods.c); the message comes from
+-- there too (core.unknown_option), so both read alike.
 -- Also how a library function raises a C call's error at its own caller,
 -- so the user's misuse points at the user's line.
 local M = {}
@@ -24,9 +25,7 @@ function M.check(opts, known, who, what)
       local names = {}
       for name in pairs(known) do names[#names + 1] = name end
       table.sort(names)
-      local key = type(k) == "string" and "'" .. k .. "'" or tostring(k)
-      error(string.format("%s: unknown %s %s (known: %s)", who, what,
-        key, table.concat(names, ", ")), 4)
+      error(who .. ": " .. require("bitwire.core").unknown_option(k, what, names), 4)
     end
   end
 end
