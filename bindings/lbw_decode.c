@@ -230,6 +230,7 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   SparseIn in;
   Old old = { NULL, 0, 0 };
   copy = bidx != 0 && c->checked > 0;  /* the copy spends its own */
+  if (!copy) bidx = bw_sparsebase(L, f, bidx);  /* as the encoder took it */
   if (!copy && !bw_decspend(c, 1)) return 0;
   if (!bw_sparsestart(c, f, &in, bidx != 0 ? 1 : e->minbits)) return 0;
   if (bidx != 0) reuse = 0;  /* a delta's result is a new table */
@@ -242,10 +243,6 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
     lua_Integer any;
     kept = bw_sparsekeys(L, bidx, 0, n, &nkept, &any);
     oldidx = lua_gettop(L);
-    if ((size_t)any != nkept)  /* as bw_keepbaseline words it */
-      return bw_decfail(c, BW_EBASELINE, c->r.pos, "baseline value does not "
-                        "fit: sparse keys must be integers in [1, %" PRId64
-                        "]", (int64_t)n);
   }
   if (reuse && in.enc != BW_SPMASK && n > MAPSLOTS) {  /* its old keys */
     lua_Integer any;

@@ -104,6 +104,13 @@ int bw_sparseslotsonly (lua_State *L, int idx, lua_Integer n) {
   return 1;
 }
 
+int bw_sparsebase (lua_State *L, const bw_Field *f, int bidx) {
+  if (bidx == 0 || !lua_istable(L, bidx)
+      || !bw_sparseslotsonly(L, bidx, (lua_Integer)f->max))
+    return 0;
+  return bidx;
+}
+
 /* Count the keys of the table at 'idx' (0: none there). */
 static size_t nkeys (lua_State *L, int idx) {
   size_t m = 0;
@@ -247,7 +254,7 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx) {
   size_t k, m = 0;
   int enc, mapped;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
-  if (bidx != 0 && !lua_istable(L, bidx)) bidx = 0;
+  bidx = bw_sparsebase(L, f, bidx);
   mapped = n <= MAPSLOTS;
   if (mapped) memset(map, 0, (size_t)(n + 63) / 64 * sizeof(map[0]));
   else list = bw_sparsekeys(L, idx, bidx, n, &m, &keys);  /* pushed */

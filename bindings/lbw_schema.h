@@ -328,6 +328,11 @@ lua_Integer *bw_sparsekeys (lua_State *L, int a, int b, lua_Integer n,
 ** encoder refuses it as a sparse array of 'n' slots, so it equals no
 ** baseline (a delta that kept it would drop its other keys). */
 int bw_sparseslotsonly (lua_State *L, int idx, lua_Integer n);
+/* The baseline at 'bidx' of sparse array 'f' that a delta of it stands
+** on: 'bidx', or 0 (none: the array goes whole) when it is no table or has
+** a key that is no slot of 'f' (one a reload's smaller max or another kind
+** left), which the wire could not name. Encode and decode both ask this. */
+int bw_sparsebase (lua_State *L, const bw_Field *f, int bidx);
 #define MAPSLOTS 4096  /* sparse arrays longer than this visit their keys */
 /* The bits of a slot's index in sparse array 'f' (the index encoding's,
 ** and a tape's): bits_required(0, max - 1). */

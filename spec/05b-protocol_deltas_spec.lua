@@ -111,6 +111,37 @@ describe("a registry protocol with deltas", function ()
     for _, e in pairs(got.others) do assert.equal(0, e.armor) end
   end)
 
+  it("sends a sparse field whole against a baseline whose keys a reload left no slots", function ()
+    -- a smaller max, or a record that became sparse: the acked baseline
+    -- holds keys the new wire cannot name; both sides take it as none
+    local function sp (max) return ([[{"s", "sparse", of = {"int", min = 0, max = 9}, max = %d}]]):format(max) end
+    local cases = {
+      { sp(4), sp(2), { [1] = 3, [3] = 4 } },
+      { [[{"s", "array", of = {"int", min = 0, max = 9}, max = 6}]], sp(2), { 1, 2, 3, 4 } },
+      { [[{"s", "P"}]], sp(2), { x = 1 } },
+    }
+    for _, case in ipairs(cases) do
+      local function text (field)
+        return ([[return { P = { {"x", "int", min = 0, max = 9} },
+          Root = { {"hp", "int", min = 0, max = 9}, %s } }]]):format(field)
+      end
+      local path = tempdefs(text(case[1]))
+      local reg, creg = assert(bitwire.watch(path)), assert(bitwire.watch(path))
+      local server = bitwire.protocol(reg, { id = 1, deltas = true })
+      local client = bitwire.protocol(creg, { id = 1, deltas = true })
+      local a = { hp = 1, s = case[3] }
+      local _, base = assert(client:decode(server:encode("Root", a)))
+      write(path, text(case[2]))
+      assert.is_true(reg:reload())
+      assert.is_true(creg:reload())
+      local b = { hp = 2, s = { [1] = 5 } }
+      local delta = server:encode("Root", b, { baseline = a, baseline_id = 0 })
+      local name, got = client:decode(delta, { baselines = { [0] = base } })
+      assert.equal("Root", name, got)
+      assert.same(b, got)
+    end
+  end)
+
   it("sends what a reload changed on the grid or in range against a baseline sent before it", function ()
     -- the client holds the baseline as the old definitions decoded it (hp
     -- clamped to 100, x on a grid of 1): a field the sender's table still

@@ -262,6 +262,47 @@ describe("sparse", function ()
     end
   end)
 
+  it("takes a baseline with keys outside its slots as none, on both sides", function ()
+    -- a reload's smaller max, or a field that was another kind, leaves such
+    -- a baseline: its keys no wire can name, so the array goes whole, and
+    -- the receiver, asking the same of its copy, reads it so
+    local sp3 = { "sparse", of = { "int", min = 0, max = 9 }, max = 3 }
+    local function schema (enc)
+      local sp = { "s", "sparse", of = { "int", min = 0, max = 9 }, max = 3, encoding = enc }
+      return bitwire.schema {
+        Unit = { sp },
+        A = { { "hp", "int", min = 0, max = 9 }, sp,
+              { "long", "sparse", of = { "int", min = 0, max = 9 }, max = 5000 },
+              { "units", "array", of = "Unit", max = 4 },
+              { "rows", "array", of = sp3, max = 4 },
+              { "grid", "sparse", of = "Unit", max = 3 } },
+      }
+    end
+    local function value (where, v, other)
+      local at = function (w) return where == w and v or other end
+      return { hp = 1, s = at("s"), long = at("long"), units = { { s = at("units[1].s") } },
+               rows = { at("rows[1]") }, grid = { [3] = { s = at("grid[3].s") } } }
+    end
+    local n = 0
+    for _, enc in ipairs { "mask", "index", "relative", "auto" } do
+      local d = schema(enc)
+      for _, where in ipairs { "s", "long", "units[1].s", "rows[1]", "grid[3].s" } do
+        local max = where == "long" and 5000 or 3
+        for _, bad in ipairs { { [1] = 3, [max + 1] = 4 }, { [0] = 1 }, { [1.5] = 1 },
+                               { x = 1, y = 2 }, { 7, 7, 7, 7, 7 } } do
+          local base = value(where, bad, { [2] = 5 })
+          local b = value(where, { [1] = 4 }, { [2] = 5 })
+          local delta = d:encode("A", b, { baseline = base })
+          local got, msg = d:decode("A", delta, { baseline = base })
+          assert.is_truthy(got, msg)
+          assert.are.equal(d:encode("A", b), d:encode("A", got))
+          n = n + 1
+        end
+      end
+    end
+    assert.are.equal(4 * 5 * 5, n)
+  end)
+
   it("measures the worst case of any encoding in maxbits", function ()
     -- auto 2 + the largest of mask 8, index 4 + 8 * 3, relative 9 * 38;
     -- plus 8 values of 3 bits
