@@ -47,7 +47,7 @@ static size_t unhex (const char *p, uint8_t *dst, const char **end) {
 static int poke (unsigned long id, void *p, unsigned long k, size_t idx,
                  long long val) {
 #include "pokes.inc"
-  (void)p; (void)idx; (void)val;
+  (void)id; (void)p; (void)k; (void)idx; (void)val;  /* none to poke */
   return 0;
 }
 

@@ -28,7 +28,7 @@ struct Poke {
 
 static bool poke (unsigned long id, void *p, unsigned long k, size_t idx, long long val) {
 #include "pokes.inc"
-  (void)p; (void)idx; (void)val;
+  (void)id; (void)p; (void)k; (void)idx; (void)val;  // none to poke
   return false;
 }
 
