@@ -129,11 +129,11 @@ function Server:packet_for(client)
   local packet
   if base then
     packet = self.proto:encode("Snapshot", snap, { baseline = base,
-      baseline_id = client.acked & 0xFFFF })
+      baseline_id = client.acked & 0xFFFF, peer = client })
     self.stats.delta, self.stats.delta_bytes = self.stats.delta + 1,
       self.stats.delta_bytes + #packet
   else
-    packet = self.proto:encode("Snapshot", snap)
+    packet = self.proto:encode("Snapshot", snap, { peer = client })
     self.stats.full, self.stats.full_bytes = self.stats.full + 1,
       self.stats.full_bytes + #packet
   end

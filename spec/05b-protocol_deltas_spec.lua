@@ -213,6 +213,55 @@ describe("a registry protocol with deltas", function ()
     cleanup()
   end)
 
+  it("keeps each peer's view of a table sent to peers at different versions or definitions", function ()
+    -- one snapshot to peer A at version 1 and to peer B at version 3 (or
+    -- before and after a reload): A holds legacy = true and hp 100, B
+    -- does not; a delta to A must not be taken against B's view
+    local v = [[return { messages = {"Snap"}, Snap = { {"tick", "uint", bits = 8},
+      {"legacy", "bool", removed = 3, default = false},
+      {"hp", "int", min = 0, max = %d, clamp = true} } }]]
+    for _, how in ipairs { "versions", "reload" } do
+      local path = tempdefs(v:format(100))
+      local target = how == "versions" and bitwire.schema(assert(load(v:format(100)))())
+        or assert(bitwire.watch(path))
+      local opts = { id = 9, deltas = true, versioned = how == "versions" }
+      local server, client = bitwire.protocol(target, opts), bitwire.protocol(target, opts)
+      local va, vb = how == "versions" and 1 or nil, how == "versions" and 3 or nil
+      local function send (value, o)
+        o.version = va
+        return server:encode("Snap", value, o)
+      end
+      for _, named in ipairs { false, true } do
+        if how == "reload" then  -- back to the first definitions
+          write(path, v:format(100))
+          assert(target:reload() ~= nil)
+        end
+        local S = { tick = 1, legacy = true, hp = 150 }
+        local _, heldA = assert(client:decode(send(S, { peer = named and "A" or nil })))
+        if how == "reload" then
+          write(path, v:format(200))
+          assert.is_true(target:reload())
+          assert.is_true(select(2, client:decode(server:encode("Snap", S))) ~= nil)
+        else
+          server:encode("Snap", S, { version = vb, peer = named and "B" or nil })
+        end
+        local T = { tick = 2, legacy = false, hp = 150 }
+        local full = send(T, {})
+        local d = send(T, { baseline = S, baseline_id = 1, peer = named and "A" or nil })
+        local _, got = assert(client:decode(d, { baselines = { [1] = heldA } }))
+        assert.same(select(2, assert(client:decode(full))), got, how)
+        if named then  -- A named: a delta against A's view, which needs it
+          local n, _, code = client:decode(d)
+          assert.is_nil(n, how)
+          assert.equal("baseline", code, how)
+        else  -- which view the peer holds is unknown: the frame goes whole
+          assert.equal(full, d, how)
+        end
+      end
+    end
+    cleanup()
+  end)
+
   it("round-trips in every combination of its options", function ()
     local path = tempdefs(defs())
     local reg = assert(bitwire.watch(path))

@@ -21,7 +21,7 @@ local OPTIONS = {
   id = "integer", check = "boolean", fingerprint = "boolean",
   deltas = "boolean", versioned = "boolean", version_bits = "integer",
 }
-local ENCODE = { baseline = true, baseline_id = true, version = true }
+local ENCODE = { baseline = true, baseline_id = true, version = true, peer = true }
 local DECODE = { into = true, baselines = true, version = true, max_values = true,
                  share = true }
 
@@ -92,11 +92,27 @@ function M.new(target, opts)
   return setmetatable({ registry = reg, schema = not reg and target or nil,
     hdr = hdr, id = hdr.id, endcheck = hdr.check, deltas = hdr.deltas,
     version_bits = vbits,
-    -- with deltas: the schema and version each value went at, and the
-    -- peer's view of those a reload or a version switch left behind
-    sentby = hdr.deltas and setmetatable({}, weak) or nil,
-    sentat = hdr.deltas and setmetatable({}, weak) or nil,
+    -- with deltas: the schema and version each value went at (per peer
+    -- when the sends name one), and the peer's view of those a reload or
+    -- a version switch left behind
+    sent = hdr.deltas and setmetatable({}, weak) or nil,
+    combos = hdr.deltas and setmetatable({}, weak) or nil,
     views = hdr.deltas and setmetatable({}, weak) or nil }, Protocol)
+end
+
+-- The one object that stands for schema 's' at version 'ver'.
+local function combo(self, s, ver)
+  local byver = self.combos[s]
+  if not byver then
+    byver = {}
+    self.combos[s] = byver
+  end
+  local c = byver[ver]
+  if not c then
+    c = { from = s, ver = ver }
+    byver[ver] = c
+  end
+  return c
 end
 
 -- The schema packets are encoded with: the registry's current one.
@@ -105,27 +121,59 @@ function Protocol:current()
 end
 
 -- The baseline 'b' of type 'name' as the peer holds it, when it went at
--- schema 'from' and version 'ver' (nil: its current), other than this
--- delta's: the peer decoded it so, its values on that schema's grid and
--- within its ranges, and a field that version lacks at its default, where
--- 'b' may hold values the delta's schema and version send (hp 150 clamped
--- to 100 then, not now; armor 50 that version 0 did not send). A delta
--- against 'b' itself would call such a field unchanged, the peer wrong.
-local function peerview(self, from, ver, name, b)
+-- combo 'at' (a schema and version) other than this delta's: the peer
+-- decoded it so, its values on that schema's grid and within its ranges,
+-- and a field that version lacks at its default, where 'b' may hold values
+-- the delta's schema and version send (hp 150 clamped to 100 then, not
+-- now; armor 50 that version 0 did not send). A delta against 'b' itself
+-- would call such a field unchanged, the peer wrong.
+local function peerview(self, at, name, b)
   local seen = self.views[b]
-  if seen and seen.from == from and seen.ver == ver then return seen.value end
-  local opts = ver and { version = ver } or nil
-  local ok, bytes = pcall(from.encode, from, name, b, opts)
-  local v = ok and from:decode(name, bytes, opts) or b
-  self.views[b] = { from = from, ver = ver, value = v }
+  if seen and seen[at] ~= nil then return seen[at] end
+  local opts = { version = at.ver }
+  local ok, bytes = pcall(at.from.encode, at.from, name, b, opts)
+  local v = ok and at.from:decode(name, bytes, opts) or b
+  if not seen then
+    seen = {}
+    self.views[b] = seen
+  end
+  seen[at] = v
   return v
+end
+
+-- The combo the peer holds 'b' at: the one its sends went at, or the one
+-- this peer's did; false when they went at several and not (or not known)
+-- to this peer, so which view it holds is unknown; nil when this protocol
+-- did not send it (a foreign baseline, taken as it is).
+local function heldat(self, b, peer)
+  local rec = self.sent[b]
+  if not rec then return nil end
+  return peer ~= nil and rec.peers and rec.peers[peer] or rec.only
+end
+
+-- Remember that 'value' went at combo 'c' (to 'peer', if named).
+local function remember(self, value, c, peer)
+  local rec = self.sent[value]
+  if not rec then
+    rec = { only = c }
+    self.sent[value] = rec
+  elseif rec.only ~= c then
+    rec.only = false  -- several: only a named peer's is known
+  end
+  if peer ~= nil then
+    rec.peers = rec.peers or setmetatable({}, { __mode = "k" })
+    rec.peers[peer] = c
+  end
+  self.views[value] = nil  -- sent again: its earlier views may be stale
 end
 
 -- p:encode(name, value [, opts]) -> packet. opts: baseline (the value the
 -- peer acked) and baseline_id (0..65535) for a delta; version (versioned
--- protocols). A baseline may be a value of any definitions the peer keeps:
--- fields it lacks count as their default; one this protocol sent before a
--- reload, or at another version, counts as the peer decoded it (peerview).
+-- protocols); peer (any value naming the peer, for the baselines' views).
+-- A baseline may be a value of any definitions the peer keeps: fields it
+-- lacks count as their default; one this protocol sent before a reload, or
+-- at another version, counts as the peer decoded it (peerview); one that
+-- went at several and not named to this peer goes as no baseline (whole).
 function Protocol:encode(name, value, opts)
   if opts ~= nil then
     if type(opts) ~= "table" then error("bitwire.protocol: options must be a table", 2) end
@@ -138,24 +186,24 @@ function Protocol:encode(name, value, opts)
     end
   end
   local s = self:current()
-  local sentby = self.sentby
-  if sentby then
+  local c, peer
+  if self.sent then
+    c = combo(self, s, opts and opts.version or s:version())
+    peer = opts and opts.peer
     local b = opts and opts.baseline
-    local from = b ~= nil and sentby[b]
-    if from and (from ~= s or (self.sentat[b] or s:version())
-                               ~= (opts.version or s:version())) then
-      opts = { baseline = peerview(self, from, self.sentat[b], name, b),
+    local at
+    if b ~= nil then at = heldat(self, b, peer) end
+    if at == false then  -- which view the peer holds is unknown: whole
+      opts = { version = opts.version }
+    elseif at and at ~= c then
+      opts = { baseline = peerview(self, at, name, b),
                baseline_id = opts.baseline_id, version = opts.version }
     end
   end
   -- a value that does not fit is the caller's error, raised at its line
   local ok, packet = pcall(s.frame_encode, s, self.hdr, name, value, opts)
   if not ok then error(options.reason("bitwire.protocol", packet), 2) end
-  if sentby and type(value) == "table" then  -- sent again: its last send is the view
-    sentby[value] = s
-    self.sentat[value] = opts and opts.version
-    self.views[value] = nil
-  end
+  if c and type(value) == "table" then remember(self, value, c, peer) end
   return packet
 end
 
