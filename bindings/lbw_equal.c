@@ -155,8 +155,9 @@ static int equalvalue (Ctx *c, const bw_Field *f, int a, int ta, int b,
       return n == (lua_Integer)lua_rawlen(L, b)
         && equalslots(c, &c->S->fields[f->ref], a, b, n, 0);
     }
-    case BW_KSPARSE:
+    case BW_KSPARSE:  /* a baseline with keys that are no slots is none */
       return ta == LUA_TTABLE && bw_sparseslotsonly(L, a, (lua_Integer)f->max)
+        && bw_sparsebase(L, f, b) != 0
         && equalslots(c, &c->S->fields[f->ref], a, b, (lua_Integer)f->max, 1);
     case BW_KSTRUCT:
       return ta == LUA_TTABLE && equalstruct(c, f->ref, a, b);
