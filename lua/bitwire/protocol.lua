@@ -141,28 +141,41 @@ local function peerview(self, at, name, b)
   return v
 end
 
--- The combo the peer holds 'b' at: the one its sends went at, or the one
--- this peer's did; false when they went at several and not (or not known)
--- to this peer, so which view it holds is unknown; nil when this protocol
--- did not send it (a foreign baseline, taken as it is).
+-- 'had' (a combo, false for several, nil for none yet) after a send at 'c'.
+local function joined(had, c)
+  if had == nil or had == c then return c end
+  return false
+end
+
+-- The combo the peer holds 'b' at: the one all its sends went at; or, for
+-- a peer named in its sends, the one all sends to it went at, when no
+-- unnamed send (which may have gone to it) went at another. false when
+-- there are several it may hold, so which is unknown (the peer acked one
+-- send, not the table); nil when this protocol did not send it (a foreign
+-- baseline, taken as it is).
 local function heldat(self, b, peer)
   local rec = self.sent[b]
   if not rec then return nil end
-  return peer ~= nil and rec.peers and rec.peers[peer] or rec.only
+  local mine
+  if peer ~= nil and rec.peers then mine = rec.peers[peer] end
+  if mine == nil then return rec.only end
+  if mine and rec.anon ~= nil and rec.anon ~= mine then return false end
+  return mine
 end
 
 -- Remember that 'value' went at combo 'c' (to 'peer', if named).
 local function remember(self, value, c, peer)
   local rec = self.sent[value]
   if not rec then
-    rec = { only = c }
+    rec = {}
     self.sent[value] = rec
-  elseif rec.only ~= c then
-    rec.only = false  -- several: only a named peer's is known
   end
+  rec.only = joined(rec.only, c)
   if peer ~= nil then
     rec.peers = rec.peers or setmetatable({}, { __mode = "k" })
-    rec.peers[peer] = c
+    rec.peers[peer] = joined(rec.peers[peer], c)
+  else
+    rec.anon = joined(rec.anon, c)
   end
   self.views[value] = nil  -- sent again: its earlier views may be stale
 end
@@ -190,6 +203,7 @@ function Protocol:encode(name, value, opts)
   if self.sent then
     c = combo(self, s, opts and opts.version or s:version())
     peer = opts and opts.peer
+    if peer ~= peer then error("bitwire.protocol: 'peer' cannot be NaN", 2) end
     local b = opts and opts.baseline
     local at
     if b ~= nil then at = heldat(self, b, peer) end
