@@ -192,10 +192,10 @@ int bw_decdeltacount (Ctx *c, const bw_Field *f, int64_t bn, int64_t *n) {
   return 1;
 }
 
-static int decdeltaarray (Ctx *c, const bw_Field *f, int bidx) {
+static int decdeltaarray (Ctx *c, const bw_Field *f, int bidx, int64_t bn) {
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
-  int64_t i, n, bn = (int64_t)lua_rawlen(L, bidx);
+  int64_t i, n;
   int t;
   if (!bw_decdeltacount(c, f, bn, &n)) return 0;
   t = lua_gettop(L);
@@ -261,10 +261,14 @@ int bw_decdeltavalue (Ctx *c, const bw_Field *f, int bidx) {
     if (rel >= 0) return rel;
   }
   if (lua_istable(c->L, bidx)) {
+    lua_Integer bn = (lua_Integer)lua_rawlen(c->L, bidx);
     switch (f->kind) {
       case BW_KSTRUCT: return bw_decdeltastruct(c, f->ref, bidx);
       case BW_KSPARSE: return bw_decsparse(c, f, 0, bidx);
-      case BW_KARRAY: return decdeltaarray(c, f, bidx);
+      case BW_KARRAY:  /* one this schema decoded is a sequence */
+        if (c->checked > 0 || bw_arraybase(c->L, bidx, &bn))
+          return decdeltaarray(c, f, bidx, (int64_t)bn);
+        break;
       default: break;
     }
   }

@@ -59,7 +59,8 @@ void bw_writerelative (Ctx *c, const bw_Field *f, uint64_t base,
 ** (quaternions, angles, float32/64 NaNs) take bw_equalopt. */
 
 static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx);
-static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx);
+static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx,
+                          lua_Integer bn);
 static int deltastruct (Ctx *c, uint32_t t, int idx, int bidx, int hasb);
 
 /* The changed bit and bits of deltafixed 'f' (value at 'v' of Lua type
@@ -102,14 +103,19 @@ static int encdeltafield (Ctx *c, const bw_Field *f, int v, int vt, int b,
   if (vt == LUA_TTABLE && bt == LUA_TTABLE
       && (f->kind == BW_KSTRUCT || f->kind == BW_KARRAY)) {
     uint64_t start = bw_bitswritten(w);
+    lua_Integer bn = 0;
     if (lua_topointer(c->L, v) == lua_topointer(c->L, b)) {  /* shared */
       bw_writebits(w, 0, 1);
       return 0;
     }
     bw_writebits(w, 1, 1);
     if (f->optional) bw_writebits(w, 1, 1);
+    if (f->kind == BW_KARRAY && !bw_arraybase(c->L, b, &bn)) {
+      bw_encvalue(c, f, v, vt);  /* no baseline: whole */
+      return 1;
+    }
     if (f->kind == BW_KSTRUCT ? deltastruct(c, f->ref, v, b, 2)
-                              : encdeltaarray(c, f, v, b))
+                              : encdeltaarray(c, f, v, b, bn))
       return 1;
     bw_writerrewind(w, start);  /* nothing in it changed */
     bw_writebits(w, 0, 1);
@@ -134,10 +140,11 @@ static int encdeltafield (Ctx *c, const bw_Field *f, int v, int vt, int b,
 
 /* An array against the baseline array at 'bidx' (see decdeltaarray);
 ** returns 1 if anything changed. */
-static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx) {
+static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx,
+                          lua_Integer bn) {
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
-  lua_Integer i, n, bn = (lua_Integer)lua_rawlen(L, bidx);
+  lua_Integer i, n;
   int changed, top = lua_gettop(L), fixed = deltafixed(e);
   uint64_t run = 0;
   if (!lua_istable(L, idx)) bw_enctype(c, idx, "a table");
@@ -176,12 +183,16 @@ void bw_encdeltavalue (Ctx *c, const bw_Field *f, int idx, int bidx) {
 /* encdeltavalue's work; returns 0 for a record or an array in which
 ** nothing changed (anything else: 1). */
 static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx) {
+  lua_Integer bn;
   if (f->relative && encrelative(c, f, idx, bidx)) return 1;
   if (lua_istable(c->L, bidx)) {
     switch (f->kind) {
       case BW_KSTRUCT: return deltastruct(c, f->ref, idx, bidx, 1);
       case BW_KSPARSE: bw_encsparse(c, f, idx, bidx); return 1;
-      case BW_KARRAY: return encdeltaarray(c, f, idx, bidx);
+      case BW_KARRAY:
+        if (bw_arraybase(c->L, bidx, &bn))
+          return encdeltaarray(c, f, idx, bidx, bn);
+        break;
       default: break;
     }
   }

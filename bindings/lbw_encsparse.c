@@ -111,6 +111,24 @@ int bw_sparsebase (lua_State *L, const bw_Field *f, int bidx) {
   return bidx;
 }
 
+int bw_arraybase (lua_State *L, int idx, lua_Integer *n) {
+  lua_Integer len, keys = 0;
+  if (!lua_istable(L, idx)) return 0;
+  len = (lua_Integer)lua_rawlen(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_Integer i = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
+    lua_pop(L, 1);
+    if (i < 1 || i > len) {
+      lua_pop(L, 1);
+      return 0;
+    }
+    keys++;
+  }
+  *n = len;
+  return keys == len;  /* len keys, each in 1..len: all of them */
+}
+
 /* Count the keys of the table at 'idx' (0: none there). */
 static size_t nkeys (lua_State *L, int idx) {
   size_t m = 0;

@@ -148,12 +148,11 @@ static int equalvalue (Ctx *c, const bw_Field *f, int a, int ta, int b,
       return bw_quatof(f, L, a, qa) && bw_quatof(f, L, b, qb)
         && memcmp(qa, qb, sizeof(qa)) == 0;
     }
-    case BW_KARRAY: {
-      lua_Integer n;
-      if (ta != LUA_TTABLE) return 0;
+    case BW_KARRAY: {  /* a baseline that is no sequence is none */
+      lua_Integer n, bn;
+      if (ta != LUA_TTABLE || !bw_arraybase(L, b, &bn)) return 0;
       n = (lua_Integer)lua_rawlen(L, a);
-      return n == (lua_Integer)lua_rawlen(L, b)
-        && equalslots(c, &c->S->fields[f->ref], a, b, n, 0);
+      return n == bn && equalslots(c, &c->S->fields[f->ref], a, b, n, 0);
     }
     case BW_KSPARSE:  /* a baseline with keys that are no slots is none */
       return ta == LUA_TTABLE && bw_sparseslotsonly(L, a, (lua_Integer)f->max)

@@ -144,6 +144,7 @@ typedef struct Tapes {
                                 none); the last stamp given */
   uint8_t *ok;    /* per type: its deltas may take tapes (nonzero; see
                      lbw_tape.c); NULL: none may */
+  int asbase;     /* the tape made is a baseline's (bw_arraybase holds) */
 } Tapes;
 
 typedef struct LSchema {
@@ -333,6 +334,12 @@ int bw_sparseslotsonly (lua_State *L, int idx, lua_Integer n);
 ** a key that is no slot of 'f' (one a reload's smaller max or another kind
 ** left), which the wire could not name. Encode and decode both ask this. */
 int bw_sparsebase (lua_State *L, const bw_Field *f, int bidx);
+/* 1, with its length in '*n', when the table at 'idx' holds exactly the
+** keys 1..n: an array baseline a delta stands on. Else 0: none, the array
+** goes whole (a table with holes, one a sparse field left, has no one
+** length: the border lua_rawlen picks depends on how it was built, so the
+** two ends could count their copies apart). Encode and decode both ask. */
+int bw_arraybase (lua_State *L, int idx, lua_Integer *n);
 #define MAPSLOTS 4096  /* sparse arrays longer than this visit their keys */
 /* The bits of a slot's index in sparse array 'f' (the index encoding's,
 ** and a tape's): bits_required(0, max - 1). */

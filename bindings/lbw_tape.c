@@ -243,7 +243,10 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
       const bw_Field *e = &c->S->fields[f->ref];
       lua_Integer i, n;
       if (vt != LUA_TTABLE) return 0;
-      n = (lua_Integer)lua_rawlen(L, v);
+      if (c->tapes->asbase) {  /* a baseline's: a sequence, or none */
+        if (!bw_arraybase(L, v, &n)) return 0;
+      }
+      else n = (lua_Integer)lua_rawlen(L, v);
       if (!lenfits(c, f, (size_t)n, "count", 0)) return 0;
       put(c, b, (uint64_t)n - (uint64_t)f->min, f->nbits);
       for (i = 1; i <= n; i++) {
@@ -530,6 +533,7 @@ static void startwalk (Walk *w, Ctx *c, const Tape *base,
   w->in = in;
   w->ip = 0;
   w->out->pos = 0;
+  c->tapes->asbase = 0;  /* the walk's are values' */
   w->room = 0;
   w->rp = 0;
   c->tapes->slots.pos = 0;
@@ -545,6 +549,7 @@ static void startwalk (Walk *w, Ctx *c, const Tape *base,
 int bw_tapevalue (Ctx *c, uint32_t t, int idx) {
   Tapes *tp = c->tapes;
   tp->base.pos = 0;
+  tp->asbase = 0;  /* a value's (one a raise left set is reset here) */
   return buildstruct(c, &tp->base, NULL, t, idx);
 }
 
@@ -586,7 +591,7 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
   lua_State *L = c->L;
   Tapes *tp = c->tapes;
   const Tape *base = NULL;
-  int tapes, type, decoded;
+  int tapes, type, decoded, ok;
   pushknown(L);
   tapes = lua_gettop(L);
   lua_pushvalue(L, bidx);
@@ -602,8 +607,10 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
   lua_pop(L, 1);
   tp->base.pos = 0;  /* a baseline this schema has not sent: from its table */
   tp->rbase.pos = 0;
-  if (!buildstruct(c, &tp->base, raws ? &tp->rbase : NULL, t, bidx))
-    return NULL;
+  tp->asbase = 1;
+  ok = buildstruct(c, &tp->base, raws ? &tp->rbase : NULL, t, bidx);
+  tp->asbase = 0;
+  if (!ok) return NULL;
   base = keeptape(c, tapes, bidx, t, &tp->base, raws ? &tp->rbase : NULL, 0,
                   decoded);
   *in = tapewords(c, base);
