@@ -375,6 +375,41 @@ int main (void) {
 ]]))
   end)
 
+  it("renames what C11's headers, C++ or GNU C make macros or keywords", function()
+    -- static_assert (assert.h), alignof (stdalign.h), and/not (iso646.h),
+    -- linux and unix (GNU C predefines them as 1) get a trailing _ as
+    -- keywords do; 'std' is serialize-h's own
+    local k = bitwire.schema {
+      unix = { {"static_assert", "int", min = 0, max = 9}, {"alignof", "bool"},
+               {"linux", "bool"}, {"and", "bool"}, {"not", "bool"} },
+    }
+    local c = bitwire.gen.c(k, { name = "kw" })
+    assert.matches("typedef struct unix_ {", c.header, 1, true)
+    assert.equal(H.tohex(k:encode("unix", { static_assert = 7, alignof = true, linux = false,
+      ["and"] = true, ["not"] = false })) .. "\n", runin({ ["kw.h"] = c.header,
+      ["kw.c"] = c.source, ["main.c"] = "#include <assert.h>\n#include <stdalign.h>\n"
+      .. "#include <iso646.h>\n" .. SHOW:gsub("NAME", "kw") .. [[
+#include <string.h>
+int main (void) {
+  unix_ v;
+  uint8_t buf[8];
+  bw_Writer w;
+  memset(&v, 0, sizeof(v));
+  v.static_assert_ = 7;
+  v.alignof_ = true;
+  v.and_ = true;
+  bw_writerinit(&w, buf, sizeof(buf));
+  show(&w, unix__write(&w, &v));
+  return 0;
+}
+]] }, string.format("%s -std=gnu11 -Wall -Wextra -Wpedantic -Wshadow -Werror -Icore -IDIR "
+      .. "-o DIR/main DIR/main.c DIR/kw.c build/libbitwire.a -lz -lm", os.getenv("CC") or "cc")))
+    local ok, err = pcall(bitwire.gen.serialize_h,
+      bitwire.schema { std = { {"x", "bool"} } }, { name = "s" })
+    assert.is_false(ok)
+    assert.matches("type 'std'", err, 1, true)
+  end)
+
   it("names an element array's enum apart from the element struct", function()
     local n = bitwire.schema { T = {
       {"grid", "array", of = {"array", of = {"enum", values = {"a", "b"}}, max = 2}, max = 2},
@@ -737,6 +772,22 @@ describe("bitwire gen (command)", function()
     end
     assert.is_nil(io.open(dir .. "/p.h"))
     assert.is_nil(io.open(dir .. "/p.hpp"))
+    os.execute("rm -rf " .. dir)
+  end)
+
+  it("refuses a --name that is no file name in DIR, writing nothing", function()
+    local dir, defsfile = defsdir('return { P = { {"x", "bool"} } }\n')
+    os.execute("mkdir -p " .. dir .. "/sub")
+    for _, name in ipairs { "", "../p", "sub/p", ".p", "-p" } do
+      for _, what in ipairs { "c", "serialize-h" } do
+        local ok, err = pcall(cli.run, { what, defsfile, "-o", dir .. "/sub", "--name", name })
+        assert.is_false(ok, name)
+        assert.matches("--name '" .. name .. "' is no file name", err, 1, true)
+      end
+    end
+    assert.is_nil(io.open(dir .. "/p.h"))
+    assert.is_nil(io.open(dir .. "/sub/.h"))
+    assert.is_nil(io.open(dir .. "/sub/.p.h"))
     os.execute("rm -rf " .. dir)
   end)
 

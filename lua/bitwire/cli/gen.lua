@@ -41,6 +41,10 @@ function M.run(args)
   end
   local s = require("bitwire.cliutil").loadschema(defs)   -- its errors name the file
   local name = o.name or defs:match("([^/\\]+)%.lua$") or "messages"
+  if not name:match("^[%w_][%w_.-]*$") then  -- a file name in DIR, no path
+    error(("--name '%s' is no file name (letters, digits, _, . and -, not"
+      .. " starting with . or -)"):format(name), 0)
+  end
   local dir = (o.dir or "."):gsub("/$", "")
   local opts = { name = name, prefix = o.prefix, version = o.version }
   if what == "c" then

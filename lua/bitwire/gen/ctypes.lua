@@ -11,7 +11,12 @@ for w in ([[auto break case char const continue default do double else enum
   signed sizeof static struct switch typedef union unsigned void volatile
   while bool true false class delete friend new operator private protected
   public template this throw try typename virtual namespace using catch
-  explicit mutable export asm nullptr]]):gmatch("%a+") do
+  explicit mutable export asm nullptr static_assert alignof alignas
+  thread_local constexpr decltype noexcept typeid typeof noreturn char8_t
+  char16_t char32_t and or not xor bitand bitor compl and_eq or_eq xor_eq
+  not_eq linux unix i386]]):gmatch("[%w_]+") do
+  -- with C++'s and C23's keywords, the macros of assert.h, stdalign.h,
+  -- stdnoreturn.h and iso646.h, and those GNU C predefines (linux = 1)
   KEYWORDS[w] = true
 end
 

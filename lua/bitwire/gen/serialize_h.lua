@@ -352,7 +352,7 @@ local OWN = { "serialize", "Stream", "bitwire_serialize_wide", "bitwire_bits",
   "stream", "value", "min", "max", "span", "u", "bits", "at", "piece", "n", "v",
   "tiers", "lo", "i", "hi", "here", "period", "q", "c", "in", "out", "miv",
   "nbits", "mask", "sp", "element", "st", "enc", "encoding", "count", "prev",
-  "present", "k", "cur", "ntiers", "d", "id", "magic", "e", "t" }
+  "present", "k", "cur", "ntiers", "d", "id", "magic", "e", "t", "std" }
 for d = 0, 32 do OWN[#OWN + 1] = fmt("i%d", d); OWN[#OWN + 1] = fmt("slot%d", d) end
 
 -- bitwire.gen.serialize_h(schema, opts) -> the header text.
