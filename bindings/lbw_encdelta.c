@@ -105,6 +105,7 @@ static int encdeltafield (Ctx *c, const bw_Field *f, int v, int vt, int b,
     uint64_t start = bw_bitswritten(w);
     lua_Integer bn = 0;
     if (lua_topointer(c->L, v) == lua_topointer(c->L, b)) {  /* shared */
+      if (c->strict) bw_strictvalue(c, f, v, 0);  /* kept, checked as sent */
       bw_writebits(w, 0, 1);
       return 0;
     }
@@ -124,8 +125,9 @@ static int encdeltafield (Ctx *c, const bw_Field *f, int v, int vt, int b,
   if (vt == LUA_TNIL || bt == LUA_TNIL) changed = vt != bt;
   else if (vt != bt) changed = 1;
   else changed = scalarchanged(c, f, v, b);
-  if (!changed && c->strict && vt == LUA_TTABLE)  /* a sparse array kept: */
-    bw_strictvalue(c, f, v, b);                   /* checked as sent */
+  if (c->strict && vt == LUA_TTABLE && f->kind == BW_KSPARSE)
+    bw_strictvalue(c, f, v, 0);  /* all of it, kept or sent, shared or not,
+                                    before its changed bit (as the tape walk) */
   bw_writebits(w, (uint64_t)changed, 1);
   if (changed) {
     if (f->optional) bw_writebits(w, vt != LUA_TNIL, 1);
@@ -244,9 +246,13 @@ static int deltastruct (Ctx *c, uint32_t t, int idx, int bidx, int hasb) {
     if (vt == LUA_TNIL && !f->optional) vt = fielddefault(c, f, v);
     if (deltafixed(f))
       changed |= encdeltafixed(c, &run, f, v, vt, v + 1, bt);
-    else if (vt == bt && vt != LUA_TNIL && rawsame(L, f, v, v + 1))
+    else if (vt == bt && vt != LUA_TNIL && rawsame(L, f, v, v + 1)) {
+      if (c->strict && vt == LUA_TTABLE) {  /* kept, checked as sent */
+        runflush(c, &run);
+        bw_strictvalue(c, f, v, 0);
+      }
       runadd(c, &run, 0, 1);  /* the common case, inline; a table */
-                              /* shared with the baseline is unchanged */
+    }                         /* shared with the baseline is unchanged */
     else {
       runflush(c, &run);
       changed |= encdeltafield(c, f, v, vt, v + 1, bt);

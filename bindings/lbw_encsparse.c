@@ -41,8 +41,6 @@ static int slotsent (Ctx *c, const bw_Field *e, int idx, int bidx,
   }
   lua_rawgeti(L, bidx, i);
   sent = !bw_equalopt(c, e, lua_gettop(L) - 1, lua_gettop(L));
-  if (!sent && *present && c->strict)  /* kept, yet checked as sent */
-    bw_strictslot(c, e, i, lua_gettop(L) - 1, lua_gettop(L));
   lua_pop(L, 2);
   return sent;
 }
@@ -660,6 +658,11 @@ int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
     runflush(w->c, r);
     bw_enctype(w->c, v, "a table");
   }
+  if (w->c->strict) {  /* all of it, kept or sent, shared or not, before
+                          its changed bit, as encdeltafield checks it */
+    runflush(w->c, r);
+    bw_strictvalue(w->c, f, v, 0);
+  }
   return tapesparse(w, r, f, v, btab, 1);
 }
 
@@ -719,12 +722,6 @@ static int tapesparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
     }
     if (flags == (SHAS | SHAD)) {
       ok = samevalue(w, e, lua_gettop(L), et, &same);
-      if (ok && same && c->strict) {  /* kept, yet checked as sent */
-        int slot = lua_gettop(L);
-        if (btab) lua_rawgeti(L, btab, i);
-        bw_strictslot(c, e, i, slot, btab ? slot + 1 : 0);
-        lua_settop(L, slot);
-      }
     }
     else if (flags & SHAS)
       ok = bw_tapebuild(c, w->out, w->rout, e, lua_gettop(L), et);

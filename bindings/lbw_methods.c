@@ -352,9 +352,9 @@ static void basepart (lua_State *L, int b) {
 void bw_strictvalue (Ctx *c, const bw_Field *f, int idx, int b) {
   lua_State *L = c->L;
   const bw_Schema *S = c->S;
-  if (!lua_istable(L, idx) || !holdsrecords(S, f)
-      || (b != 0 && lua_rawequal(L, idx, b)))  /* shared: kept unchecked */
-    return;
+  if (!lua_istable(L, idx) || !holdsrecords(S, f))
+    return;  /* a table shared with the baseline too: it may never have
+                gone strict (a hand-built baseline) */
   luaL_checkstack(L, 6, "stack overflow");
   if (f->kind == BW_KSTRUCT) {  /* its records first, as encode ends them */
     const bw_Type *ty = &S->types[f->ref];

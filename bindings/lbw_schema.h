@@ -636,9 +636,10 @@ int  bw_decodefrom (Ctx *c, uint32_t t, int into, int b);
 ** type 't' has (lbw_methods.c). */
 void bw_strictcheck (Ctx *c, uint32_t t, int idx);
 /* The strict check of every record in the value at 'idx' of field 'f': a
-** value a delta keeps unwalked (a sparse slot equal to the baseline's) is
-** checked as its full encode checks it, but for the tables it shares with
-** the baseline's value at 'b' (0: none), which delta walks keep unchecked. */
+** value a delta keeps unwalked (a sparse slot equal to the baseline's, a
+** table shared with the baseline: it may never have gone strict) is
+** checked as its full encode checks it; 'b', the baseline's value (0:
+** none), is walked alongside. */
 void bw_strictvalue (Ctx *c, const bw_Field *f, int idx, int b);
 /* bw_strictvalue of sparse slot 'i' kept: its value at 'idx' of element
 ** field 'e', its baseline's at 'b' (0: none), under the slot's path. */

@@ -331,6 +331,11 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
       if (shared) {
         /* shared with the baseline: unchanged; the bits of a run of them
         ** are copied at once */
+        if (c->strict) {  /* kept, checked as sent, where the walk over
+                             tables checks it */
+          runflush(c, r);
+          bw_strictvalue(c, e, top + 1, 0);
+        }
         runadd(c, r, 0, 1);
         keepfrom(w, &kept);
         bw_tapeskip(w, e);
@@ -528,6 +533,10 @@ int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
       lua_rawget(L, bidx);
       btab = v + 1;
       if (vt == LUA_TTABLE && lua_topointer(L, v) == lua_topointer(L, btab)) {
+        if (c->strict) {  /* kept, checked as sent (as the walk over tables) */
+          runflush(c, r);
+          bw_strictvalue(c, f, v, 0);
+        }
         runadd(c, r, 0, 1);  /* shared with the baseline: unchanged */
         bw_tapecopy(w, f);
         v += 2;

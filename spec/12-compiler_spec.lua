@@ -270,11 +270,41 @@ describe("strict encode", function ()
         contains(bad[2], tape)
         assert.equal(tape, errorof(s.encode, s, "S", v, { baseline = poisoned }), enc)
       end
-      -- a slot's record shared with the baseline is kept unchecked, as ever
+      -- a slot's record shared with the baseline is checked too: the
+      -- baseline may never have gone strict (hand-built)
       local v = base()
       b.sp[3].n.z = 1
       v.sp[3].n = b.sp[3].n
-      assert.truthy(s:encode("S", v, { baseline = b }))
+      poisoned.sp[3].n = b.sp[3].n
+      local tape = errorof(s.encode, s, "S", v, { baseline = b })
+      contains("sp[3].n: unknown key 'z'", tape)
+      assert.equal(tape, errorof(s.encode, s, "S", v, { baseline = poisoned }), enc)
+      assert.truthy(s:encode("S", v, { baseline = b, strict = false }))
+    end
+  end)
+
+  it("checks tables a delta shares with a baseline that never went strict", function ()
+    -- a hand-built baseline sharing a record with the value: kept by the
+    -- delta, yet checked as the full encode checks it, in both walks
+    local s = bitwire.schema({ E = { { "hp", "int", min = 0, max = 100 } },
+      Snap = { { "tick", "uint", bits = 8 }, { "r", "E" }, { "arr", "array", of = "E", max = 4 },
+               { "sp", "sparse", of = "E", max = 4 } } }, { strict = true })
+    for _, where in ipairs { "r", "arr[1]", "sp[2]" } do
+      local junk = { hp = 1, junk = true }
+      local function snap (tick)
+        return { tick = tick, r = where == "r" and junk or { hp = 1 },
+                 arr = { where == "arr[1]" and junk or { hp = 1 } },
+                 sp = { [2] = where == "sp[2]" and junk or { hp = 1 } } }
+      end
+      local v, base = snap(2), snap(1)
+      local poisoned = snap(1)  -- no value of Snap: the walk over tables
+      poisoned.tick = "x"
+      local want = where .. ": unknown key 'junk'"
+      contains(want, errorof(s.encode, s, "Snap", v))
+      local tape = errorof(s.encode, s, "Snap", v, { baseline = base })
+      contains(want, tape)
+      assert.equal(tape, errorof(s.encode, s, "Snap", v, { baseline = poisoned }), where)
+      assert.truthy(s:encode("Snap", v, { baseline = base, strict = false }))
     end
   end)
 
