@@ -261,14 +261,13 @@ int bw_decdeltavalue (Ctx *c, const bw_Field *f, int bidx) {
     if (rel >= 0) return rel;
   }
   if (lua_istable(c->L, bidx)) {
-    lua_Integer bn = (lua_Integer)lua_rawlen(c->L, bidx);
+    lua_Integer bn = 0;
     switch (f->kind) {
       case BW_KSTRUCT: return bw_decdeltastruct(c, f->ref, bidx);
       case BW_KSPARSE: return bw_decsparse(c, f, 0, bidx);
-      case BW_KARRAY:  /* one this schema decoded is a sequence */
-        if (c->checked > 0 || bw_arraybase(c->L, bidx, &bn))
-          return decdeltaarray(c, f, bidx, (int64_t)bn);
-        break;
+      case BW_KARRAY:
+        bw_arraybase(c->L, bidx, &bn);  /* a table: always */
+        return decdeltaarray(c, f, bidx, (int64_t)bn);
       default: break;
     }
   }

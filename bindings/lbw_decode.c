@@ -478,6 +478,14 @@ int bw_decvalue (Ctx *c, const bw_Field *f, int into) {
         lua_pushnil(L);
         lua_rawseti(L, t, (lua_Integer)i);
       }
+      /* and elements past a hole '#' stopped at: n is its first border */
+      for (i = (oldn > n ? oldn : n) + 1;
+           reuse && lua_rawgeti(L, t, (lua_Integer)i) != LUA_TNIL; i++) {
+        lua_pop(L, 1);
+        lua_pushnil(L);
+        lua_rawseti(L, t, (lua_Integer)i);
+      }
+      if (reuse) lua_pop(L, 1);
       return reuse ? 2 : 1;
     }
     case BW_KSTRUCT:

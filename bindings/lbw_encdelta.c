@@ -111,13 +111,12 @@ static int encdeltafield (Ctx *c, const bw_Field *f, int v, int vt, int b,
     }
     bw_writebits(w, 1, 1);
     if (f->optional) bw_writebits(w, 1, 1);
-    if (f->kind == BW_KARRAY && !bw_arraybase(c->L, b, &bn)) {
-      bw_encvalue(c, f, v, vt);  /* no baseline: whole */
-      return 1;
+    if (f->kind == BW_KSTRUCT) changed = deltastruct(c, f->ref, v, b, 2);
+    else {
+      bw_arraybase(c->L, b, &bn);  /* with holes: never kept */
+      changed = encdeltaarray(c, f, v, b, bn) || !bw_arrayclean(c->L, b, bn);
     }
-    if (f->kind == BW_KSTRUCT ? deltastruct(c, f->ref, v, b, 2)
-                              : encdeltaarray(c, f, v, b, bn))
-      return 1;
+    if (changed) return 1;
     bw_writerrewind(w, start);  /* nothing in it changed */
     bw_writebits(w, 0, 1);
     return 0;

@@ -110,21 +110,27 @@ int bw_sparsebase (lua_State *L, const bw_Field *f, int bidx) {
 }
 
 int bw_arraybase (lua_State *L, int idx, lua_Integer *n) {
-  lua_Integer len, keys = 0;
+  lua_Integer k = 0;
   if (!lua_istable(L, idx)) return 0;
-  len = (lua_Integer)lua_rawlen(L, idx);
+  while (lua_rawgeti(L, idx, k + 1) != LUA_TNIL) {
+    lua_pop(L, 1);
+    k++;
+  }
+  lua_pop(L, 1);
+  *n = k;
+  return 1;
+}
+
+int bw_arrayclean (lua_State *L, int idx, lua_Integer n) {
   lua_pushnil(L);
   while (lua_next(L, idx)) {
-    lua_Integer i = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
     lua_pop(L, 1);
-    if (i < 1 || i > len) {
+    if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > n) {
       lua_pop(L, 1);
       return 0;
     }
-    keys++;
   }
-  *n = len;
-  return keys == len;  /* len keys, each in 1..len: all of them */
+  return 1;
 }
 
 /* Count the keys of the table at 'idx' (0: none there). */

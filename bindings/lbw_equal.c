@@ -148,9 +148,11 @@ static int equalvalue (Ctx *c, const bw_Field *f, int a, int ta, int b,
       return bw_quatof(f, L, a, qa) && bw_quatof(f, L, b, qb)
         && memcmp(qa, qb, sizeof(qa)) == 0;
     }
-    case BW_KARRAY: {  /* a baseline that is no sequence is none */
+    case BW_KARRAY: {  /* the baseline's length: bw_arraybase's */
       lua_Integer n, bn;
-      if (ta != LUA_TTABLE || !bw_arraybase(L, b, &bn)) return 0;
+      if (ta != LUA_TTABLE || !bw_arraybase(L, b, &bn)
+          || !bw_arrayclean(L, b, bn))
+        return 0;
       n = (lua_Integer)lua_rawlen(L, a);
       return n == bn && equalslots(c, &c->S->fields[f->ref], a, b, n, 0);
     }

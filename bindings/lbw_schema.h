@@ -334,12 +334,19 @@ int bw_sparseslotsonly (lua_State *L, int idx, lua_Integer n);
 ** a key that is no slot of 'f' (one a reload's smaller max or another kind
 ** left), which the wire could not name. Encode and decode both ask this. */
 int bw_sparsebase (lua_State *L, const bw_Field *f, int bidx);
-/* 1, with its length in '*n', when the table at 'idx' holds exactly the
-** keys 1..n: an array baseline a delta stands on. Else 0: none, the array
-** goes whole (a table with holes, one a sparse field left, has no one
-** length: the border lua_rawlen picks depends on how it was built, so the
-** two ends could count their copies apart). Encode and decode both ask. */
+/* The length of the array baseline at 'idx' in '*n': its first border, the
+** least n with t[n + 1] nil, which is what a full encode of it sent (one
+** with a nil before #t is refused) and which no way of building the table
+** moves, where '#' of a table with holes (one a sparse field left) may
+** give any border, so the two ends could count their copies apart. Keys
+** past it are not the array's. 0 when it is no table. Encode and decode
+** both ask. */
 int bw_arraybase (lua_State *L, int idx, lua_Integer *n);
+/* 1 if the table at 'idx' has no integer key past 'n' (its first border):
+** else, with holes, it is never an unchanged baseline (nor one a baseline's
+** tape is made of), so no receiver keeps it (its copy, built otherwise,
+** could check as another length). */
+int bw_arrayclean (lua_State *L, int idx, lua_Integer n);
 #define MAPSLOTS 4096  /* sparse arrays longer than this visit their keys */
 /* The bits of a slot's index in sparse array 'f' (the index encoding's,
 ** and a tape's): bits_required(0, max - 1). */

@@ -243,10 +243,9 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
       const bw_Field *e = &c->S->fields[f->ref];
       lua_Integer i, n;
       if (vt != LUA_TTABLE) return 0;
-      if (c->tapes->asbase) {  /* a baseline's: a sequence, or none */
-        if (!bw_arraybase(L, v, &n)) return 0;
-      }
-      else n = (lua_Integer)lua_rawlen(L, v);
+      if (!c->tapes->asbase) n = (lua_Integer)lua_rawlen(L, v);
+      else if (!bw_arraybase(L, v, &n) || !bw_arrayclean(L, v, n))
+        return 0;  /* a baseline's, with holes: the walk over tables */
       if (!lenfits(c, f, (size_t)n, "count", 0)) return 0;
       put(c, b, (uint64_t)n - (uint64_t)f->min, f->nbits);
       for (i = 1; i <= n; i++) {
