@@ -104,8 +104,8 @@ static int encdeltafield (Ctx *c, const bw_Field *f, int v, int vt, int b,
       && (f->kind == BW_KSTRUCT || f->kind == BW_KARRAY)) {
     uint64_t start = bw_bitswritten(w);
     lua_Integer bn = 0;
-    if (lua_topointer(c->L, v) == lua_topointer(c->L, b)) {  /* shared */
-      if (c->strict) bw_strictvalue(c, f, v, 0);  /* kept, checked as sent */
+    if (lua_topointer(c->L, v) == lua_topointer(c->L, b)
+        && !c->strict) {  /* shared; strict walks it, as the tape walk */
       bw_writebits(w, 0, 1);
       return 0;
     }
@@ -245,13 +245,10 @@ static int deltastruct (Ctx *c, uint32_t t, int idx, int bidx, int hasb) {
     if (vt == LUA_TNIL && !f->optional) vt = fielddefault(c, f, v);
     if (deltafixed(f))
       changed |= encdeltafixed(c, &run, f, v, vt, v + 1, bt);
-    else if (vt == bt && vt != LUA_TNIL && rawsame(L, f, v, v + 1)) {
-      if (c->strict && vt == LUA_TTABLE) {  /* kept, checked as sent */
-        runflush(c, &run);
-        bw_strictvalue(c, f, v, 0);
-      }
+    else if (vt == bt && vt != LUA_TNIL && rawsame(L, f, v, v + 1)
+             && !(c->strict && vt == LUA_TTABLE))  /* strict walks it */
       runadd(c, &run, 0, 1);  /* the common case, inline; a table */
-    }                         /* shared with the baseline is unchanged */
+                              /* shared with the baseline is unchanged */
     else {
       runflush(c, &run);
       changed |= encdeltafield(c, f, v, vt, v + 1, bt);

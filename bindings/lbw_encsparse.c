@@ -708,7 +708,7 @@ static int tapesparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
       putslot(c, w->out, i, ibits);
       present++;
     }
-    if (flags == (SHAS | SHAD) && btab && et == LUA_TTABLE
+    if (flags == (SHAS | SHAD) && btab && et == LUA_TTABLE && !c->strict
         && both++ >= probe) {  /* shared with the baseline: kept, as in
                                   tapearray (fresh ones, every PROBE-th) */
       int shared = lua_rawgeti(L, btab, i) == LUA_TTABLE

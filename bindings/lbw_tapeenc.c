@@ -323,7 +323,7 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
         ** every PROBE-th is checked (the others are compared: same bits) */
         lua_rawgeti(L, bidx, i);
         btab = top + 2;
-        shared = et == LUA_TTABLE
+        shared = et == LUA_TTABLE && !c->strict  /* strict walks it */
                  && lua_topointer(L, top + 1) == lua_topointer(L, btab);
         hits |= shared;
         probe = hits ? i + 1 : i + PROBE;
@@ -331,11 +331,6 @@ static int tapearray (Walk *w, const bw_Field *f, int idx, int bidx,
       if (shared) {
         /* shared with the baseline: unchanged; the bits of a run of them
         ** are copied at once */
-        if (c->strict) {  /* kept, checked as sent, where the walk over
-                             tables checks it */
-          runflush(c, r);
-          bw_strictvalue(c, e, top + 1, 0);
-        }
         runadd(c, r, 0, 1);
         keepfrom(w, &kept);
         bw_tapeskip(w, e);
@@ -532,11 +527,8 @@ int bw_tapeencstruct (Walk *w, uint32_t t, int idx, int bidx, uint64_t *r) {
       pushkey(c, f->name);
       lua_rawget(L, bidx);
       btab = v + 1;
-      if (vt == LUA_TTABLE && lua_topointer(L, v) == lua_topointer(L, btab)) {
-        if (c->strict) {  /* kept, checked as sent (as the walk over tables) */
-          runflush(c, r);
-          bw_strictvalue(c, f, v, 0);
-        }
+      if (vt == LUA_TTABLE && !c->strict  /* strict walks it */
+          && lua_topointer(L, v) == lua_topointer(L, btab)) {
         runadd(c, r, 0, 1);  /* shared with the baseline: unchanged */
         bw_tapecopy(w, f);
         v += 2;

@@ -306,6 +306,14 @@ describe("strict encode", function ()
       assert.equal(tape, errorof(s.encode, s, "Snap", v, { baseline = poisoned }), where)
       assert.truthy(s:encode("Snap", v, { baseline = base, strict = false }))
     end
+    -- a shared element after a changed one: the same bit in both walks
+    local shared = { hp = 3, junk = 1 }
+    local a = { tick = 1, r = { hp = 1 }, arr = { { hp = 3 }, shared }, sp = {} }
+    local b = { tick = 2, r = { hp = 1 }, arr = { { hp = 4 }, shared }, sp = {} }
+    local tape = errorof(s.encode, s, "Snap", b, { baseline = a })
+    contains("arr[2]: unknown key 'junk'", tape)
+    assert.equal(tape, errorof(s.encode, s, "Snap", b,
+      { baseline = { tick = "x", r = a.r, arr = a.arr, sp = a.sp } }))
   end)
 
   it("is a schema option too, which a call can turn off", function ()
