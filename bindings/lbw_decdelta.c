@@ -150,13 +150,18 @@ int bw_pushkept (Ctx *c, const bw_Field *f, int idx) {
       }
       return 1;
     }
-    case BW_KSPARSE: {  /* keys are integers in [1, max]: checked */
+    case BW_KSPARSE: {
       const bw_Field *e = &c->S->fields[f->ref];
       if (!bw_decspend(c, 1)) return 0;
       lua_createtable(L, (int)lua_rawlen(L, idx), 0);
       t = lua_gettop(L);
       lua_pushnil(L);
       while (lua_next(L, idx)) {
+        lua_Integer k = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
+        if (k < 1 || k > (lua_Integer)f->max) {  /* no slot: one a decode */
+          lua_pop(L, 1);                          /* 'into' it left there */
+          continue;
+        }
         if (!bw_decspend(c, 1)) return 0;  /* a slot */
         lua_pushvalue(L, -2);
         if (lua_type(L, -2) != LUA_TTABLE) lua_pushvalue(L, -2);

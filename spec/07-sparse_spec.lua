@@ -307,6 +307,27 @@ describe("sparse", function ()
     assert.are.equal(4 * 5 * 5 * 3, n)
   end)
 
+  it("copies only slots from a baseline a decode into left other keys in", function ()
+    -- decode into keeps the caller's other keys; a delta against that
+    -- table must not carry them into its fresh result, which encodes again
+    local d = bitwire.schema { A = { { "k", "int", min = 0, max = 9 },
+      { "sp", "sparse", of = { "int", min = 0, max = 9 }, max = 6 } } }
+    local into = { sp = { [50] = 1, x = 2 } }
+    local a = { k = 1, sp = { [2] = 5 } }
+    assert(d:decode("A", d:encode("A", a), { into = into }))
+    assert.equal(1, into.sp[50])  -- left, as documented
+    for _, b in ipairs { { k = 2, sp = { [2] = 5 } }, { k = 2, sp = { [2] = 5, [4] = 7 } } } do
+      for _, share in ipairs { false, true } do
+        local got = assert(d:decode("A", d:encode("A", b, { baseline = a }),
+          { baseline = into, share = share or nil }))
+        if not share then
+          assert.same(b, got)
+          assert.is_string(d:encode("A", got))
+        end
+      end
+    end
+  end)
+
   it("measures the worst case of any encoding in maxbits", function ()
     -- auto 2 + the largest of mask 8, index 4 + 8 * 3, relative 9 * 38;
     -- plus 8 values of 3 bits
