@@ -58,6 +58,32 @@ void bw_writerelative (Ctx *c, const bw_Field *f, uint64_t base,
 ** and only the kinds whose distinct Lua values may still encode alike
 ** (quaternions, angles, float32/64 NaNs) take bw_equalopt. */
 
+/* What an array baseline is (lbw_schema.h), which the decode walk and the
+** tapes ask too. */
+int bw_arraybase (lua_State *L, int idx, lua_Integer *n) {
+  lua_Integer k = 0;
+  if (!lua_istable(L, idx)) return 0;
+  while (lua_rawgeti(L, idx, k + 1) != LUA_TNIL) {
+    lua_pop(L, 1);
+    k++;
+  }
+  lua_pop(L, 1);
+  *n = k;
+  return 1;
+}
+
+int bw_arrayclean (lua_State *L, int idx, lua_Integer n) {
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > n) {
+      lua_pop(L, 1);
+      return 0;
+    }
+  }
+  return 1;
+}
+
 static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx);
 static int encdeltaarray (Ctx *c, const bw_Field *f, int idx, int bidx,
                           lua_Integer bn);
@@ -191,9 +217,8 @@ static int encdelta (Ctx *c, const bw_Field *f, int idx, int bidx) {
       case BW_KSTRUCT: return deltastruct(c, f->ref, idx, bidx, 1);
       case BW_KSPARSE: bw_encsparse(c, f, idx, bidx); return 1;
       case BW_KARRAY:
-        if (bw_arraybase(c->L, bidx, &bn))
-          return encdeltaarray(c, f, idx, bidx, bn);
-        break;
+        bw_arraybase(c->L, bidx, &bn);  /* a table: always */
+        return encdeltaarray(c, f, idx, bidx, bn);
       default: break;
     }
   }

@@ -109,30 +109,6 @@ int bw_sparsebase (lua_State *L, const bw_Field *f, int bidx) {
   return bidx;
 }
 
-int bw_arraybase (lua_State *L, int idx, lua_Integer *n) {
-  lua_Integer k = 0;
-  if (!lua_istable(L, idx)) return 0;
-  while (lua_rawgeti(L, idx, k + 1) != LUA_TNIL) {
-    lua_pop(L, 1);
-    k++;
-  }
-  lua_pop(L, 1);
-  *n = k;
-  return 1;
-}
-
-int bw_arrayclean (lua_State *L, int idx, lua_Integer n) {
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    lua_pop(L, 1);
-    if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > n) {
-      lua_pop(L, 1);
-      return 0;
-    }
-  }
-  return 1;
-}
-
 /* Count the keys of the table at 'idx' (0: none there). */
 static size_t nkeys (lua_State *L, int idx) {
   size_t m = 0;
