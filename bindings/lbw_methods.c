@@ -291,9 +291,6 @@ void bw_encodebody (Ctx *c, uint32_t t, int v, int b) {
   uint64_t start = bw_bitswritten(c->w);
   int tape;
   if (!b) {
-    /* sent whole: what went is its table now, not an earlier delta's tape
-    ** (a table edited and sent again) */
-    if (lua_istable(c->L, v)) bw_tapedrop(c->L, v);
     bw_encstruct(c, t, v);
     return;
   }

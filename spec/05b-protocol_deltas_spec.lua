@@ -362,30 +362,6 @@ describe("a registry protocol with deltas", function ()
     assert.same(v, s:decode("A", s:encode("A", v, { baseline = clean }), { baseline = into }))
   end)
 
-  it("takes a table edited and sent again whole as what went last", function ()
-    -- a delta leaves a tape of what it sent; a whole send of the table
-    -- after an edit sends the table, and the next delta against it must
-    -- compare with that, not with the older tape
-    local s = bitwire.schema { T = { { "tick", "uint", bits = 8 }, { "hp", "int", min = 0, max = 99 } } }
-    local p = bitwire.protocol(s, { id = 4, deltas = true })
-    local first = { tick = 0, hp = 10 }
-    local S = { tick = 1, hp = 10 }
-    local _, f = assert(p:decode(p:encode("T", first)))
-    assert(p:decode(p:encode("T", S, { baseline = first, baseline_id = 0 }), { baselines = { [0] = f } }))
-    S.hp = 20  -- edited, then sent whole
-    local _, held = assert(p:decode(p:encode("T", S)))
-    assert.equal(20, held.hp)
-    local v = { tick = 2, hp = 10 }
-    local d = p:encode("T", v, { baseline = S, baseline_id = 1 })
-    assert.same(v, select(2, assert(p:decode(d, { baselines = { [1] = held } }))))
-    -- the same through s:encode
-    local T = { tick = 1, hp = 10 }
-    s:encode("T", T, { baseline = first })
-    T.hp = 20
-    local heldT = s:decode("T", s:encode("T", T))
-    assert.same(v, s:decode("T", s:encode("T", v, { baseline = T }), { baseline = heldT }))
-  end)
-
   it("round-trips in every combination of its options", function ()
     local path = tempdefs(defs())
     local reg = assert(bitwire.watch(path))
