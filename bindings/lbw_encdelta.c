@@ -151,7 +151,7 @@ static int encdeltafield (Ctx *c, const bw_Field *f, int v, int vt, int b,
   else if (vt != bt) changed = 1;
   else changed = scalarchanged(c, f, v, b);
   if (c->strict && vt == LUA_TTABLE && f->kind == BW_KSPARSE)
-    bw_strictvalue(c, f, v, 0);  /* all of it, kept or sent, shared or not,
+    bw_strictvalue(c, f, v);  /* all of it, kept or sent, shared or not,
                                     before its changed bit (as the tape walk) */
   bw_writebits(w, (uint64_t)changed, 1);
   if (changed) {

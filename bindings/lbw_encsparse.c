@@ -643,7 +643,7 @@ int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
   if (w->c->strict) {  /* all of it, kept or sent, shared or not, before
                           its changed bit, as encdeltafield checks it */
     runflush(w->c, r);
-    bw_strictvalue(w->c, f, v, 0);
+    bw_strictvalue(w->c, f, v);
   }
   return tapesparse(w, r, f, v, btab, 1);
 }

@@ -339,22 +339,10 @@ static int holdsrecords (const bw_Schema *S, const bw_Field *f) {
   return f->kind == BW_KSTRUCT;
 }
 
-/* The value at 'b' (0: none) of key 'k' (on top, popped) in the table
-** at 'b', pushed: nil without one. */
-static void basepart (lua_State *L, int b) {
-  if (b != 0 && lua_istable(L, b)) lua_rawget(L, b);
-  else {
-    lua_pop(L, 1);
-    lua_pushnil(L);
-  }
-}
-
-void bw_strictvalue (Ctx *c, const bw_Field *f, int idx, int b) {
+void bw_strictvalue (Ctx *c, const bw_Field *f, int idx) {
   lua_State *L = c->L;
   const bw_Schema *S = c->S;
-  if (!lua_istable(L, idx) || !holdsrecords(S, f))
-    return;  /* a table shared with the baseline too: it may never have
-                gone strict (a hand-built baseline) */
+  if (!lua_istable(L, idx) || !holdsrecords(S, f)) return;
   luaL_checkstack(L, 6, "stack overflow");
   if (f->kind == BW_KSTRUCT) {  /* its records first, as encode ends them */
     const bw_Type *ty = &S->types[f->ref];
@@ -368,10 +356,8 @@ void bw_strictvalue (Ctx *c, const bw_Field *f, int idx, int b) {
       setframe(fr, g);
       pushkey(c, g->name);
       lua_rawget(L, idx);
-      pushkey(c, g->name);
-      basepart(L, b);
-      bw_strictvalue(c, g, lua_gettop(L) - 1, lua_gettop(L));
-      lua_pop(L, 2);
+      bw_strictvalue(c, g, lua_gettop(L));
+      lua_pop(L, 1);
     }
     fr->name = BW_NONE;  /* the path of the record itself */
     fr->index = -1;
@@ -381,12 +367,10 @@ void bw_strictvalue (Ctx *c, const bw_Field *f, int idx, int b) {
   else {  /* an array's elements, a sparse array's slots */
     lua_pushnil(L);
     while (lua_next(L, idx)) {
-      if (lua_isinteger(L, -2)) {
-        lua_pushvalue(L, -2);
-        basepart(L, b);
-        bw_strictslot(c, &S->fields[f->ref], lua_tointeger(L, -3),
-                      lua_gettop(L) - 1, lua_gettop(L));
-        lua_pop(L, 1);
+      if (lua_isinteger(L, -2)) {  /* under the element's path */
+        pushframe(c, BW_NONE, lua_tointeger(L, -2));
+        bw_strictvalue(c, &S->fields[f->ref], lua_gettop(L));
+        popframe(c);
       }
       lua_pop(L, 1);
     }

@@ -642,20 +642,10 @@ int  bw_decodefrom (Ctx *c, uint32_t t, int into, int b);
 /* Strict encode: raise on a key of the record at 'idx' that no field of
 ** type 't' has (lbw_methods.c). */
 void bw_strictcheck (Ctx *c, uint32_t t, int idx);
-/* The strict check of every record in the value at 'idx' of field 'f': a
-** value a delta keeps unwalked (a sparse slot equal to the baseline's, a
-** table shared with the baseline: it may never have gone strict) is
-** checked as its full encode checks it; 'b', the baseline's value (0:
-** none), is walked alongside. */
-void bw_strictvalue (Ctx *c, const bw_Field *f, int idx, int b);
-/* bw_strictvalue of sparse slot 'i' kept: its value at 'idx' of element
-** field 'e', its baseline's at 'b' (0: none), under the slot's path. */
-static inline void bw_strictslot (Ctx *c, const bw_Field *e, lua_Integer i,
-                                  int idx, int b) {
-  pushframe(c, BW_NONE, i);
-  bw_strictvalue(c, e, idx, b);
-  popframe(c);
-}
+/* The strict check of every record in the value at 'idx' of field 'f', as
+** its full encode checks it: for what a delta keeps unwalked (a sparse
+** array, kept or sent, checked whole before its changed bit). */
+void bw_strictvalue (Ctx *c, const bw_Field *f, int idx);
 /* Message ids (the schema's 'messages' list, or every type by index). */
 void bw_writemessageid (Ctx *c, uint32_t t);
 int  bw_readmessageid (Ctx *c, uint32_t *t);
