@@ -410,6 +410,49 @@ int main (void) {
     assert.matches("type 'std'", err, 1, true)
   end)
 
+  it("declares members by tag, so C++ takes a member named like its type", function()
+    -- C++ refuses "Pos Pos;" in a struct (the member changes what Pos
+    -- means there); "struct Pos Pos;" is the same C and valid C++
+    local m = bitwire.schema {
+      Pos = { {"x", "int", min = 0, max = 9} },
+      Thing = { {"Pos", "Pos"}, {"kind", "enum", values = {"a", "b"}},
+                {"Thing_kind", "int", min = 0, max = 3},
+                {"Pos_list", "array", of = "Pos", max = 3},
+                {"Thing_grid_item", "int", min = 0, max = 1},
+                {"grid", "array", of = {"array", of = "bool", max = 2}, max = 2} },
+    }
+    local c = bitwire.gen.c(m, { name = "tagged" })
+    assert.matches("struct Pos Pos;", c.header, 1, true)
+    assert.matches("enum Thing_kind kind;", c.header, 1, true)
+    local v = { Pos = { x = 7 }, kind = "b", Thing_kind = 2, Pos_list = { { x = 1 } },
+                Thing_grid_item = 1, grid = { { true } } }
+    assert.equal(H.tohex(m:encode("Thing", v)) .. "\n", runin({ ["tagged.h"] = c.header,
+      ["tagged.c"] = c.source, ["main.cc"] = SHOW:gsub("NAME", "tagged") .. [[
+#include <string.h>
+int main (void) {
+  Thing v;
+  uint8_t buf[16];
+  bw_Writer w;
+  memset(&v, 0, sizeof(v));
+  v.Pos.x = 7;
+  v.kind = Thing_kind_b;
+  v.Thing_kind = 2;
+  v.Pos_list_count = 1;
+  v.Pos_list[0].x = 1;
+  v.Thing_grid_item = 1;
+  v.grid_count = 1;
+  v.grid[0].v_count = 1;
+  v.grid[0].v[0] = true;
+  bw_writerinit(&w, buf, sizeof(buf));
+  show(&w, Thing_write(&w, &v));
+  return 0;
+}
+]] }, string.format("%s -std=c99 -Wall -Wextra -Wpedantic -Werror -Icore -IDIR -c "
+      .. "-o DIR/tagged.o DIR/tagged.c && %s -std=c++11 -Wall -Wextra -Wpedantic -Wshadow "
+      .. "-Werror -Icore -IDIR -o DIR/main DIR/main.cc DIR/tagged.o build/libbitwire.a -lz -lm",
+      os.getenv("CC") or "cc", os.getenv("CXX") or "c++")))
+  end)
+
   it("names an element array's enum apart from the element struct", function()
     local n = bitwire.schema { T = {
       {"grid", "array", of = {"array", of = {"enum", values = {"a", "b"}}, max = 2}, max = 2},
@@ -462,7 +505,7 @@ static void fill (M *v) {
 }
 ]]
     local c = bitwire.gen.c(g, { name = "grids" })
-    assert.matches("typedef struct M_grid_item {\n  /* array of 2 P */\n  P v[2];",
+    assert.matches("typedef struct M_grid_item {\n  /* array of 2 P */\n  struct P v[2];",
       c.header, 1, true)
     assert.equal(want .. "1 1\n", runc(g, "grids", SHOW:gsub("NAME", "grids")
       .. "#include <string.h>\n" .. fill .. [[

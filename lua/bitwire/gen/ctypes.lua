@@ -437,10 +437,19 @@ function M:members(f, name, owner, lines, struct)
     elseif not f.fixed then
       add("%s %s;", (M.inttype(0, f.max)), member(name .. "_count"))
     end
-    add("%s %s[%d]%s;", et, name, cap(f.max), suffix)
+    add("%s %s[%d]%s;", M.tagged(f.of, et), name, cap(f.max), suffix)
   else
-    add("%s %s;", self:scalartype(f, owner), name)
+    add("%s %s;", M.tagged(f, self:scalartype(f, owner)), name)
   end
+end
+
+-- A member's type 'ctype' of field 'f' as "struct X" or "enum X": C++
+-- refuses a member named like a type its class used by the bare name
+-- ("changes meaning"); the tag names the type whatever the members are.
+function M.tagged(f, ctype)
+  if f.kind == "enum" then return "enum " .. ctype end
+  if f.kind == "struct" or compound(f) then return "struct " .. ctype end
+  return ctype
 end
 
 -- The struct declaration of type 't'.
