@@ -473,7 +473,7 @@ static int schema_bloblayout (lua_State *L) {
   lua_Integer v = luaL_optinteger(L, 2, (lua_Integer)ls->S->version);
   const bw_BlobLayout *B;
   uint32_t i;
-  luaL_argcheck(L, v >= 0 && v < UINT32_MAX, 2, "version out of range");
+  luaL_argcheck(L, v >= 0 && v <= BW_MAXVERSION, 2, "version out of range");
   lua_settop(L, 2);
   bw_entercall(L, ls);  /* at 3: it allocates as it reads S */
   B = bw_blobgetlayout(L, (uint32_t)v);  /* kept at 4 */

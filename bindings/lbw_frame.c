@@ -64,7 +64,9 @@ static void checkheader (lua_State *L, int arg, bw_FrameHeader *h,
   luaL_argcheck(L, !(*fold && (h->flags & BW_FTAG)), arg,
                 "'fingerprint' and 'tagged' together");
   v = bw_optfield(L, arg, "version_bits", 0);
-  luaL_argcheck(L, v >= 0 && v <= 32, arg, "'version_bits' must be 0..32");
+  if (v < 0 || v > BW_MAXVERSIONBITS)
+    luaL_argerror(L, arg, lua_pushfstring(L, "'version_bits' must be 0..%d",
+                                          BW_MAXVERSIONBITS));
   if (v > 0) {
     h->flags |= BW_FVERSION;
     h->versionbits = (unsigned)v;
@@ -264,7 +266,7 @@ static int schema_framedecode (lua_State *L) {
                  "protocol id or definitions");
     else if (r.status == BW_ERANGE)  /* the one version no encode writes */
       bw_decfail(&c, BW_ERANGE, r.errpos, "version %" PRIu32 " out of range "
-                 "[0, %" PRIu32 "]", h.version, UINT32_MAX - 1);
+                 "[0, %" PRIu32 "]", h.version, (uint32_t)BW_MAXVERSION);
     else if (r.status == BW_ESCHEMA && lk.given)
       bw_decfail(&c, BW_ESCHEMA, 32, "packet for schema %08" PRIx32
                  ", this is %08" PRIx32, h.tag, lk.tag);

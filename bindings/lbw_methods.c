@@ -163,7 +163,7 @@ static lua_Integer optint (lua_State *L, const Opts *o, int i,
 
 uint32_t bw_optversion (lua_State *L, const Opts *o, const bw_Schema *S) {
   lua_Integer v = optint(L, o, OPT_VERSION, (lua_Integer)S->version);
-  luaL_argcheck(L, v >= 0 && v < UINT32_MAX, o->arg, "version out of range");
+  luaL_argcheck(L, v >= 0 && v <= BW_MAXVERSION, o->arg, "version out of range");
   return (uint32_t)v;
 }
 

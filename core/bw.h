@@ -406,6 +406,10 @@ uint32_t bw_framecrc (uint64_t protocolid, const void *data, size_t n);
 #define BW_FCHECK    0x10u  /* the end check closes the packet */
 #define BW_FALL      0x1Fu
 #define BW_BASELINEBITS 16
+/* The widest version a frame carries, and the highest version anything
+** takes (UINT32_MAX stands for none). */
+#define BW_MAXVERSIONBITS 32
+#define BW_MAXVERSION     (UINT32_MAX - 1)
 
 /* Reading a tagged frame: find the schema 'tag' names and set '*typebits'
 ** to the width of its message ids; 0 if there is none. */

@@ -298,12 +298,12 @@ int bw_fillfield (Ctx *x, uint32_t fi, const bw_FieldSpec *f, int element,
     return fail(x, "%s cannot be optional or have a default", kindname);
   if (f->opt[BW_OSINCE].type != BW_VNONE) {
     int64_t v;
-    if (!bw_specint(x, f, BW_OSINCE, &v, 1, 0, 1, 0xFFFFFFFE)) return 0;
+    if (!bw_specint(x, f, BW_OSINCE, &v, 1, 0, 1, BW_MAXVERSION)) return 0;
     F.since = (uint32_t)v;
   }
   if (f->opt[BW_OREMOVED].type != BW_VNONE) {
     int64_t v;
-    if (!bw_specint(x, f, BW_OREMOVED, &v, 1, 1, 1, 0xFFFFFFFE)) return 0;
+    if (!bw_specint(x, f, BW_OREMOVED, &v, 1, 1, 1, BW_MAXVERSION)) return 0;
     if ((uint32_t)v <= F.since)
       return fail(x, "removed %" PRId64 " must come after since %u", v, F.since);
     F.removed = (uint32_t)v;

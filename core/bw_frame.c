@@ -100,7 +100,7 @@ bw_Status bw_frameopen (bw_Reader *r, const void *data, size_t n,
 static int headervalid (const bw_FrameHeader *h) {
   if ((h->flags & ~BW_FALL) != 0) return 0;
   if ((h->flags & BW_FVERSION)
-      && (h->versionbits < 1 || h->versionbits > 32)) return 0;
+      && (h->versionbits < 1 || h->versionbits > BW_MAXVERSIONBITS)) return 0;
   if ((h->flags & BW_FMESSAGE) && h->typebits > 32) return 0;
   return 1;
 }
@@ -110,7 +110,7 @@ bw_Status bw_framewriteheader (bw_Writer *w, const bw_FrameHeader *h) {
   if (bw_framebegin(w) != BW_OK) return w->status;
   if (h->flags & BW_FTAG) bw_writebits(w, h->tag, 32);
   if (h->flags & BW_FVERSION) {
-    if (h->version == UINT32_MAX) return bw_writerfail(w, BW_ERANGE);
+    if (h->version > BW_MAXVERSION) return bw_writerfail(w, BW_ERANGE);
     bw_writebits(w, h->version, h->versionbits);
   }
   if (h->flags & BW_FDELTAS) {
@@ -146,7 +146,7 @@ bw_Status bw_framereadheader (bw_Reader *r, const void *data, size_t n,
   }
   if (h->flags & BW_FVERSION) {
     h->version = (uint32_t)bw_readbits(r, h->versionbits);
-    if (r->status == BW_OK && h->version == UINT32_MAX) {
+    if (r->status == BW_OK && h->version > BW_MAXVERSION) {
       r->pos -= 32;  /* no writer sends it: report it where it starts */
       bw_readerfail(r, BW_ERANGE);
     }

@@ -687,6 +687,25 @@ describe("bitwire.protocol options", function ()
     contains("unknown decode option 'baseline'", errorof(p.decode, p, "xxxxxxxx", { baseline = {} }))
   end)
 
+  it("takes the version limits of the core, the one place they live", function ()
+    local limits = require("bitwire.core").limits
+    assert.equal(32, limits.version_bits)
+    assert.equal(4294967294, limits.version)
+    -- the widest version frame carries the highest version
+    local p = bitwire.protocol(s, { versioned = true, version_bits = limits.version_bits })
+    local f = p:encode("Chat", { text = "hi" }, { version = limits.version })
+    local name, v = p:decode(f)
+    assert.equal("Chat", name)
+    assert.equal("hi", v.text)
+    contains("'version_bits' must be an integer in [1, " .. limits.version_bits .. "]",
+      errorof(bitwire.protocol, s, { versioned = true, version_bits = limits.version_bits + 1 }))
+    contains("version out of range",
+      errorof(s.encode, s, "Chat", { text = "" }, { version = limits.version + 1 }))
+    contains("'version_bits' must be 0..32",
+      errorof(s.frame_encode, s, 3, false, "Chat", { text = "" }, false,
+        { version_bits = limits.version_bits + 1 }))
+  end)
+
   it("raises on options of the wrong type", function ()
     contains("'deltas' must be a boolean", errorof(bitwire.protocol, s, { deltas = 1 }))
     contains("'version_bits' must be an integer in [1, 32]",

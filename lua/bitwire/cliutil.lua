@@ -29,10 +29,11 @@ end
 -- The numeric options of every subcommand and their ranges: one rule for
 -- all of them, so none wraps past 64 bits or takes a sign or junk. A max
 -- of -1 is 2^64 - 1 (a protocol id is a uint64).
+local limits = require("bitwire.core").limits
 M.NUMBERS = {
   protocol = { 0, -1 },
-  ["version-bits"] = { 1, 32 },
-  version = { 0, 0xFFFFFFFE },          -- what bw_optversion takes
+  ["version-bits"] = { 1, limits.version_bits },
+  version = { 0, limits.version },
   ["baseline-id"] = { 0, 65535 },
   ["udp-port"] = { 1, 65535 },
 }

@@ -74,8 +74,9 @@ function M.new(target, opts)
   local vbits = 0
   if opts.versioned or (opts.versioned == nil and opts.version_bits) then
     vbits = opts.version_bits or 16
-    if vbits < 1 or vbits > 32 then
-      error("bitwire.protocol: 'version_bits' must be an integer in [1, 32]", 2)
+    if vbits < 1 or vbits > core.limits.version_bits then
+      error(("bitwire.protocol: 'version_bits' must be an integer in [1, %d]")
+        :format(core.limits.version_bits), 2)
     end
   elseif opts.version_bits then
     error("bitwire.protocol: 'version_bits' needs versioned = true", 2)
