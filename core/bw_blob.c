@@ -284,8 +284,7 @@ static int checkrecord (Chk *c, uint32_t t, size_t p) {
   if (++c->level > MAXLEVEL)
     return chkfail(c, BW_EDEPTH, p, "nesting too deep");
   for (; f < end; f++) {
-    if (!f->check) continue;
-    if (f->presence != BW_BLOBNONE) {
+    if (f->presence != BW_BLOBNONE) {  /* even where the value needs none */
       uint8_t has = c->b[p + f->presence];
       if (has > 1) {
         chkfail(c, BW_ERANGE, p + f->presence, "presence byte not 0 or 1");
@@ -293,6 +292,7 @@ static int checkrecord (Chk *c, uint32_t t, size_t p) {
       }
       if (!has) continue;
     }
+    if (!f->check) continue;
     if (f->form == BW_BSCALAR ? !checkscalar(c, f, p + f->offset)
                               : !checkvalue(c, f, p + f->offset))
       return addframe(c, f->name, -1);

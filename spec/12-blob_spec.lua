@@ -216,6 +216,37 @@ describe("schema:blob and schema:unblob", function()
     end
   end)
 
+  it("refuse a presence byte past 1 whatever the value needs checked", function()
+    -- floats, quats, fixed bytes and ints whose C type holds just their
+    -- range need no check of their value; their presence byte does
+    local o = bitwire.schema { R = {
+      {"a", "int", min = 0, max = 3},
+      {"x", "float32", optional = true}, {"d", "float64", optional = true},
+      {"q", "quat", bits = 9, optional = true}, {"k", "bytes", count = 2, optional = true},
+      {"i", "int", min = -128, max = 127, optional = true},
+      {"g", "angle", bits = 8, optional = true} } }
+    local b = o:blob("R", { a = 1, x = 0.5, i = -3 })
+    local n = 0
+    for _, f in ipairs(o:blob_layout().fields) do
+      if f.presence then
+        n = n + 1
+        for _, byte in ipairs({ 2, 7, 255 }) do
+          local at = 32 + f.presence
+          local bad = b:sub(1, at) .. string.char(byte) .. b:sub(at + 2)
+          local v, err, code = o:unblob("R", bad)
+          assert.is_nil(v, f.name)
+          assert.equal("range", code, f.name)
+          assert.equal(f.name .. ": presence byte not 0 or 1 (byte " .. at .. ")", err)
+          assert.is_nil(o:blobview("R", bad))
+        end
+      end
+    end
+    assert.equal(6, n)
+    local v = assert(o:unblob("R", b))   -- 0 and 1 stay fine
+    assert.equal(-3, v.i)
+    assert.is_nil(v.q)
+  end)
+
   it("never raise on seeded random corruptions", function()
     local b = s:blob("Snapshot", snapshot(4))
     local rnd = math.random
