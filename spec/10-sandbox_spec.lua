@@ -85,17 +85,40 @@ describe("bitwire.load limits", function()
   end
 
   it("stops a file whose parsing alone runs past the time limit", function()
-    -- matching 20000 pending gotos to their labels is quadratic in Lua's
-    -- parser: seconds of CPU for a file under max_size
-    local n, lines = 20000, {}
-    for i = 1, n do lines[i] = "goto b" .. i end
-    for i = 1, n do lines[n + i] = "::b" .. i .. ":: _ = 0" end
+    -- checking each new label against the others is quadratic in Lua's
+    -- parser: a quarter second of CPU for a file under max_size
+    local n, lines = 30000, {}
+    for i = 1, n do lines[i] = "::b" .. i .. ":: _ = 0" end
     lines[#lines + 1] = "return { T = { { 'x', 'bool' } } }"
     local path = tempdefs(table.concat(lines, "\n"))
     local s, err = bitwire.load(path, { time = 0.05, budget = 1e12 })
     assert.is_nil(s)
     -- stopped in the parser, before any line ran: no line in the message
     assert.matches("^[^:]*: CPU time limit of 0%.05 s exceeded$", err)
+  end)
+
+  it("refuses more gotos and breaks than the parser resolves in time", function()
+    -- the gotos pending on one label are resolved at once, within one
+    -- piece of source: 32766 of them took 0.4 s whatever the time limit
+    local function file(n, word)
+      local lines = {}
+      for i = 1, n do lines[i] = word end
+      return table.concat(lines, "\n")
+    end
+    local tail = "\nreturn { T = { { 'x', 'bool' } } }"
+    for _, src in ipairs({ file(32766, "goto x") .. "\n::x::" .. tail,
+                           "while true do\n" .. file(32766, "break") .. "\nend" .. tail,
+                           file(4097, "goto x") .. "\n::x::" .. tail }) do
+      local s, err = bitwire.load(tempdefs(src), { time = 0.01 })
+      assert.is_nil(s)
+      assert.matches(": more than 4096 goto and break words: the parser matches them "
+        .. "to labels in quadratic time$", err)
+    end
+    -- at the bound it parses, and a word in a name is no goto
+    local ok = file(4096, "goto x") .. "\n::x::\nlocal gotox, breaking = 1, 2" .. tail
+    local s, err = bitwire.load(tempdefs(ok), { time = 0.25 })
+    assert.is_nil(err)
+    assert.is_truthy(s)
   end)
 
   it("runs what the old budget charged and the new limits allow", function()
