@@ -694,6 +694,81 @@ int main () {
   end)
 end)
 
+describe("names of any bytes", function()
+  -- field names may hold any bytes: each must come out of every generator
+  -- as it is, never ending a string or a comment early (payloads that
+  -- would stop the compile if they did)
+  local names = { 'q"uote', "end */ int injected_ = ; /* x", 'tri??/", 1 }; #error injected',
+                  "nl\n#error injected", "back\\", "e\195\169", "bel\7" }
+  local odd = { T = {} }
+  local wide = { T = {} }
+  for i, n in ipairs(names) do
+    odd.T[i] = { n, "int", min = 0, max = 2 }
+    wide.T[i] = { n, "int", min = 0, max = 3 }
+  end
+  local s, sw = bitwire.schema(odd), bitwire.schema(wide)
+
+  it("gen c says them in its error paths and comments", function()
+    local c = bitwire.gen.c(s, { name = "nm" })
+    local main = {}
+    for i = 1, #names do
+      local v = {}
+      for j, n in ipairs(names) do v[n] = j == i and 3 or 1 end
+      local bytes = sw:encode("T", v)
+      local cbytes = {}
+      for k = 1, #bytes do cbytes[k] = string.format("0x%02x", bytes:byte(k)) end
+      main[#main + 1] = string.format("  { static const uint8_t p[] = { %s }; show(p, sizeof(p)); }",
+        table.concat(cbytes, ", "))
+    end
+    local out = runin({ ["nm.h"] = c.header, ["nm.c"] = c.source, ["main.c"] = [[
+#include <stdio.h>
+#include <string.h>
+#include "nm.h"
+static void show (const uint8_t *p, size_t n) {
+  T v;
+  bw_Reader r;
+  bw_Error err;
+  size_t i;
+  memset(&err, 0, sizeof(err));
+  bw_readerinit(&r, p, n);
+  if (T_read_err(&r, &v, &err)) { printf("read\n"); return; }
+  for (i = 0; err.path[i] != '\0'; i++) printf("%02x", (unsigned char)err.path[i]);
+  printf("\n");
+}
+int main (void) {
+]] .. table.concat(main, "\n") .. "\n  return 0;\n}\n" }, string.format(
+      "%s -std=c99 -Wall -Wextra -Wpedantic -Werror -Icore -IDIR -o DIR/main DIR/main.c "
+      .. "DIR/nm.c build/libbitwire.a -lz -lm", os.getenv("CC") or "cc"))
+    local want = {}
+    for i, n in ipairs(names) do want[i] = H.tohex(n) end
+    assert.equal(table.concat(want, "\n") .. "\n", out)
+    local ok, err = pcall(runcxx, s, "nm", '#include "serialize_compat.h"\n#include "nm.hpp"\n'
+      .. "int main () { return 0; }\n")
+    assert.is_true(ok, err)
+  end)
+
+  it("the blob header keeps them in its layout", function()
+    local h = require("bitwire.gen.blob")(s, { prefix = "" })
+    local out = runin({ ["nm_blob.h"] = h, ["main.c"] = [[
+#include <stdio.h>
+#include "nm_blob.h"
+int main (void) {
+  size_t i, k;
+  for (i = 0; i < sizeof(blob_fields_) / sizeof(blob_fields_[0]); i++) {
+    for (k = 0; blob_fields_[i].name[k] != '\0'; k++)
+      printf("%02x", (unsigned char)blob_fields_[i].name[k]);
+    printf("\n");
+  }
+  return 0;
+}
+]] }, string.format("%s -std=c11 -Wall -Wextra -Wpedantic -Werror -Icore -IDIR "
+      .. "-o DIR/main DIR/main.c build/libbitwire.a -lz -lm", os.getenv("CC") or "cc"))
+    local want = {}
+    for i, n in ipairs(names) do want[i] = H.tohex(n) end
+    assert.equal(table.concat(want, "\n") .. "\n", out)
+  end)
+end)
+
 describe("bitwire.gen.blob", function()
   it("gives the blob header the C names gen c gives, and refuses the same clashes", function()
     local genblob = require "bitwire.gen.blob"

@@ -220,7 +220,7 @@ function M.generate(s, opts)
   emit("static const bw_BlobField %sblob_fields_[] = {", prefix)
   for _, f in ipairs(fields) do
     emit("  {%s, %d, %s, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %s, %s, %s, %d},",
-      f.name and string.format("%q", f.name) or "NULL", f.offset,
+      f.name and ctypes.cstring(f.name) or "NULL", f.offset,
       f.presence and tostring(f.presence) or "BW_BLOBNONE", f.size, f.align,
       f.formid, f.ctypeid, f.check and 1 or 0, f.ref, f.stride, f.voff,
       f.count, int64(f.min), int64(f.max), string.format("%a", f.dmin),
@@ -230,7 +230,7 @@ function M.generate(s, opts)
   emit("};")
   emit("static const bw_BlobType %sblob_types_[] = {", prefix)
   for _, t in ipairs(types) do
-    emit("  {%q, %d, %d, %d, %d, UINT64_C(0x%s)},", t.name, t.size, t.align,
+    emit("  {%s, %d, %d, %d, %d, UINT64_C(0x%s)},", ctypes.cstring(t.name), t.size, t.align,
       t.first, t.count, t.fingerprint)
   end
   emit("};")

@@ -334,7 +334,7 @@ end
 local function writefield(E, mode, f, owner)
   local name = ident(f.name or "")
   local loc = fieldloc("v->", name)
-  E:line("/* %s%s */", f.name and (f.name .. ": ") or "", ctypes.wire(f))
+  E:line("/* %s%s */", f.name and (ctypes.comment(f.name) .. ": ") or "", ctypes.wire(f))
   if f.optional then
     local has = "v->has_" .. name
     if mode == "write" then E:line("bw_writebits(w, %s ? 1 : 0, 1);", has)
@@ -359,11 +359,11 @@ local function failstmt(segs)
   for j = #segs, 2, -1 do
     local s = segs[j]
     parts[#parts + 1] = s.index and fmt("bw_genindex(err, %s + 1);", s.index)
-      or fmt("bw_genpath(err, %q);", s.name)
+      or fmt("bw_genpath(err, %s);", ctypes.cstring(s.name))
   end
   local s = segs[1]
   parts[#parts + 1] = "return " .. (s.index and fmt("bw_genindex(err, %s + 1);", s.index)
-    or fmt("bw_genpath(err, %q);", s.name))
+    or fmt("bw_genpath(err, %s);", ctypes.cstring(s.name)))
   if #parts == 1 then return parts[1] end
   return "{ " .. concat(parts, " ") .. " }"
 end
@@ -463,7 +463,7 @@ local function readfield(E, f, owner)
   local name = ident(f.name or "")
   local loc = fieldloc("v->", name)
   local segs = f.name and { { name = f.name } } or {}
-  E:line("/* %s%s */", f.name and (f.name .. ": ") or "", ctypes.wire(f))
+  E:line("/* %s%s */", f.name and (ctypes.comment(f.name) .. ": ") or "", ctypes.wire(f))
   if f.optional then
     local has = "v->has_" .. name
     E:line("%s = bw_readbits(r, 1) != 0;", has)
@@ -699,8 +699,8 @@ static bool any_read_delta_%s (bw_Reader *r, void *v, const void *base,
   return %s_read_delta_err(r, (%s *)v, (const %s *)base, err);
 }
 ]], T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, T)
-    tab[#tab + 1] = fmt("  { %q, sizeof(%s), any_write_%s, any_read_%s, any_bits_%s,\n"
-      .. "    any_write_delta_%s, any_read_delta_%s }", t.name, T, T, T, T, T, T)
+    tab[#tab + 1] = fmt("  { %s, sizeof(%s), any_write_%s, any_read_%s, any_bits_%s,\n"
+      .. "    any_write_delta_%s, any_read_delta_%s }", ctypes.cstring(t.name), T, T, T, T, T, T)
   end
   body[#body + 1] = concat(wrap, "\n")
   body[#body + 1] = fmt([[

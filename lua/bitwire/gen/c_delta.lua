@@ -271,7 +271,7 @@ local function typebodies(G, t)
       -- write
       local has = f.optional and ("v->has_" .. name) or "true"
       local bhas = f.optional and ("base->has_" .. name) or "true"
-      wE:line("/* %s: changed bit, then %s */", f.name, ctypes.wire(f))
+      wE:line("/* %s: changed bit, then %s */", ctypes.comment(f.name), ctypes.wire(f))
       wE:open("")
       wE:line("bool changed = !eqf_%s(v, base);", owner)
       wE:line("bw_writebits(w, changed ? 1 : 0, 1);")
@@ -294,7 +294,7 @@ local function typebodies(G, t)
       local segs = { { name = f.name } }
       local FAIL = G.failstmt(segs)
       local u = rE:var("u", "uint64_t")
-      rE:line("/* %s: changed bit, then %s */", f.name, ctypes.wire(f))
+      rE:line("/* %s: changed bit, then %s */", ctypes.comment(f.name), ctypes.wire(f))
       rE:line("%s = bw_readbits(r, 1);", u)
       rE:line("if (r->status != BW_OK) %s", FAIL)
       rE:open("if (%s)", u)

@@ -29,6 +29,27 @@ function M.ident(s)
   return id
 end
 
+-- Names of fields and enum values may hold any bytes (type names are
+-- identifiers), and a generated file must say them without a name ending
+-- a string or a comment early. 's' as a C string literal: '"', '\\' and
+-- '?' (so no trigraph forms) escaped, any byte outside printable ASCII as
+-- three octal digits.
+function M.cstring(s)
+  return '"' .. tostring(s):gsub(".", function(c)
+    if c:match('[\\"?]') then return "\\" .. c end
+    if not c:match("[ -~]") then return fmt("\\%03o", c:byte()) end
+  end) .. '"'
+end
+
+-- 's' in a comment (C's /* */ or C++'s //): printable ASCII kept but for
+-- '*', '/', '?' and '\\', which, like any other byte, become \xNN: the
+-- comment neither ends early nor runs on into the next line.
+function M.comment(s)
+  return (tostring(s):gsub(".", function(c)
+    if c:match("[*/?\\]") or not c:match("[ -~]") then return fmt("\\x%02x", c:byte()) end
+  end))
+end
+
 -- bits_required(0, v) of DESIGN.md, v as unsigned
 function M.bitlen(v)
   local n = 0

@@ -421,7 +421,7 @@ enum { %s_TYPEBITS = %d, %s_NMESSAGES = %d, %s_NTYPES = %d };
     for _, f in ipairs(ctypes.fields(program, t)) do
       local fname = ident(f.name or "")
       local x = "value." .. fname
-      b[#b + 1] = fmt("  // %s%s", f.name and (f.name .. ": ") or "", ctypes.wire(f))
+      b[#b + 1] = fmt("  // %s%s", f.name and (ctypes.comment(f.name) .. ": ") or "", ctypes.wire(f))
       local ind = "  "
       if f.optional then
         b[#b + 1] = fmt("  serialize_bool(stream, value.has_%s);", fname)
