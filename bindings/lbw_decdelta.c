@@ -19,6 +19,8 @@ static int encodefield (lua_State *L) {
   LSchema *ls = bw_checkschema(L, 1);
   Ctx c;
   bw_initinner(L, &c, ls, (uint32_t)lua_tointeger(L, 4));  /* one field */
+  c.strict = 0;  /* a rule for the caller's values: a baseline's keys that
+                    the type lacks (dropped by a reload) are dropped */
   bw_writerreset(c.w);
   bw_encvalue(&c, &ls->S->fields[lua_tointeger(L, 2)], 3, lua_type(L, 3));
   return 0;

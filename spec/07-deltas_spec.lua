@@ -302,6 +302,28 @@ describe("schema:encode with a baseline", function ()
       assert.has_error(function () r:encode("R", v, { baseline = bl }) end, want)
     end)
 
+    it("keeps a baseline of a strict schema's old definitions, dropping what a reload dropped", function ()
+      -- strict is a rule for the caller's own values: the receiver's check
+      -- of a kept baseline value must not refuse a field the new
+      -- definitions no longer have
+      local function defs(f5)
+        local E = { { "hp", "int", min = 0, max = 100 } }
+        if f5 then E[2] = { "f5", "int", min = 0, max = 9 } end
+        return { options = { strict = true }, E = E,
+                 Snap = { { "tick", "uint", bits = 8 }, { "ents", "array", of = "E", max = 4 } } }
+      end
+      local a, b = bitwire.schema(defs(true)), bitwire.schema(defs(false))
+      local kept = a:decode("Snap", a:encode("Snap", { tick = 1, ents = { { hp = 50, f5 = 3 } } }))
+      local d = b:encode("Snap", { tick = 2, ents = { { hp = 50 } } }, { baseline = kept })
+      for _, share in ipairs { false, true } do
+        assert.same({ tick = 2, ents = { { hp = 50 } } },
+          (b:decode("Snap", d, { baseline = kept, share = share })))
+      end
+      -- the sender's own values stay strict
+      assert.matches("unknown key 'f5'", H.errorof(b.encode, b, "Snap",
+        { tick = 2, ents = { { hp = 50, f5 = 1 } } }, { baseline = kept }))
+    end)
+
     it("refuses, after a reload narrowed a range, what the old baseline kept", function ()
       local defs = { S = { { "n", "int", min = 0, max = 9 }, { "name", "string", max = 8 } } }
       local s0 = bitwire.schema(defs)
