@@ -41,7 +41,8 @@ BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
            bindings/lbw_blobread.c bindings/lbw_sandbox.c \
            bindings/lbw_readdefs.c
 # the decode walk's other concerns (lbw_decode.c keeps the walk)
-BIND_SRC += bindings/lbw_claims.c bindings/lbw_flat.c bindings/lbw_decdelta.c
+BIND_SRC += bindings/lbw_claims.c bindings/lbw_flat.c bindings/lbw_decdelta.c \
+            bindings/lbw_into.c
 # and the encode walk's (lbw_encode.c keeps the full walk)
 BIND_SRC += bindings/lbw_encsparse.c bindings/lbw_encdelta.c bindings/lbw_tape.c \
             bindings/lbw_tapeenc.c bindings/lbw_tapedec.c

@@ -376,7 +376,7 @@ static void moveinto (lua_State *L, int into) {
 int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
   int ok, taped = 0;
   const struct Tape *tape;
-  if (into) bw_tapedrop(c->L, into);  /* what it was sent as no longer */
+  if (into) bw_intoprepare(c, t, into, b);
   if (b) {
     c->checked = bw_decodedas(c, t, b, &tape);
     if (c->share && c->checked) c->share = 2;

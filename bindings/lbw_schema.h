@@ -423,6 +423,10 @@ void bw_pushweakuv (lua_State *L, int uv);
 ** moved 'into' a table when set), else decoded 'into'; remembers which
 ** schema decoded the result (lbw_decdelta.c). */
 int bw_decodetop (Ctx *c, uint32_t t, int into, int b);
+/* Ready the table at 'into' for a decode of type 't' (against the baseline
+** at 'b', or 0) to refill: its tape dropped, and, unless this schema
+** decoded it as 't', the keys the type lacks cleared (lbw_into.c). */
+void bw_intoprepare (Ctx *c, uint32_t t, int into, int b);
 
 /* }========================================================== */
 

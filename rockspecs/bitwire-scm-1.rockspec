@@ -60,6 +60,7 @@ build = {
         "bindings/lbw_claims.c",
         "bindings/lbw_flat.c",
         "bindings/lbw_decdelta.c",
+        "bindings/lbw_into.c",
         "bindings/lbw_encsparse.c",
         "bindings/lbw_encdelta.c",
         "bindings/lbw_tape.c",

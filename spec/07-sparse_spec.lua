@@ -308,12 +308,14 @@ describe("sparse", function ()
   end)
 
   it("copies only slots from a baseline a decode into left other keys in", function ()
-    -- decode into keeps the caller's other keys; a delta against that
-    -- table must not carry them into its fresh result, which encodes again
+    -- a table this schema decoded is refilled as it is: keys added to it
+    -- by hand stay; a delta against that table must not carry them into
+    -- its fresh result, which encodes again
     local d = bitwire.schema { A = { { "k", "int", min = 0, max = 9 },
       { "sp", "sparse", of = { "int", min = 0, max = 9 }, max = 6 } } }
-    local into = { sp = { [50] = 1, x = 2 } }
     local a = { k = 1, sp = { [2] = 5 } }
+    local into = d:decode("A", d:encode("A", a))
+    into.sp[50], into.sp.x = 1, 2
     assert(d:decode("A", d:encode("A", a), { into = into }))
     assert.equal(1, into.sp[50])  -- left, as documented
     for _, b in ipairs { { k = 2, sp = { [2] = 5 } }, { k = 2, sp = { [2] = 5, [4] = 7 } } } do

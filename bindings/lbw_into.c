@@ -1,0 +1,136 @@
+/*
+** lbw_into.c - a table a decode refills: cleared first of what its type
+** lacks, unless this schema decoded it
+** See LICENSE for copyright and terms.
+*/
+
+#include "lauxlib.h"
+
+#include "lbw_schema.h"
+
+/* A decode 'into' a table refills the fields and slots it reads, and
+** leaves every other key. A table this schema decoded as the type at its
+** version holds no others (a table changed by hand afterwards is the
+** caller's, as a baseline is). Any other table (decoded under other
+** definitions or at another version, or built by hand) may hold keys the
+** type lacks: a field a reload dropped, a slot past a max a reload
+** lowered, an element past a hole. Left there, a field would come back as
+** a value when a later reload adds it again, and the table as a baseline
+** would not be the sender's copy of it. Such a table is cleared of them
+** first, along the type; each table once ('seen'), so tables that share
+** tables cost their size, not their paths. */
+
+static void cleanvalue (Ctx *c, const bw_Field *f, int v, int seen);
+
+/* 1 the first time table 'v' is met. */
+static int firstvisit (lua_State *L, int v, int seen) {
+  lua_pushvalue(L, v);
+  if (lua_rawget(L, seen) != LUA_TNIL) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_pop(L, 1);
+  lua_pushvalue(L, v);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, seen);
+  return 1;
+}
+
+/* The field of 'ty' the string key at 'k' names at c->version, or NULL. */
+static const bw_Field *fieldnamed (Ctx *c, const bw_Type *ty, int k) {
+  const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
+  for (; g < end; g++) {
+    int same;
+    if (g->name == BW_NONE
+        || (ty->versioned && !bw_fieldpresent(g, c->version)))
+      continue;
+    pushkey(c, g->name);
+    same = lua_rawequal(c->L, -1, k);
+    lua_pop(c->L, 1);
+    if (same) return g;
+  }
+  return NULL;
+}
+
+/* Clear the key on top of the stack (its value above it popped) from the
+** table at 'v': clearing a field during a traversal is allowed. */
+static void dropkey (lua_State *L, int v) {
+  lua_pushvalue(L, -1);
+  lua_pushnil(L);
+  lua_rawset(L, v);
+}
+
+/* The keys of the table at 'v' that are integers in [1, n], each value a
+** table cleaned as 'e' (NULL: the values are not looked at); any other
+** key cleared. */
+static void cleanslots (Ctx *c, const bw_Field *e, int v, lua_Integer n,
+                        int seen) {
+  lua_State *L = c->L;
+  lua_pushnil(L);
+  while (lua_next(L, v)) {
+    lua_Integer k = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
+    if (k >= 1 && k <= n && e != NULL && lua_type(L, -1) == LUA_TTABLE)
+      cleanvalue(c, e, lua_gettop(L), seen);
+    lua_pop(L, 1);
+    if (k < 1 || k > n) dropkey(L, v);
+  }
+}
+
+static void cleanrecord (Ctx *c, uint32_t t, int v, int seen) {
+  lua_State *L = c->L;
+  const bw_Type *ty = &c->S->types[t];
+  lua_pushnil(L);
+  while (lua_next(L, v)) {
+    const bw_Field *g = lua_type(L, -2) == LUA_TSTRING
+                        ? fieldnamed(c, ty, lua_gettop(L) - 1) : NULL;
+    if (g != NULL && lua_type(L, -1) == LUA_TTABLE)
+      cleanvalue(c, g, lua_gettop(L), seen);
+    lua_pop(L, 1);
+    if (g == NULL) dropkey(L, v);
+  }
+}
+
+/* Clean the table at 'v', a value of 'f' (nesting is bounded by the
+** schema's: the walk follows the type, not the tables). */
+static void cleanvalue (Ctx *c, const bw_Field *f, int v, int seen) {
+  lua_State *L = c->L;
+  const bw_Field *e = f->kind == BW_KARRAY || f->kind == BW_KSPARSE
+                      ? &c->S->fields[f->ref] : NULL;
+  lua_Integer n;
+  if (f->kind != BW_KSTRUCT && f->kind != BW_KARRAY && f->kind != BW_KSPARSE
+      && f->kind != BW_KQUAT)
+    return;  /* a table where a scalar goes: the decode replaces it */
+  luaL_checkstack(L, 8, "cleaning a table decoded into");
+  if (!firstvisit(L, v, seen)) return;
+  switch (f->kind) {
+    case BW_KSTRUCT:
+      cleanrecord(c, f->ref, v, seen);
+      return;
+    case BW_KSPARSE:
+      cleanslots(c, e, v, (lua_Integer)f->max, seen);
+      return;
+    case BW_KQUAT:
+      cleanslots(c, NULL, v, 4, seen);
+      return;
+    default:  /* an array: its elements up to its first border */
+      for (n = 0; lua_rawgeti(L, v, n + 1) != LUA_TNIL; n++) lua_pop(L, 1);
+      lua_pop(L, 1);
+      cleanslots(c, e, v, n, seen);
+      return;
+  }
+}
+
+void bw_intoprepare (Ctx *c, uint32_t t, int into, int b) {
+  lua_State *L = c->L;
+  const struct Tape *tape;
+  int known = bw_decodedas(c, t, into, &tape), seen;
+  if (known && tape == NULL) return;  /* the type's keys, and no tape */
+  if (!known && !b) {  /* a delta's result is new tables, moved in */
+    lua_createtable(L, 0, 0);
+    seen = lua_gettop(L);
+    firstvisit(L, into, seen);
+    cleanrecord(c, t, into, seen);
+    lua_pop(L, 1);
+  }
+  bw_tapedrop(L, into);  /* what it was sent as, it is no longer */
+}
