@@ -139,7 +139,8 @@ function M.intsend(f, x, lo, hi)
   if f.kind == "enum" then return x, fmt("(unsigned)%s > %du", x, #f.values - 1) end
   if f.kind == "uint" then
     local _, _, thi = M.inttype(M.range(f))
-    if thi ~= -1 and M.bitlen(thi) > f.bits then
+    -- thi -1: a uint64_t, whose 64 bits pass any width below 64
+    if (thi == -1 and 64 or M.bitlen(thi)) > f.bits then
       return x, fmt("(uint64_t)%s >> %d != 0", x, f.bits)
     end
     return x, nil

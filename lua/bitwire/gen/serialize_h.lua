@@ -103,6 +103,12 @@ function serval(G, out, ind, f, x, base, name, depth, owner)
   elseif k == "angle" then
     add("if (!bitwire_serialize_angle(stream, %s, %s, %d)) return false;", x,
       ctypes.double(f.period), f.bits)
+  elseif k == "string" and f.max == 0 then
+    -- serialize_string's length is a serialize_int(0, max), which asserts
+    -- min < max: the same wire, its length of no bits, then the align
+    add("if (Stream::IsWriting && %s[0] != '\\0') return false;", x)
+    add("serialize_align(stream);")
+    add("if (Stream::IsReading) %s[0] = '\\0';", x)
   elseif k == "string" then add("serialize_string(stream, %s, %d);", x, f.max + 1)
   elseif k == "bytes" then
     if f.fixed then add("serialize_bytes(stream, %s, %d);", x, f.max)
