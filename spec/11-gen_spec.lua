@@ -410,6 +410,27 @@ int main (void) {
     assert.matches("type 'std'", err, 1, true)
   end)
 
+  it("compiles deltas of fixed arrays whose elements hold no elements", function()
+    -- the equality helpers of such a field compare nothing: their
+    -- parameters must still count as used under -Wextra -Werror
+    local z = bitwire.schema { T = { { "g", "array", count = 2, of = { "array", count = 0, of = "bool" } },
+                                     { "n", "int", min = 0, max = 9 } } }
+    assert.equal(H.tohex(z:encode("T", { g = { {}, {} }, n = 7 })) .. "\n",
+      runc(z, "zero", SHOW:gsub("NAME", "zero") .. [[
+#include <string.h>
+int main (void) {
+  T v;
+  uint8_t buf[8];
+  bw_Writer w;
+  memset(&v, 0, sizeof(v));
+  v.n = 7;
+  bw_writerinit(&w, buf, sizeof(buf));
+  show(&w, T_write(&w, &v));
+  return 0;
+}
+]]))
+  end)
+
   it("declares members by tag, so C++ takes a member named like its type", function()
     -- C++ refuses "Pos Pos;" in a struct (the member changes what Pos
     -- means there); "struct Pos Pos;" is the same C and valid C++
