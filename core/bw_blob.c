@@ -625,6 +625,9 @@ static int layfield (Lay *z, uint32_t lf) {
     f->align = 4;
   }
   if (size > BW_BLOBMAX / 2) return toobig(z, f);
+  /* no bytes (count 0), no alignment: C declares no member for it, so it
+  ** must move nothing after it, nor the record's size */
+  if (size == 0) f->align = 1;
   f->size = (uint32_t)size;
   f->check = (uint8_t)needscheck(z, f);
   return 1;

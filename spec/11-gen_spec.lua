@@ -830,6 +830,32 @@ describe("bitwire.gen.blob", function()
     end
   end)
 
+  it("lays out fields of no bytes with no alignment, as C, which declares none", function()
+    -- a count-0 array of doubles aligned its place to 8 in the layout, and
+    -- the header's struct (without the member) came out smaller
+    local genblob = require "bitwire.gen.blob"
+    local s = bitwire.schema {
+      T = { { "a", "bool" }, { "z", "array", of = "float64", count = 0 }, { "b", "bool" } },
+      V = { { "c", "bool" }, { "v", "vector", count = 0, min = 0, max = 1, res = 0.5,
+                                optional = true }, { "d", "bool" } },
+      W = { { "q", "array", of = { "quat", bits = 9 }, count = 0 } } }
+    local lay = s:blob_layout()
+    local size = {}
+    for _, t in ipairs(lay.types) do size[t.name] = t.size end
+    assert.same({ T = 2, V = 3, W = 1 }, size)
+    local out = runin({ ["z_blob.h"] = genblob(s, { prefix = "" }), ["main.c"] = [[
+#include <stdio.h>
+#include "z_blob.h"
+int main (void) {
+  printf("%u %u %u", (unsigned)sizeof(T), (unsigned)sizeof(V), (unsigned)sizeof(W));
+  return 0;
+}
+]] }, string.format("%s -std=c11 -Wall -Wextra -Wpedantic -Werror -Icore -IDIR "
+      .. "-o DIR/main DIR/main.c build/libbitwire.a -lz -lm", os.getenv("CC") or "cc"))
+    assert.equal("2 3 1", out)
+    assert.same({ a = true, b = false, z = {} }, s:unblob("T", s:blob("T", { a = true, b = false, z = {} })))
+  end)
+
   it("leaves out fields of no bytes (count 0), which ISO C cannot declare", function()
     local genblob = require "bitwire.gen.blob"
     local i9 = { "int", min = 0, max = 9 }
