@@ -856,6 +856,35 @@ int main (void) {
     assert.same({ a = true, b = false, z = {} }, s:unblob("T", s:blob("T", { a = true, b = false, z = {} })))
   end)
 
+  it("declares arrays of elements of no bytes by their count alone", function()
+    -- ISO C has no type of no bytes: such elements get no typedef and no
+    -- _at accessor; a sparse array's entries keep their slot index
+    local genblob = require "bitwire.gen.blob"
+    local s = bitwire.schema { T = {
+      { "g", "array", of = { "array", of = "bool", count = 0 }, max = 4 },
+      { "sp", "sparse", of = { "array", of = "float64", count = 0 }, max = 5 },
+      { "k", "array", of = { "bytes", count = 0 }, max = 4 }, { "n", "bool" } } }
+    local blob = s:blob("T", { g = { {}, {} }, sp = { [2] = {}, [5] = {} }, k = { "", "", "" },
+                               n = true })
+    local hex = {}
+    for i = 1, #blob do hex[i] = string.format("0x%02x", blob:byte(i)) end
+    local out = runin({ ["e_blob.h"] = genblob(s, { prefix = "" }), ["main.c"] = [[
+#include <stdio.h>
+#include "e_blob.h"
+static const _Alignas(8) uint8_t blob[] = { ]] .. table.concat(hex, ", ") .. [[ };
+int main (void) {
+  const T *r;
+  if (!T_blob_check(blob, sizeof(blob), NULL)) return 1;
+  r = T_blob_root(blob);
+  printf("%u %u %u %u %u %d", T_g_count(r), T_sp_count(r), T_sp_at(r, 0)->index,
+         T_sp_at(r, 1)->index, T_k_count(r), r->n);
+  return 0;
+}
+]] }, string.format("%s -std=c11 -Wall -Wextra -Wpedantic -Werror -Icore -IDIR "
+      .. "-o DIR/main DIR/main.c build/libbitwire.a -lz -lm", os.getenv("CC") or "cc"))
+    assert.equal("2 2 1 4 3 1", out)
+  end)
+
   it("leaves out fields of no bytes (count 0), which ISO C cannot declare", function()
     local genblob = require "bitwire.gen.blob"
     local i9 = { "int", min = 0, max = 9 }

@@ -77,8 +77,18 @@ function M.generate(s, opts)
     error("bitwire.gen.blob: unknown form " .. tostring(f.form))
   end
   -- the element type of an array/sparse/inline field
+  -- nil for elements of no bytes (a count-0 array or bytes), which ISO C
+  -- cannot declare: an array of them has a count and nothing to point at
   local function elemtype(f, hint)
     local e = fields[f.ref + 1]
+    if e.size == 0 then
+      if f.form ~= "sparse" then return nil end
+      local n = hint .. "_entry"
+      typedef(n, string.format("typedef struct %s { uint32_t index; } %s;", n, n))
+      asserts[#asserts + 1] = string.format(
+        "_Static_assert(sizeof(%s) == %d, \"%s layout\");", n, f.stride, n)
+      return n
+    end
     local et = ctypeof(e, hint .. "_e")
     if f.form == "sparse" then
       local n = hint .. "_entry"
@@ -154,7 +164,7 @@ function M.generate(s, opts)
       if f.form == "string" then note = "char[count], NUL-terminated"
       elseif f.form == "bytes" then note = "uint8_t[count]"
       elseif f.form == "array" or f.form == "sparse" then
-        note = elemtype(f, hint) .. "[count]"
+        note = (elemtype(f, hint) or "elements of no bytes") .. "[count]"
       elseif f.form == "pointer" then note = cname[f.ref] .. " or NULL"
       elseif f.values then
         note = "enum " .. hint
@@ -181,6 +191,10 @@ function M.generate(s, opts)
           .. "  return (const char *)bw_relarray_data(&r->%s);\n}\n"
           .. "static inline uint32_t %s_len (const %s *r) { return r->%s.count; }",
           hint, cn, fname, hint, cn, fname)
+      elseif f.form == "array" and fields[f.ref + 1].size == 0 then
+        access[#access + 1] = string.format(
+          "static inline uint32_t %s_count (const %s *r) { return r->%s.count; }",
+          hint, cn, fname)
       elseif f.form == "array" or f.form == "sparse" or f.form == "bytes" then
         local et = f.form == "bytes" and "uint8_t"
           or (f.form == "sparse" and hint .. "_entry")
