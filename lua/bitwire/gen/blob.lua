@@ -76,12 +76,13 @@ function M.generate(s, opts)
     end
     error("bitwire.gen.blob: unknown form " .. tostring(f.form))
   end
-  -- the element type of an array/sparse/inline field
-  -- nil for elements of no bytes (a count-0 array or bytes), which ISO C
-  -- cannot declare: an array of them has a count and nothing to point at
+  -- Elements of no bytes (count-0 arrays or bytes) ISO C cannot declare:
+  -- an array of them has a count and nothing to point at.
+  local function nobytes(f) return fields[f.ref + 1].size == 0 end
+  -- the element type of an array/sparse field (nil for elements of no bytes)
   local function elemtype(f, hint)
     local e = fields[f.ref + 1]
-    if e.size == 0 then
+    if nobytes(f) then
       if f.form ~= "sparse" then return nil end
       local n = hint .. "_entry"
       typedef(n, string.format("typedef struct %s { uint32_t index; } %s;", n, n))
@@ -191,7 +192,7 @@ function M.generate(s, opts)
           .. "  return (const char *)bw_relarray_data(&r->%s);\n}\n"
           .. "static inline uint32_t %s_len (const %s *r) { return r->%s.count; }",
           hint, cn, fname, hint, cn, fname)
-      elseif f.form == "array" and fields[f.ref + 1].size == 0 then
+      elseif f.form == "array" and nobytes(f) then
         access[#access + 1] = string.format(
           "static inline uint32_t %s_count (const %s *r) { return r->%s.count; }",
           hint, cn, fname)
