@@ -159,8 +159,7 @@ int bw_pushkept (Ctx *c, const bw_Field *f, int idx) {
       t = lua_gettop(L);
       lua_pushnil(L);
       while (lua_next(L, idx)) {
-        lua_Integer k = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
-        if (k < 1 || k > (lua_Integer)f->max) {  /* no slot: one a decode */
+        if (bw_slotof(L, -2, (lua_Integer)f->max) == 0) {  /* one a decode */
           lua_pop(L, 1);                          /* 'into' it left there */
           continue;
         }

@@ -81,10 +81,7 @@ static lua_Integer keysof (lua_State *L, int idx, lua_Integer n,
   while (lua_next(L, idx)) {
     lua_pop(L, 1);
     all++;
-    if (lua_isinteger(L, -1)) {
-      lua_Integer i = lua_tointeger(L, -1);
-      if (i >= 1 && i <= n) k[(*m)++] = i;
-    }
+    if (bw_slotof(L, -1, n) != 0) k[(*m)++] = lua_tointeger(L, -1);
   }
   return all;
 }
@@ -92,9 +89,8 @@ static lua_Integer keysof (lua_State *L, int idx, lua_Integer n,
 int bw_sparseslotsonly (lua_State *L, int idx, lua_Integer n) {
   lua_pushnil(L);
   while (lua_next(L, idx)) {
-    lua_Integer i = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
     lua_pop(L, 1);
-    if (i < 1 || i > n) {
+    if (bw_slotof(L, -1, n) == 0) {
       lua_pop(L, 1);
       return 0;
     }

@@ -36,20 +36,16 @@ static int firstvisit (lua_State *L, int v, int seen) {
   return 1;
 }
 
-/* The field of 'ty' the string key at 'k' names at c->version, or NULL. */
-static const bw_Field *fieldnamed (Ctx *c, const bw_Type *ty, int k) {
-  const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
-  for (; g < end; g++) {
-    int same;
-    if (g->name == BW_NONE
-        || (ty->versioned && !bw_fieldpresent(g, c->version)))
-      continue;
-    pushkey(c, g->name);
-    same = lua_rawequal(c->L, -1, k);
-    lua_pop(c->L, 1);
-    if (same) return g;
-  }
-  return NULL;
+/* The field of type 't' the string key at 'k' names at c->version, or
+** NULL. */
+static const bw_Field *fieldat (Ctx *c, uint32_t t, int k) {
+  size_t len;
+  const char *s = lua_tolstring(c->L, k, &len);
+  const bw_Field *g = bw_fieldnamed(c->S, t, s, len);
+  if (g != NULL && c->S->types[t].versioned
+      && !bw_fieldpresent(g, c->version))
+    return NULL;
+  return g;
 }
 
 /* Clear the key on top of the stack (its value above it popped) from the
@@ -68,21 +64,20 @@ static void cleanslots (Ctx *c, const bw_Field *e, int v, lua_Integer n,
   lua_State *L = c->L;
   lua_pushnil(L);
   while (lua_next(L, v)) {
-    lua_Integer k = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
-    if (k >= 1 && k <= n && e != NULL && lua_type(L, -1) == LUA_TTABLE)
+    lua_Integer k = bw_slotof(L, -2, n);
+    if (k != 0 && e != NULL && lua_type(L, -1) == LUA_TTABLE)
       cleanvalue(c, e, lua_gettop(L), seen);
     lua_pop(L, 1);
-    if (k < 1 || k > n) dropkey(L, v);
+    if (k == 0) dropkey(L, v);
   }
 }
 
 static void cleanrecord (Ctx *c, uint32_t t, int v, int seen) {
   lua_State *L = c->L;
-  const bw_Type *ty = &c->S->types[t];
   lua_pushnil(L);
   while (lua_next(L, v)) {
     const bw_Field *g = lua_type(L, -2) == LUA_TSTRING
-                        ? fieldnamed(c, ty, lua_gettop(L) - 1) : NULL;
+                        ? fieldat(c, t, lua_gettop(L) - 1) : NULL;
     if (g != NULL && lua_type(L, -1) == LUA_TTABLE)
       cleanvalue(c, g, lua_gettop(L), seen);
     lua_pop(L, 1);
@@ -113,8 +108,7 @@ static void cleanvalue (Ctx *c, const bw_Field *f, int v, int seen) {
       cleanslots(c, NULL, v, 4, seen);
       return;
     default:  /* an array: its elements up to its first border */
-      for (n = 0; lua_rawgeti(L, v, n + 1) != LUA_TNIL; n++) lua_pop(L, 1);
-      lua_pop(L, 1);
+      bw_arraybase(L, v, &n);
       cleanslots(c, e, v, n, seen);
       return;
   }

@@ -309,27 +309,32 @@ void bw_encodebody (Ctx *c, uint32_t t, int v, int b) {
   }
 }
 
+const bw_Field *bw_fieldnamed (const bw_Schema *S, uint32_t t, const char *k,
+                               size_t len) {
+  const bw_Type *ty = &S->types[t];
+  uint32_t i;
+  for (i = ty->first; i < ty->first + ty->count; i++) {
+    uint32_t nm = S->fields[i].name;
+    if (nm != BW_NONE && S->namelens[nm] == len
+        && memcmp(S->names[nm], k, len) == 0)
+      return &S->fields[i];
+  }
+  return NULL;
+}
+
 void bw_strictcheck (Ctx *c, uint32_t t, int idx) {
   lua_State *L = c->L;
-  const bw_Type *ty = &c->S->types[t];
   lua_pushnil(L);
   while (lua_next(L, idx)) {
-    uint32_t i;
     size_t len;
     const char *k;
     lua_pop(L, 1);
     if (lua_type(L, -1) != LUA_TSTRING)
       bw_encerror(c, "unknown key %s (strict)", luaL_tolstring(L, -1, NULL));
     k = lua_tolstring(L, -1, &len);
-    for (i = ty->first; i < ty->first + ty->count; i++) {
-      uint32_t nm = c->S->fields[i].name;
-      if (nm != BW_NONE && c->S->namelens[nm] == len
-          && memcmp(c->S->names[nm], k, len) == 0)
-        break;
-    }
-    if (i == ty->first + ty->count)
+    if (bw_fieldnamed(c->S, t, k, len) == NULL)
       bw_encerror(c, "unknown key '%s' (strict: %s declares no such field)", k,
-                  c->S->names[ty->name]);
+                  c->S->names[c->S->types[t].name]);
   }
 }
 

@@ -325,6 +325,12 @@ void bw_encsparse (Ctx *c, const bw_Field *f, int idx, int bidx);
 ** the table at 'a' has. */
 lua_Integer *bw_sparsekeys (lua_State *L, int a, int b, lua_Integer n,
                             size_t *m, lua_Integer *akeys);
+/* The slot the key at 'k' names in a sparse array of 'n' slots: an
+** integer in [1, n]; 0 for any other key. */
+static inline lua_Integer bw_slotof (lua_State *L, int k, lua_Integer n) {
+  lua_Integer i = lua_isinteger(L, k) ? lua_tointeger(L, k) : 0;
+  return i >= 1 && i <= n ? i : 0;
+}
 /* 1 if every key of the table at 'idx' is an integer in [1, n]: else the
 ** encoder refuses it as a sparse array of 'n' slots, so it equals no
 ** baseline (a delta that kept it would drop its other keys). */
@@ -646,6 +652,9 @@ int  bw_decodefrom (Ctx *c, uint32_t t, int into, int b);
 /* Strict encode: raise on a key of the record at 'idx' that no field of
 ** type 't' has (lbw_methods.c). */
 void bw_strictcheck (Ctx *c, uint32_t t, int idx);
+/* The field of type 't' that name 'k' ('len' bytes) names, or NULL. */
+const bw_Field *bw_fieldnamed (const bw_Schema *S, uint32_t t, const char *k,
+                               size_t len);
 /* The strict check of every record in the value at 'idx' of field 'f', as
 ** its full encode checks it: for what a delta keeps unwalked (a sparse
 ** array, kept or sent, checked whole before its changed bit). */
