@@ -182,6 +182,9 @@ static inline void bw_writerrewind (bw_Writer *w, uint64_t pos) {
 
 /* {===================== bit reader ===================== */
 
+/* Bytes of a packet's end that its reader copies (bw_Reader.tail). */
+#define BW_READTAIL  16
+
 typedef struct bw_Reader {
   const uint8_t *data;
   size_t    nbytes;
@@ -189,6 +192,11 @@ typedef struct bw_Reader {
   uint64_t  pos;         /* bits consumed */
   bw_Status status;      /* sticky: after a failure reads return 0 */
   uint64_t  errpos;      /* bit position of the first failure */
+  size_t    tailat;      /* the byte of 'data' that tail[0] copies */
+  /* The last BW_READTAIL bytes (all when fewer), then zeros: a read near
+  ** the end loads whole words from here, never past the data. Delta
+  ** packets are small: most of their reads are near the end. */
+  uint8_t   tail[BW_READTAIL + 8];
 } bw_Reader;
 
 /* Read from 'data' of 'n' bytes; never touches a byte outside it. */
@@ -222,24 +230,20 @@ static inline uint64_t bw_readbitsfast (bw_Reader *r, unsigned n) {
 /* Read 'n' (0..64) bits. Past the end: sets BW_ETRUNC and returns 0; an
 ** 'n' over 64 sets BW_EARG. */
 static inline uint64_t bw_readbits (bw_Reader *r, unsigned n) {
-  uint64_t pos = r->pos, word, v;
+  uint64_t pos = r->pos, v;
   size_t byte = (size_t)(pos >> 3);
   unsigned sh = (unsigned)(pos & 7);
+  const uint8_t *p = r->data + byte;
   if (BW_UNLIKELY(r->status != BW_OK || r->nbits - pos < 72 || n > 64)) {
-    size_t i, end;  /* near the end: load only the bytes the field spans */
     if (r->status != BW_OK) return 0;
     if (n > r->nbits - pos || n > 64)
       return (uint64_t)bw_readerfail(r, n > 64 ? BW_EARG : BW_ETRUNC);
-    end = (size_t)((pos + n + 7) >> 3);
-    word = 0;
-    for (i = byte; i < end && i < byte + 8; i++)
-      word |= (uint64_t)r->data[i] << (8 * (i - byte));
+    /* near the end (byte >= nbytes - 9 >= tailat): the tail's copy */
+    p = r->tail + (byte - r->tailat);
   }
-  else  /* 72 bits left: bytes 'byte' .. 'byte + 8' exist */
-    word = bw_load64(r->data + byte);
-  v = word >> sh;
+  v = bw_load64(p) >> sh;  /* 72 bits left, or the tail: 9 bytes there */
   if (n + sh > 64)  /* pos + n <= nbits, so byte 'byte + 8' exists */
-    v |= (uint64_t)r->data[byte + 8] << (64 - sh);
+    v |= (uint64_t)p[8] << (64 - sh);
   r->pos = pos + n;
   return n == 64 ? v : v & ((UINT64_C(1) << n) - 1);
 }

@@ -129,6 +129,8 @@ void bw_readerinit (bw_Reader *r, const void *data, size_t n) {
   }
   r->nbytes = n;
   r->nbits = (uint64_t)n * 8;
+  r->tailat = n > BW_READTAIL ? n - BW_READTAIL : 0;
+  if (n > 0) memcpy(r->tail, r->data + r->tailat, n - r->tailat);
 }
 
 /* }========================================================== */
