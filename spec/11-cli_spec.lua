@@ -461,6 +461,30 @@ describe("bitwire dissect, encode and decode of registry frames", function()
     assert.equal(H.tohex(packet) .. "\n", out)
   end)
 
+  it("reads an unversioned frame at --version, and refuses it where the frame carries one",
+      function()
+    -- a v1 peer's frame, id not folded: read at version 1 by the v3 file
+    local packet = bitwire.protocol(bitwire.load(V1), { id = 0x77, fingerprint = false })
+      :encode("Entity", { id = 7, health = 99, legacy = true, name = "bob" })
+    local flags = { "--protocol", "0x77", "--no-fingerprint", "--version", "1" }
+    local status, out = run("decode", V3, "hex:" .. H.tohex(packet), table.unpack(flags))
+    assert.equal(0, status)
+    assert.matches('"legacy":true,"name":"bob"', out, 1, true)
+    status, out = run("dissect", V3, "hex:" .. H.tohex(packet), table.unpack(flags))
+    assert.equal(0, status)
+    assert.matches("legacy = true\n", out, 1, true)
+    assert.matches('name = "bob"\n', out, 1, true)
+    assert.is_nil(out:find("armor =", 1, true))   -- since 2: not sent at version 1
+    for _, cmd in ipairs { "decode", "dissect" } do
+      local err
+      status, _, err = run(cmd, V3, "hex:00", "--protocol", "1", "--version-bits", "4",
+        "--version", "3")
+      assert.equal(1, status)
+      assert.equal("bitwire " .. cmd .. ": --version: these frames carry their version "
+        .. "(--version-bits), the packet's is read\n", err)
+    end
+  end)
+
   it("marks the records a failure cut short as incomplete", function()
     local s = bitwire.load(V3)
     local packet = s:encode("Snapshot", bitwire.json.decode(s, "Snapshot", SNAP))
