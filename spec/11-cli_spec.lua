@@ -604,6 +604,38 @@ describe("bitwire wireshark", function()
     assert.is_function(load(text, "=plugin", "t", {}))   -- it parses
   end)
 
+  it("gives every field a filter name Wireshark takes, whatever its bytes", function()
+    local defs = tmpfile([[return { T = { {"a b", "int", min = 0, max = 3}, {"a_b", "bool"},
+      {"x-y", "bool"}, {"\195\156", "bool"}, {"p.q", "bool"} } }]])
+    local o = os.tmpname()
+    local status = run("wireshark", defs, "--protocol", "1", "--udp-port", "7", "-o", o)
+    os.remove(defs)
+    assert.equal(0, status)
+    local f = assert(io.open(o))
+    local text = f:read("a")
+    f:close()
+    os.remove(o)
+    -- load the plugin over a stand-in of Wireshark's API that checks field
+    -- abbreviations as epan/proto.c does
+    local abbrevs = {}
+    local function field(abbr)
+      assert(abbr:match("^[%w_%-]+[%w_%-.]*$") and not abbr:find("..", 1, true)
+        and abbr:sub(-1) ~= ".", "Invalid char in abbrev: " .. abbr)
+      assert(not abbrevs[abbr], "two fields " .. abbr)
+      abbrevs[abbr] = true
+      return {}
+    end
+    local any = setmetatable({}, { __index = function (t) return t end,
+      __call = function (t) return t end })
+    local env = setmetatable({ ProtoField = { double = field, string = field, bool = field } },
+      { __index = function (_, k) return _G[k] or any end })
+    assert(load(text, "=plugin", "t", env))()
+    for _, a in ipairs { "bitwire.T.a_b", "bitwire.T.a_b_2", "bitwire.T.x-y",
+                         "bitwire.T.__", "bitwire.T.p_q" } do
+      assert.is_true(abbrevs[a], a)
+    end
+  end)
+
   it("needs --protocol and --udp-port, and a port in range", function()
     local status, _, err = run("wireshark", V3, "--udp-port", "4000")
     assert.equal(1, status)

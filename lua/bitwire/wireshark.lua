@@ -406,10 +406,24 @@ function M.generate(s, frame, opts)
     f.key = k
     if f.of then key(f.of, k) end
   end
+  -- Wireshark takes letters, digits, _ and - between a filter name's dots
+  -- (any other byte stops the plugin loading): others become _, and a
+  -- name met again gets a number
+  local function part(n) return (n:gsub("[^%w_%-]", "_")) end
+  local used = {}
   for _, t in ipairs(p.types) do
     for _, f in ipairs(t.fields) do
       halves(f)
-      if f.name then key(f, t.name .. "." .. f.name) end
+      if f.name then
+        local k = part(t.name) .. "." .. part(f.name)
+        if used[k] then
+          local i = 2
+          while used[k .. "_" .. i] do i = i + 1 end
+          k = k .. "_" .. i
+        end
+        used[k] = true
+        key(f, k)
+      end
     end
   end
   local idbytes = {}
