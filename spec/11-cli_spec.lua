@@ -636,6 +636,25 @@ describe("bitwire wireshark", function()
     end
   end)
 
+  it("refuses a --name Wireshark refuses for a protocol, writing nothing", function()
+    for name, why in pairs { ["and"] = "'and' is a Wireshark display filter keyword",
+        Contains = "'Contains' is a Wireshark display filter keyword",
+        x = "must have two characters or more (Wireshark's rule)",
+        ["x-y"] = "must be an identifier" } do
+      local status, out, err = run("wireshark", V3, "--protocol", "1", "--udp-port", "7",
+        "--name", name)
+      assert.equal(1, status)
+      assert.equal("", out)
+      assert.equal("bitwire wireshark: --name " .. why .. "\n", err)
+    end
+    assert.equal(0, (run("wireshark", V3, "--protocol", "1", "--udp-port", "7", "--name", "ok")))
+    assert.has_error(function ()
+      local s = bitwire.load(V3)
+      require("bitwire.wireshark").generate(s, { id = 1, wire_id = 1, endcheck = true },
+        { port = 7, name = "or" })
+    end, "bitwire.wireshark: name 'or' is a Wireshark display filter keyword")
+  end)
+
   it("needs --protocol and --udp-port, and a port in range", function()
     local status, _, err = run("wireshark", V3, "--udp-port", "4000")
     assert.equal(1, status)
