@@ -463,6 +463,28 @@ describe("bitwire blob (the command)", function()
     assert.equal(1, string.unpack("<I4", up, 17))
   end)
 
+  it("prints the header at --version, and refuses options a form does not take", function()
+    write(defs, [[return { T = { {"a", "int", min = 0, max = 9},
+      {"b", "int", min = 0, max = 9, since = 1, default = 7} } }]])
+    local s = bitwire.load(defs)
+    local ok, out = run { "header", defs, "--version", "0" }
+    assert.is_true(ok)
+    assert.equal(require("bitwire.gen.blob").generate(s, { version = 0 }), out)
+    assert.is_nil(out:find("  uint8_t b;", 1, true))
+    write(tmp .. ".bin", s:blob("T", { a = 3 }, { version = 0 }))
+    for _, c in ipairs {
+      { { "header", defs, "--json" }, "blob header does not take --json" },
+      { { defs, "T", tmp .. ".bin", "--json", "--version", "0" }, "blob --json does not take --version" },
+      { { "upgrade", defs, "T", tmp .. ".bin", "-o", tmp .. ".up", "--version", "0" },
+        "blob upgrade does not take --version" },
+      { { defs, "T", tmp .. ".json", "-o", tmp .. ".up", "--prefix", "p" },
+        "blob (JSON to blob) does not take --prefix" } } do
+      local ok2, msg = run(c[1])
+      assert.is_false(ok2)
+      assert.equal(c[2] .. "\n" .. cli.usage, msg)
+    end
+  end)
+
   it("prints the C header and fails cleanly on bad input", function()
     write(defs, [[return { T = { {"a", "int", min = 0, max = 9}, {"s", "string", max = 4} } }]])
     local ok, out = run { "header", defs }
