@@ -485,6 +485,20 @@ describe("bitwire blob (the command)", function()
     end
   end)
 
+  it("reads - as stdin, as the other commands do", function()
+    write(defs, [[return { T = { {"a", "int", min = 0, max = 9} } }]])
+    local s = bitwire.load(defs)
+    local function stdin(data) return { read = function () return data end } end
+    local out = {}
+    local sink = { write = function (self, ...) for _, x in ipairs { ... } do out[#out + 1] = x end return self end }
+    assert.equal(0, cli.run({ defs, "T", "-", "-o", tmp .. ".bin" },
+      { stdout = sink, stdin = stdin('{"a": 4}') }))
+    assert.equal(s:blob("T", { a = 4 }), read(tmp .. ".bin"))
+    assert.equal(0, cli.run({ defs, "T", "-", "--json" },
+      { stdout = sink, stdin = stdin(s:blob("T", { a = 5 })) }))
+    assert.equal('{"a":5}\n', table.concat(out))
+  end)
+
   it("prints the C header and fails cleanly on bad input", function()
     write(defs, [[return { T = { {"a", "int", min = 0, max = 9}, {"s", "string", max = 4} } }]])
     local ok, out = run { "header", defs }
