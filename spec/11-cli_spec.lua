@@ -461,6 +461,30 @@ describe("bitwire dissect, encode and decode of registry frames", function()
     assert.equal(H.tohex(packet) .. "\n", out)
   end)
 
+  it("reads an unversioned frame at --version, and refuses it where the frame carries one",
+      function()
+    -- a v1 peer's frame, id not folded: read at version 1 by the v3 file
+    local packet = bitwire.protocol(bitwire.load(V1), { id = 0x77, fingerprint = false })
+      :encode("Entity", { id = 7, health = 99, legacy = true, name = "bob" })
+    local flags = { "--protocol", "0x77", "--no-fingerprint", "--version", "1" }
+    local status, out = run("decode", V3, "hex:" .. H.tohex(packet), table.unpack(flags))
+    assert.equal(0, status)
+    assert.matches('"legacy":true,"name":"bob"', out, 1, true)
+    status, out = run("dissect", V3, "hex:" .. H.tohex(packet), table.unpack(flags))
+    assert.equal(0, status)
+    assert.matches("legacy = true\n", out, 1, true)
+    assert.matches('name = "bob"\n', out, 1, true)
+    assert.is_nil(out:find("armor =", 1, true))   -- since 2: not sent at version 1
+    for _, cmd in ipairs { "decode", "dissect" } do
+      local err
+      status, _, err = run(cmd, V3, "hex:00", "--protocol", "1", "--version-bits", "4",
+        "--version", "3")
+      assert.equal(1, status)
+      assert.equal("bitwire " .. cmd .. ": --version: these frames carry their version "
+        .. "(--version-bits), the packet's is read\n", err)
+    end
+  end)
+
   it("marks the records a failure cut short as incomplete", function()
     local s = bitwire.load(V3)
     local packet = s:encode("Snapshot", bitwire.json.decode(s, "Snapshot", SNAP))
@@ -578,6 +602,57 @@ describe("bitwire wireshark", function()
     local walksrc = assert(io.open(assert(package.searchpath("bitwire.walk", package.path)))):read("a")
     assert.matches(walksrc, text, 1, true)
     assert.is_function(load(text, "=plugin", "t", {}))   -- it parses
+  end)
+
+  it("gives every field a filter name Wireshark takes, whatever its bytes", function()
+    local defs = tmpfile([[return { T = { {"a b", "int", min = 0, max = 3}, {"a_b", "bool"},
+      {"x-y", "bool"}, {"\195\156", "bool"}, {"p.q", "bool"} } }]])
+    local o = os.tmpname()
+    local status = run("wireshark", defs, "--protocol", "1", "--udp-port", "7", "-o", o)
+    os.remove(defs)
+    assert.equal(0, status)
+    local f = assert(io.open(o))
+    local text = f:read("a")
+    f:close()
+    os.remove(o)
+    -- load the plugin over a stand-in of Wireshark's API that checks field
+    -- abbreviations as epan/proto.c does
+    local abbrevs = {}
+    local function field(abbr)
+      assert(abbr:match("^[%w_%-]+[%w_%-.]*$") and not abbr:find("..", 1, true)
+        and abbr:sub(-1) ~= ".", "Invalid char in abbrev: " .. abbr)
+      assert(not abbrevs[abbr], "two fields " .. abbr)
+      abbrevs[abbr] = true
+      return {}
+    end
+    local any = setmetatable({}, { __index = function (t) return t end,
+      __call = function (t) return t end })
+    local env = setmetatable({ ProtoField = { double = field, string = field, bool = field } },
+      { __index = function (_, k) return _G[k] or any end })
+    assert(load(text, "=plugin", "t", env))()
+    for _, a in ipairs { "bitwire.T.a_b", "bitwire.T.a_b_2", "bitwire.T.x-y",
+                         "bitwire.T.__", "bitwire.T.p_q" } do
+      assert.is_true(abbrevs[a], a)
+    end
+  end)
+
+  it("refuses a --name Wireshark refuses for a protocol, writing nothing", function()
+    for name, why in pairs { ["and"] = "'and' is a Wireshark display filter keyword",
+        Contains = "'Contains' is a Wireshark display filter keyword",
+        x = "must have two characters or more (Wireshark's rule)",
+        ["x-y"] = "must be an identifier" } do
+      local status, out, err = run("wireshark", V3, "--protocol", "1", "--udp-port", "7",
+        "--name", name)
+      assert.equal(1, status)
+      assert.equal("", out)
+      assert.equal("bitwire wireshark: --name " .. why .. "\n", err)
+    end
+    assert.equal(0, (run("wireshark", V3, "--protocol", "1", "--udp-port", "7", "--name", "ok")))
+    assert.has_error(function ()
+      local s = bitwire.load(V3)
+      require("bitwire.wireshark").generate(s, { id = 1, wire_id = 1, endcheck = true },
+        { port = 7, name = "or" })
+    end, "bitwire.wireshark: name 'or' is a Wireshark display filter keyword")
   end)
 
   it("needs --protocol and --udp-port, and a port in range", function()

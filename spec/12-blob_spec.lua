@@ -463,6 +463,42 @@ describe("bitwire blob (the command)", function()
     assert.equal(1, string.unpack("<I4", up, 17))
   end)
 
+  it("prints the header at --version, and refuses options a form does not take", function()
+    write(defs, [[return { T = { {"a", "int", min = 0, max = 9},
+      {"b", "int", min = 0, max = 9, since = 1, default = 7} } }]])
+    local s = bitwire.load(defs)
+    local ok, out = run { "header", defs, "--version", "0" }
+    assert.is_true(ok)
+    assert.equal(require("bitwire.gen.blob").generate(s, { version = 0 }), out)
+    assert.is_nil(out:find("  uint8_t b;", 1, true))
+    write(tmp .. ".bin", s:blob("T", { a = 3 }, { version = 0 }))
+    for _, c in ipairs {
+      { { "header", defs, "--json" }, "blob header does not take --json" },
+      { { defs, "T", tmp .. ".bin", "--json", "--version", "0" }, "blob --json does not take --version" },
+      { { "upgrade", defs, "T", tmp .. ".bin", "-o", tmp .. ".up", "--version", "0" },
+        "blob upgrade does not take --version" },
+      { { defs, "T", tmp .. ".json", "-o", tmp .. ".up", "--prefix", "p" },
+        "blob (JSON to blob) does not take --prefix" } } do
+      local ok2, msg = run(c[1])
+      assert.is_false(ok2)
+      assert.equal(c[2] .. "\n" .. cli.usage, msg)
+    end
+  end)
+
+  it("reads - as stdin, as the other commands do", function()
+    write(defs, [[return { T = { {"a", "int", min = 0, max = 9} } }]])
+    local s = bitwire.load(defs)
+    local function stdin(data) return { read = function () return data end } end
+    local out = {}
+    local sink = { write = function (self, ...) for _, x in ipairs { ... } do out[#out + 1] = x end return self end }
+    assert.equal(0, cli.run({ defs, "T", "-", "-o", tmp .. ".bin" },
+      { stdout = sink, stdin = stdin('{"a": 4}') }))
+    assert.equal(s:blob("T", { a = 4 }), read(tmp .. ".bin"))
+    assert.equal(0, cli.run({ defs, "T", "-", "--json" },
+      { stdout = sink, stdin = stdin(s:blob("T", { a = 5 })) }))
+    assert.equal('{"a":5}\n', table.concat(out))
+  end)
+
   it("prints the C header and fails cleanly on bad input", function()
     write(defs, [[return { T = { {"a", "int", min = 0, max = 9}, {"s", "string", max = 4} } }]])
     local ok, out = run { "header", defs }

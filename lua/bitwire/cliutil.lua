@@ -188,8 +188,10 @@ framing (bitwire.protocol packets):
 -- The frame settings of the options, or nil for an unframed packet:
 -- {protocol, id, wire_id, endcheck, tag, version_bits, deltas, opts}; opts
 -- are what encode and decode add for protocols that do not carry the
--- version themselves. --tag frames are a registry's (bitwire.watch(path)).
-function M.frame(s, opts, path)
+-- version themselves (with 'reading', for decode and dissect: --version,
+-- the version the message is read at). --tag frames are a registry's
+-- (bitwire.watch(path)).
+function M.frame(s, opts, path, reading)
   if opts.protocol == nil then
     for k in pairs(M.FRAME_FLAGS) do
       if opts[k] then M.fail("--%s needs --protocol", k) end
@@ -221,6 +223,15 @@ function M.frame(s, opts, path)
     p = protocol(s)
     -- a protocol that does not carry the version itself: the frame options do
     if vb > 0 and p.version_bits ~= vb then fo.version_bits = vb end
+  end
+  -- reading: --version is the version to read the message at, which a
+  -- frame with version bits gives itself
+  if reading and opts.version ~= nil then
+    if p.version_bits > 0 then
+      M.fail("--version: these frames carry their version (--version-bits), "
+        .. "the packet's is read")
+    end
+    fo.version = opts.version
   end
   return { protocol = p, id = id, wire_id = require("bitwire.dissect").wire_id(p),
            endcheck = p.endcheck, tag = opts.tag or false, version_bits = vb,

@@ -162,7 +162,8 @@ end
 
 -- A framed packet (bitwire.protocol): the CRC, the header, the message and
 -- the end check. 'frame' = {wire_id, endcheck, tag, version_bits, deltas,
--- baseline}: the baseline of a delta frame, a value or function (name) ->
+-- version, baseline}: version, the one to read the message at when the
+-- header carries none; baseline, that of a delta frame, a value or function (name) ->
 -- value; without it, record deltas are read; array and slot deltas stop.
 -- A bad CRC is reported, and the rest is still read, so the damage shows.
 -- Returns the list, the header, the value, and an error or nil.
@@ -203,7 +204,7 @@ function M.frame(s, bytes, frame)
       if base == nil then base = walk.UNKNOWN end
     end
     v, err = walk.walk(p, h.name, rd, { on = on, depth = 1, path = "",
-      version = h.version, baseline = base })
+      version = h.version or frame.version, baseline = base })
     top.bits, top.value, top.open = rd:pos() - top.bit, v, nil
   end
   if err ~= nil then cut(list, err) end

@@ -388,6 +388,26 @@ end
 DissectorTable.get("udp.port"):add(SETTINGS.port, proto)
 ]==]
 
+-- Display filter keywords, which Wireshark refuses as a protocol's name
+-- (a "Dissector bug" that stops tshark), as in its epan/proto.c.
+local RESERVED = {}
+for w in ([[eq ne all_eq any_eq all_ne any_ne gt ge lt le bitand bitwise_and
+  contains matches not and or xor in any all true false nan inf]]):gmatch("%S+") do
+  RESERVED[w] = true
+end
+
+-- Why 'name' cannot name the plugin's protocol (its filter name), or nil.
+function M.badname(name)
+  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
+    return "must be an identifier"
+  elseif #name < 2 then
+    return "must have two characters or more (Wireshark's rule)"
+  elseif RESERVED[name:lower()] then
+    return "'" .. name .. "' is a Wireshark display filter keyword"
+  end
+  return nil
+end
+
 -- The plugin text for the frames 'frame' describes (as bitwire.cliutil's
 -- frame() gives them: id, wire_id, endcheck, deltas, version_bits, tag,
 -- checked there and by bitwire.protocol). opts: port, name, title.
@@ -406,15 +426,31 @@ function M.generate(s, frame, opts)
     f.key = k
     if f.of then key(f.of, k) end
   end
+  -- Wireshark takes letters, digits, _ and - between a filter name's dots
+  -- (any other byte stops the plugin loading): others become _, and a
+  -- name met again gets a number
+  local function part(n) return (n:gsub("[^%w_%-]", "_")) end
+  local used = {}
   for _, t in ipairs(p.types) do
     for _, f in ipairs(t.fields) do
       halves(f)
-      if f.name then key(f, t.name .. "." .. f.name) end
+      if f.name then
+        local k = part(t.name) .. "." .. part(f.name)
+        if used[k] then
+          local i = 2
+          while used[k .. "_" .. i] do i = i + 1 end
+          k = k .. "_" .. i
+        end
+        used[k] = true
+        key(f, k)
+      end
     end
   end
   local idbytes = {}
   for i = 0, 7 do idbytes[#idbytes + 1] = (frame.wire_id >> (8 * i)) & 0xFF end
   local name = opts.name or "bitwire"
+  local bad = M.badname(name)
+  if bad then error("bitwire.wireshark: name " .. bad, 2) end
   local settings = { name = name, title = opts.title or "bitwire",
     port = opts.port, endcheck = frame.endcheck, id_bytes = idbytes,
     deltas = frame.deltas or false, version_bits = frame.version_bits or 0,

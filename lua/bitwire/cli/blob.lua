@@ -8,7 +8,7 @@ M.usage = [=[
 usage: bitwire blob defs.lua Type in.json -o out.bin [--version N]
        bitwire blob defs.lua Type in.bin --json [-o out.json]
        bitwire blob upgrade defs.lua Type in.bin -o out.bin
-       bitwire blob header defs.lua [-o out.h] [--prefix P]
+       bitwire blob header defs.lua [-o out.h] [--prefix P] [--version N]
 
 The first form is the build step: it reads a JSON value of Type (enums by
 name, null or an absent key for an absent optional, sparse arrays as
@@ -17,28 +17,16 @@ if given. --json reads a blob back (s:unblob) and prints it as JSON.
 upgrade reads a blob written at any older version of the description and
 writes it again at the current one: new fields get their defaults, removed
 fields are dropped. header prints bitwire.gen.blob's C header: structs,
-accessors and T_blob_check for every type. The blob layout is in WIRE.md,
-"Blobs".
+accessors and T_blob_check for every type, for blobs of version N if
+given. An input file of - is stdin. A form refuses the options it does
+not take. The blob layout is in
+WIRE.md, "Blobs".
 ]=]
 
 local util = require "bitwire.cliutil"
 local fail = util.fail
 
-local function readfile(path)
-  local f, err = io.open(path, "rb")
-  if not f then fail("%s", err) end
-  local data, rerr = f:read("a")   -- nil for a directory, which opens
-  f:close()
-  if data == nil then fail("%s: %s", path, rerr or "cannot read") end
-  return data
-end
-
-local function writefile(path, data)
-  local f, err = io.open(path, "wb")
-  if not f then fail("%s", err) end
-  f:write(data)
-  f:close()
-end
+local readfile, writefile = util.readfile, util.writefile
 
 local function parse(args)
   return util.parse(args, { flags = { json = true },
@@ -89,39 +77,58 @@ local function tojson(s, name, value)
   return cjson.encode(value)
 end
 
-local function unblob(s, name, path)
-  local v, err = s:unblob(name, readfile(path))
+local function unblob(s, name, path, stdin)
+  local v, err = s:unblob(name, readfile(path, stdin))
   if v == nil then fail("%s: %s", path, err) end
   return v
 end
 
+-- Refuse the options of 'opts' that form 'form' does not take (a
+-- version or prefix silently dropped would write another blob or header).
+local function only(opts, form, ...)
+  local takes = {}
+  for _, k in ipairs { ... } do takes[k] = true end
+  for _, k in ipairs { "json", "o", "prefix", "version" } do
+    if opts[k] ~= nil and not takes[k] then
+      fail("%s does not take %s\n%s", form, k == "o" and "-o" or "--" .. k, M.usage)
+    end
+  end
+end
+
 function M.run(args, sysio)
   local out = sysio and sysio.stdout or io.stdout
+  local stdin = sysio and sysio.stdin or io.stdin
   local pos, opts = parse(args)
   if pos[1] == "header" then
+    only(opts, "blob header", "o", "prefix", "version")
     if not pos[2] then fail("%s", M.usage) end
     local bitwire = require "bitwire"
     local s, err = bitwire.load(pos[2])
     if s == nil then fail("%s", err) end
-    local text = require("bitwire.gen.blob")(s, { prefix = opts.prefix })
+    local ok, text = pcall(require("bitwire.gen.blob"), s,
+      { prefix = opts.prefix, version = opts.version })
+    if not ok then fail("%s", (tostring(text):gsub("^[^\n]-%.lua:%d+: ", ""))) end
     if opts.o then writefile(opts.o, text) else out:write(text) end
     return 0
   end
   if pos[1] == "upgrade" then
+    only(opts, "blob upgrade", "o")
     if not (pos[2] and pos[3] and pos[4] and opts.o) then fail("%s", M.usage) end
     local s = load(pos[2], pos[3])
-    writefile(opts.o, s:blob(pos[3], unblob(s, pos[3], pos[4])))
+    writefile(opts.o, s:blob(pos[3], unblob(s, pos[3], pos[4], stdin)))
     return 0
   end
   if not (pos[1] and pos[2] and pos[3]) then fail("%s", M.usage) end
   local s, name = load(pos[1], pos[2]), pos[2]
   if opts.json then
-    local text = tojson(s, name, unblob(s, name, pos[3]))
+    only(opts, "blob --json", "json", "o")
+    local text = tojson(s, name, unblob(s, name, pos[3], stdin))
     if opts.o then writefile(opts.o, text .. "\n") else out:write(text, "\n") end
     return 0
   end
+  only(opts, "blob (JSON to blob)", "o", "version")
   if not opts.o then fail("missing -o out.bin\n%s", M.usage) end
-  local value = fromjson(s, name, readfile(pos[3]))
+  local value = fromjson(s, name, readfile(pos[3], stdin))
   local ok, blob = pcall(s.blob, s, name, value, opts.version and { version = opts.version } or nil)
   if not ok then fail("%s: %s", pos[3], tostring(blob)) end
   writefile(opts.o, blob)

@@ -24,7 +24,7 @@ function M.run(args, io)
   local pos, opts = util.parse(args, { flags = flags, options = options }, M.usage)
   local path = util.need(pos, 1, "definitions file", M.usage)
   local s = util.loadschema(path)
-  local frame = util.frame(s, opts, path)
+  local frame = util.frame(s, opts, path, true)
   local json = require "bitwire.json"
   if frame then
     local src = util.need(pos, 2, "packet", M.usage)

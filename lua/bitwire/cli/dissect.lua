@@ -63,7 +63,7 @@ function M.run(args, io)
   local pos, opts = util.parse(args, { flags = flags, options = options }, M.usage)
   local path = util.need(pos, 1, "definitions file", M.usage)
   local s = util.loadschema(path)
-  local frame = util.frame(s, opts, path)
+  local frame = util.frame(s, opts, path, true)
   local name, src
   if frame then
     src = util.need(pos, 2, "packet", M.usage)
@@ -87,6 +87,7 @@ function M.run(args, io)
   if frame then
     local v
     frame.baseline = baseline
+    frame.version = frame.opts.version
     list, h, v, err = dissect.frame(s, bytes, frame)
     if err == nil and name and h.name ~= name then
       err = { path = "frame.type", message = "packet holds " .. h.name .. ", not "

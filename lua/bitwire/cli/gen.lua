@@ -7,11 +7,13 @@ local M = {}
 M.summary = "generate C (gen c) or serialize.h C++ (gen serialize-h) from definitions"
 M.usage = [[
 usage: bitwire gen c DEFS.lua -o DIR [--name NAME] [--prefix P] [--version N]
+                     [--blob]
        bitwire gen serialize-h DEFS.lua [-o DIR] [--name NAME] [--prefix P]
                                [--version N]
 NAME defaults to the definitions file's name; the C files are NAME.h and
 NAME.c, the C++ header NAME.hpp. The code speaks version N of the
-definitions (default: the current one).]]
+definitions (default: the current one). gen c --blob writes the blob
+header NAME_blob.h instead (as `bitwire blob header`).]]
 
 -- The options as cliutil reads every subcommand's (numbers, repeats); its
 -- errors become this module's kind, a message raised without a position.
@@ -39,6 +41,7 @@ function M.run(args)
   if (what ~= "c" and what ~= "serialize-h") or defs == nil or o.rest[3] then
     error(M.usage, 0)
   end
+  if o.blob and what ~= "c" then error("--blob is an option of gen c\n" .. M.usage, 0) end
   local s = require("bitwire.cliutil").loadschema(defs)   -- its errors name the file
   local name = o.name or defs:match("([^/\\]+)%.lua$") or "messages"
   if not name:match("^[%w_][%w_.-]*$") then  -- a file name in DIR, no path

@@ -29,7 +29,8 @@ function M.run(args, io)
   if opts["udp-port"] == nil then util.fail("missing --udp-port N\n%s", M.usage) end
   local port = opts["udp-port"]
   local name = opts.name or "bitwire"
-  if not name:match("^[%a_][%w_]*$") then util.fail("--name must be an identifier") end
+  local bad = require("bitwire.wireshark").badname(name)
+  if bad then util.fail("--name %s", bad) end
   local s = util.loadschema(path)
   -- the framing options as encode, decode and dissect read and check them
   local frame = util.frame(s, opts, path)
