@@ -52,7 +52,8 @@ function M.run(args)
     if o.blob then
       local ok, blob = pcall(require, "bitwire.gen.blob")
       if not ok then error("gen c --blob: bitwire.gen.blob is not installed", 0) end
-      write(dir .. "/" .. name .. "_blob.h", blob.generate(s, opts))
+      write(dir .. "/" .. name .. "_blob.h",
+        blob.generate(s, { prefix = opts.prefix, version = opts.version }))
       return 0
     end
     local out = bitwire.gen.c(s, opts)
