@@ -9,9 +9,12 @@ M.usage = [[
 usage: bitwire gen c DEFS.lua -o DIR [--name NAME] [--prefix P] [--version N]
        bitwire gen serialize-h DEFS.lua [-o DIR] [--name NAME] [--prefix P]
                                [--version N]
+       bitwire gen c DEFS.lua -o DIR --blob [--name NAME] [--prefix P]
 NAME defaults to the definitions file's name; the C files are NAME.h and
-NAME.c, the C++ header NAME.hpp. The code speaks version N of the
-definitions (default: the current one).]]
+NAME.c (with --blob, the blob header NAME_blob.h), the C++ header
+NAME.hpp. The code speaks version N of the definitions (default: the
+current one).
+]]
 
 -- The options as cliutil reads every subcommand's (numbers, repeats); its
 -- errors become this module's kind, a message raised without a position.
