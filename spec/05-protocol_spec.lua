@@ -393,4 +393,30 @@ describe("protocol:overhead", function ()
   it("is 4 bytes without the end check", function ()
     assert.equal(4, bitwire.protocol(schema(), { check = false }):overhead())
   end)
+
+  it("counts the version and the delta header: the most framing adds", function ()
+    -- messages of every length mod 8, so one ends on a byte boundary
+    local s = bitwire.schema { M = { { "x", "uint", bits = 1 },
+      { "y", "array", of = "bool", max = 7 } } }
+    for _, opts in ipairs { { versioned = true }, { version_bits = 3 },
+                            { deltas = true }, { deltas = true, versioned = true, check = false },
+                            { deltas = true, version_bits = 32 } } do
+      local p = bitwire.protocol(s, opts)
+      local most = 0
+      for n = 0, 7 do
+        local v = { x = 1, y = {} }
+        for i = 1, n do v.y[i] = true end
+        local sizes = { #p:encode("M", v) }
+        if opts.deltas then
+          sizes[2] = #p:encode("M", v, { baseline = { x = 0, y = {} }, baseline_id = 9 })
+        end
+        for _, size in ipairs(sizes) do
+          local added = size - #s:encode_message("M", v)
+          assert.is_true(added <= p:overhead())
+          most = math.max(most, added)
+        end
+      end
+      assert.equal(most, p:overhead())
+    end
+  end)
 end)

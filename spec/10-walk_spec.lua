@@ -339,6 +339,23 @@ describe("s:dissect", function()
     assert.has_error(function() s:dissect("Nope", "") end, "dissect: no type 'Nope' in this schema")
     assert.has_error(function() s:dissect("S", 5) end)
   end)
+
+  it("refuses the options s:decode refuses, at the caller's line", function()
+    local t = bitwire.schema { T = { { "a", "uint", bits = 3 },
+      { "b", "uint", bits = 3, since = 2 } } }
+    local b = t:encode("T", { a = 1, b = 2 })
+    for _, o in ipairs { { versoin = 1 }, { version = -1 }, { version = 1.5 },
+                         { version = 4294967295 }, { baseline = 3 }, { max_values = 1 }, 7 } do
+      local ok, err = pcall(function () local list = t:dissect("T", b, o); return list end)
+      assert.is_false(ok)
+      assert.matches("^[^:]*10%-walk_spec%.lua:%d+: dissect: ", err)
+      if type(o) ~= "table" or o.max_values == nil then assert.is_false(pcall(t.decode, t, "T", b, o)) end
+    end
+    assert.has_error(function () t:dissect("T", b, { versoin = 1 }) end,
+      "dissect: unknown option 'versoin' (known: baseline, version)")
+    assert.equal(2, #t:dissect("T", b, { version = 2.0 }))
+    assert.equal(1, #t:dissect("T", b, { version = 1 }))
+  end)
 end)
 
 describe("s:cost", function()

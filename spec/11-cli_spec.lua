@@ -96,6 +96,7 @@ describe("bitwire help", function()
         assert.equal(0, status)
         assert.equal(mod.usage, out)
         assert.matches("^usage: bitwire " .. name, out)
+        assert.matches("\n$", out)   -- the shell's prompt on a line of its own
         assert.equal(out, select(2, run("help", name)))
       end
     end

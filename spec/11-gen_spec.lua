@@ -606,6 +606,20 @@ int main (void) {
     end
   end)
 
+  it("refuses an option it does not take, as every options table is checked", function()
+    local blob = require "bitwire.gen.blob"
+    for who, gen in pairs { ["bitwire.gen.c"] = bitwire.gen.c,
+                            ["bitwire.gen.serialize_h"] = bitwire.gen.serialize_h,
+                            ["bitwire.gen.blob"] = blob } do
+      local ok, err = pcall(function () local text = gen(s, { nam = "x" }); return text end)
+      assert.is_false(ok)
+      assert.matches("11%-gen_spec%.lua:%d+: " .. who:gsub("%.", "%%.") .. ": unknown option 'nam'", err)
+      assert.has_error(function () gen(s, 5) end, who .. ": options must be a table, got number")
+    end
+    assert.truthy(bitwire.gen.c(s, { name = "x", prefix = "p", version = 0 }).header)
+    assert.truthy(blob(s, { prefix = "p", version = 0, guard = "G_H" }))
+  end)
+
   it("adds nothing to _G", function()
     local before = {}
     for k in pairs(_G) do before[k] = true end
@@ -992,6 +1006,18 @@ describe("bitwire gen (command)", function()
     assert.equal("--blob is an option of gen c\n" .. cli.usage, err)
     assert.is_nil(io.open(dir .. "/defs.hpp"))
     assert.matches("[--blob]", cli.usage, 1, true)
+    os.execute("rm -rf " .. dir)
+  end)
+
+  it("writes NAME_blob.h for gen c --blob", function()
+    local dir, defsfile = defsdir('return { P = { {"hp", "int", min = 0, max = 100} } }\n')
+    local stdout = io.output()
+    io.output(dir .. "/log")
+    local ok, err = pcall(cli.run, { "c", defsfile, "-o", dir, "--name", "p", "--blob" })
+    io.output():close()
+    io.output(stdout)
+    assert.is_true(ok, err)
+    assert.matches("P_blob_check", assert(io.open(dir .. "/p_blob.h")):read("a"), 1, true)
     os.execute("rm -rf " .. dir)
   end)
 

@@ -96,11 +96,31 @@ M.errtext = errtext
 -- s:dissect(name, bytes [, opts]) -> list of {path, bit, bits, value, kind,
 -- depth, role}; on a bad packet the list up to the failure, then the
 -- message and its code. opts: version, baseline (as for s:decode).
+local DISSECT = { version = true, baseline = true }
+
+-- Raise at dissect's caller on options s:decode would refuse for these keys.
+local function checkopts(opts)
+  if opts == nil then return end
+  if type(opts) ~= "table" then
+    error("dissect: options must be a table, got " .. type(opts), 3)
+  end
+  require("bitwire.options").check(opts, DISSECT, "dissect", "option")
+  local v = opts.version
+  v = v ~= nil and (math.tointeger(v) or -1) or nil
+  if v ~= nil and (v < 0 or v > core.limits.version) then
+    error("dissect: 'version' must be an integer in [0, " .. core.limits.version .. "]", 3)
+  end
+  if opts.baseline ~= nil and type(opts.baseline) ~= "table" then
+    error("dissect: 'baseline' must be a table", 3)
+  end
+end
+
 function M.dissect(s, name, bytes, opts)
   local p = typecheck(s, name, "dissect")
   if type(bytes) ~= "string" then
     error("dissect: packet must be a string, got " .. type(bytes), 2)
   end
+  checkopts(opts)
   local list, v, err = collect(p, name, core.reader(bytes), opts)
   if v == nil then
     cut(list, err)

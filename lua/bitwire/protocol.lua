@@ -247,8 +247,13 @@ end
 
 -- Bytes every packet spends on the CRC32, the tag and the end check; the
 -- version, delta flag, baseline id and message id add bits to the message.
+-- The most bytes framing adds to a message (s:encode_message's bytes):
+-- CRC32, the tag, the end check, and the header's bits (version, delta
+-- flag and baseline id), which add ceil(bits / 8) bytes to a message
+-- that ends on a byte boundary, and no more to any other.
 function Protocol:overhead()
-  return 4 + (self.registry and 4 or 0) + (self.endcheck and 4 or 0)
+  local bits = self.version_bits + (self.deltas and 17 or 0)
+  return 4 + (self.registry and 4 or 0) + (self.endcheck and 4 or 0) + (bits + 7) // 8
 end
 
 -- The protocol id fed to the CRC (the fingerprint folded in, for a schema

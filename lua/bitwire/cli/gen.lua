@@ -11,9 +11,10 @@ usage: bitwire gen c DEFS.lua -o DIR [--name NAME] [--prefix P] [--version N]
        bitwire gen serialize-h DEFS.lua [-o DIR] [--name NAME] [--prefix P]
                                [--version N]
 NAME defaults to the definitions file's name; the C files are NAME.h and
-NAME.c, the C++ header NAME.hpp. The code speaks version N of the
-definitions (default: the current one). gen c --blob writes the blob
-header NAME_blob.h instead (as `bitwire blob header`).]]
+NAME.c (with --blob, the blob header NAME_blob.h), the C++ header
+NAME.hpp. The code speaks version N of the definitions (default: the
+current one).
+]]
 
 -- The options as cliutil reads every subcommand's (numbers, repeats); its
 -- errors become this module's kind, a message raised without a position.
@@ -55,7 +56,8 @@ function M.run(args)
     if o.blob then
       local ok, blob = pcall(require, "bitwire.gen.blob")
       if not ok then error("gen c --blob: bitwire.gen.blob is not installed", 0) end
-      write(dir .. "/" .. name .. "_blob.h", blob.generate(s, opts))
+      write(dir .. "/" .. name .. "_blob.h",
+        blob.generate(s, { prefix = opts.prefix, version = opts.version }))
       return 0
     end
     local out = bitwire.gen.c(s, opts)

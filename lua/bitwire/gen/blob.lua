@@ -20,8 +20,10 @@ local function int64(v)
   return string.format("INT64_C(%d)", v)
 end
 
+local OPTIONS = { prefix = true, version = true, guard = true }
+
 function M.generate(s, opts)
-  opts = opts or {}
+  opts = ctypes.checkopts(opts, OPTIONS, "bitwire.gen.blob")
   local prefix = ctypes.checkprefix(opts.prefix)
   local lay = s:blob_layout(opts.version)
   local types, fields = lay.types, lay.fields

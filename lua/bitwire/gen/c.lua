@@ -582,8 +582,10 @@ end
 -- bitwire.gen.c(schema, opts): opts.name (default "messages") names the
 -- files and the schema-wide constants, opts.prefix goes before type names,
 -- opts.version picks the version spoken (default: the current one).
+local OPTIONS = { name = true, prefix = true, version = true }
+
 function M.generate(schema, opts)
-  opts = opts or {}
+  opts = ctypes.checkopts(opts, OPTIONS, "bitwire.gen.c")
   local program = ctypes.program(schema, opts.version)
   local name = opts.name or "messages"
   local G = { program = program, name = name, NAME = ident(name):upper(),

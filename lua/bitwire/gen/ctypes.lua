@@ -20,6 +20,18 @@ for w in ([[auto break case char const continue default do double else enum
   KEYWORDS[w] = true
 end
 
+-- Raise at the generator's caller on an options table with a key the
+-- generator 'who' does not take (a misspelt name or prefix is never a
+-- silent default), as bitwire.options checks every other call's.
+function M.checkopts(opts, known, who)
+  if opts == nil then return {} end
+  if type(opts) ~= "table" then
+    error(who .. ": options must be a table, got " .. type(opts), 3)
+  end
+  require("bitwire.options").check(opts, known, who, "option")
+  return opts
+end
+
 -- A C identifier for the name 's': other characters become '_', a leading
 -- digit gets an 'x', keywords get a trailing '_'.
 function M.ident(s)

@@ -362,8 +362,10 @@ local OWN = { "serialize", "Stream", "bitwire_serialize_wide", "bitwire_bits",
 for d = 0, 32 do OWN[#OWN + 1] = fmt("i%d", d); OWN[#OWN + 1] = fmt("slot%d", d) end
 
 -- bitwire.gen.serialize_h(schema, opts) -> the header text.
+local OPTIONS = { name = true, prefix = true, version = true }
+
 function M.generate(schema, opts)
-  opts = opts or {}
+  opts = ctypes.checkopts(opts, OPTIONS, "bitwire.gen.serialize_h")
   local program = ctypes.program(schema, opts.version)
   local name = opts.name or "messages"
   local G = { program = program, N = ctypes.new(program, opts.prefix) }
