@@ -63,14 +63,18 @@ local function cjson()
   return c
 end
 
-local function where(path) return path == "" and "value" or path end
+-- Fail at 'path' (from the top value: "" for the value itself); M.encode
+-- and M.decode name the type before it.
+local function fail(path, msg) error({ path = path, msg = msg }, 0) end
+
+local function at(name, path) return path == "" and name or name .. "." .. path end
 
 -- {===== value -> JSON text =====
 
 local encvalue
 
 local function encfields(c, types, ty, v, path, out)
-  if type(v) ~= "table" then error(where(path) .. ": expected a table, got " .. type(v), 0) end
+  if type(v) ~= "table" then fail(path, "expected a table, got " .. type(v)) end
   out[#out + 1] = "{"
   local first = true
   for _, f in ipairs(ty.fields) do
@@ -114,7 +118,7 @@ end
 
 local function encnumber(v, path, float32)
   if type(v) ~= "number" then
-    error(where(path) .. ": expected a number, got " .. type(v), 0)
+    fail(path, "expected a number, got " .. type(v))
   end
   if v ~= v then return '"nan"' end
   if v == math.huge then return '"inf"' end
@@ -130,7 +134,7 @@ function encvalue(c, types, f, v, path, out)
   local k = f.kind
   if k == "struct" then return encfields(c, types, types[f.type], v, path, out) end
   if k == "array" or k == "quat" then
-    if type(v) ~= "table" then error(where(path) .. ": expected a list, got " .. type(v), 0) end
+    if type(v) ~= "table" then fail(path, "expected a list, got " .. type(v)) end
     out[#out + 1] = "["
     for i = 1, #v do
       if i > 1 then out[#out + 1] = "," end
@@ -139,11 +143,11 @@ function encvalue(c, types, f, v, path, out)
     end
     out[#out + 1] = "]"
   elseif k == "sparse" then
-    if type(v) ~= "table" then error(where(path) .. ": expected a table, got " .. type(v), 0) end
+    if type(v) ~= "table" then fail(path, "expected a table, got " .. type(v)) end
     local slots = {}
     for i in pairs(v) do
       if math.type(i) ~= "integer" then
-        error(where(path) .. ": slot keys must be integers, got " .. tostring(i), 0)
+        fail(path, "slot keys must be integers, got " .. tostring(i))
       end
       slots[#slots + 1] = i
     end
@@ -156,13 +160,13 @@ function encvalue(c, types, f, v, path, out)
     end
     out[#out + 1] = "}"
   elseif k == "bytes" then
-    if type(v) ~= "string" then error(where(path) .. ": expected a string, got " .. type(v), 0) end
+    if type(v) ~= "string" then fail(path, "expected a string, got " .. type(v)) end
     out[#out + 1] = '"' .. M.base64(v) .. '"'
   elseif k == "string" or k == "enum" then
-    if type(v) ~= "string" then error(where(path) .. ": expected a string, got " .. type(v), 0) end
+    if type(v) ~= "string" then fail(path, "expected a string, got " .. type(v)) end
     out[#out + 1] = c.encode(v)
   elseif k == "bool" then
-    if type(v) ~= "boolean" then error(where(path) .. ": expected a boolean, got " .. type(v), 0) end
+    if type(v) ~= "boolean" then fail(path, "expected a boolean, got " .. type(v)) end
     out[#out + 1] = tostring(v)
   elseif k == "uint" and math.type(v) == "integer" and v < 0 then
     -- a uint of 64 bits past 2^63: its unsigned digits
@@ -188,7 +192,10 @@ function M.encode(schema, name, value)
   local c = cjson()
   local out = {}
   local ok, err = pcall(encfields, c, p.byname, p.byname[name], value, "", out)
-  if not ok then error("bitwire.json.encode: " .. name .. "." .. tostring(err), 2) end
+  if not ok then
+    if type(err) ~= "table" then error(err, 0) end
+    error("bitwire.json.encode: " .. at(name, err.path) .. ": " .. err.msg, 2)
+  end
   return table.concat(out)
 end
 
@@ -198,7 +205,6 @@ end
 
 local decvalue
 
-local function fail(path, msg) error({ path = where(path), msg = msg }, 0) end
 
 -- cjson reads every number as a double, so an integer literal past 2^53
 -- would come back rounded. Each such literal goes to cjson as a stand-in,
@@ -364,7 +370,7 @@ function M.decode(schema, name, text)
   local ok2, t = pcall(decfields, { null = c.null, big = big }, p.byname, p.byname[name], v, "")
   if not ok2 then
     if type(t) ~= "table" then error(t, 0) end
-    return nil, string.format("bitwire.json.decode: %s.%s: %s", name, t.path, t.msg)
+    return nil, "bitwire.json.decode: " .. at(name, t.path) .. ": " .. t.msg
   end
   return t
 end
