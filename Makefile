@@ -75,7 +75,7 @@ all: deps build/bitwire/core.so $(CLIB)
 help:
 	@echo "make [all]    build build/bitwire/core.so"
 	@echo "make test     install missing packages, build, run C tests and specs,"
-	@echo "              then sanitize, fuzz-short and valgrind (about 12 minutes)"
+	@echo "              then sanitize, fuzz-short and valgrind (time: README)"
 	@echo "make demo     run the end-to-end example"
 	@echo "make bench    C stream and Lua schema benchmarks"
 	@echo "make bandwidth  sizes of the game-state encodings (docs/BANDWIDTH.md)"
