@@ -48,6 +48,16 @@ describe("bitwire help", function()
     assert.matches("check        load a definitions file", out, 1, true)
   end)
 
+  it("gives the same list for help on help", function()
+    local _, list = run("help")
+    for _, args in ipairs { { "help", "help" }, { "help", "--help" }, { "--help" } } do
+      local status, out, err = run(table.unpack(args))
+      assert.equal(0, status)
+      assert.equal(list, out)
+      assert.equal("", err)
+    end
+  end)
+
   it("marks a subcommand whose module is missing as not available", function()
     table.insert(cli.commands, "nosuch")
     local _, out = run("help")

@@ -55,6 +55,8 @@ function M.main(args, sysio)
   local name = args[1]
   if name == nil or name == "help" or name == "--help" or name == "-h" then
     local topic = name == "help" and args[2] or nil
+    -- help on help (or `help --help`) is the list itself
+    if topic == "help" or topic == "--help" or topic == "-h" then topic = nil end
     if topic == nil then
       M.help(sysio.stdout)
       return name == nil and 1 or 0
