@@ -198,12 +198,15 @@ end
 
 -- The program of 'schema' at 'version' (default: the current one); the
 -- generators write code for one version, as a protocol peer speaks one.
+-- The versions are those s:encode takes (core.limits): past the highest
+-- any field names, the layout is that highest one's.
 function M.program(schema, version)
   local program = schema:program()
   if version ~= nil then
-    if math.type(version) ~= "integer" or version < 0 or version > program.version then
+    local max = require("bitwire.core").limits.version
+    if math.type(version) ~= "integer" or version < 0 or version > max then
       error(string.format("bitwire.gen: version must be an integer in [0, %d], got %s",
-        program.version, tostring(version)), 0)
+        max, tostring(version)), 0)
     end
     program.version = version
   end
