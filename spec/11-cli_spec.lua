@@ -226,6 +226,11 @@ describe("bitwire encode, decode, cost, dissect", function()
     f:close()
     os.remove(jf)
     os.remove(pf)
+    -- -o - is stdout, as an input of - is stdin: the raw bytes
+    status, out = run("encode", V3, "Snapshot", "json:" .. SNAP, "-o", "-")
+    assert.equal(0, status)
+    assert.equal(packet, out)
+    assert.is_nil(io.open("-"))
   end)
 
   it("decodes a packet back to the same JSON", function()

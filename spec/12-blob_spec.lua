@@ -447,6 +447,9 @@ describe("bitwire blob (the command)", function()
     local s = bitwire.load(defs)
     assert.same({ name = "x", cmds = { { type = "fade", at = 0.5 }, { type = "say", text = "hé", at = 2 } } },
                 s:unblob("Scene", read(tmp .. ".bin")))
+    -- -o - is stdout: the blob's bytes
+    assert.same({ true, read(tmp .. ".bin") }, { run { defs, "Scene", tmp .. ".json", "-o", "-" } })
+    assert.is_nil(io.open("-"))
     local ok, out = run { defs, "Scene", tmp .. ".bin", "--json" }
     assert.is_true(ok)
     assert.same(s:unblob("Scene", read(tmp .. ".bin")), require("cjson").decode(out))

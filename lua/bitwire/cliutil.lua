@@ -146,7 +146,12 @@ function M.readfile(path, stdin)
   return data
 end
 
-function M.writefile(path, data)
+-- Write 'data' to file 'path' (- is 'stdout', as it is stdin to readfile).
+function M.writefile(path, data, stdout)
+  if path == "-" then
+    (stdout or io.stdout):write(data)
+    return
+  end
   local f, err = io.open(path, "wb")
   if f == nil then M.fail("%s", err) end
   f:write(data)

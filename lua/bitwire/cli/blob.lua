@@ -18,7 +18,7 @@ upgrade reads a blob written at any older version of the description and
 writes it again at the current one: new fields get their defaults, removed
 fields are dropped. header prints bitwire.gen.blob's C header: structs,
 accessors and T_blob_check for every type, for blobs of version N if
-given. An input file of - is stdin. A form refuses the options it does
+given. An input file of - is stdin, and -o - is stdout. A form refuses the options it does
 not take. The blob layout is in
 WIRE.md, "Blobs".
 ]=]
@@ -108,14 +108,14 @@ function M.run(args, sysio)
     local ok, text = pcall(require("bitwire.gen.blob"), s,
       { prefix = opts.prefix, version = opts.version })
     if not ok then fail("%s", (tostring(text):gsub("^[^\n]-%.lua:%d+: ", ""))) end
-    if opts.o then writefile(opts.o, text) else out:write(text) end
+    if opts.o then writefile(opts.o, text, out) else out:write(text) end
     return 0
   end
   if pos[1] == "upgrade" then
     only(opts, "blob upgrade", "o")
     if not (pos[2] and pos[3] and pos[4] and opts.o) then fail("%s", M.usage) end
     local s = load(pos[2], pos[3])
-    writefile(opts.o, s:blob(pos[3], unblob(s, pos[3], pos[4], stdin)))
+    writefile(opts.o, s:blob(pos[3], unblob(s, pos[3], pos[4], stdin)), out)
     return 0
   end
   if not (pos[1] and pos[2] and pos[3]) then fail("%s", M.usage) end
@@ -123,7 +123,7 @@ function M.run(args, sysio)
   if opts.json then
     only(opts, "blob --json", "json", "o")
     local text = tojson(s, name, unblob(s, name, pos[3], stdin))
-    if opts.o then writefile(opts.o, text .. "\n") else out:write(text, "\n") end
+    if opts.o then writefile(opts.o, text .. "\n", out) else out:write(text, "\n") end
     return 0
   end
   only(opts, "blob (JSON to blob)", "o", "version")
@@ -131,7 +131,7 @@ function M.run(args, sysio)
   local value = fromjson(s, name, readfile(pos[3], stdin))
   local ok, blob = pcall(s.blob, s, name, value, opts.version and { version = opts.version } or nil)
   if not ok then fail("%s: %s", pos[3], tostring(blob)) end
-  writefile(opts.o, blob)
+  writefile(opts.o, blob, out)
   return 0
 end
 

@@ -9,8 +9,8 @@ usage: bitwire encode defs.lua Type value.json [-o packet.bin] [--version N]
                       [--baseline base.json [--baseline-id N]]
                       [--protocol ID [framing options]]
 
-value.json: a file, - (stdin) or json:{...}. Writes the packet to -o, or
-prints it as hex. With --protocol the packet is framed, as
+value.json: a file, - (stdin) or json:{...}. Writes the packet to -o (-:
+stdout, the raw bytes), or prints it as hex. With --protocol the packet is framed, as
 bitwire.protocol(schema, {id = ID, ...}):encode(Type, value) frames it.
 With --baseline the packet is a delta against that value (JSON too); a
 delta frame (--deltas) names it by --baseline-id (0..65535, default 0).
@@ -57,7 +57,7 @@ function M.run(args, io)
     ok, packet = pcall(s.encode, s, name, value, eopts)
   end
   if not ok then util.fail("%s: %s: %s", src, name, tostring(packet)) end
-  if opts.o then util.writefile(opts.o, packet)
+  if opts.o then util.writefile(opts.o, packet, io.stdout)
   else io.stdout:write(util.tohex(packet), "\n") end
   return 0
 end

@@ -35,7 +35,7 @@ function M.run(args, io)
   -- the framing options as encode, decode and dissect read and check them
   local frame = util.frame(s, opts, path)
   local text = require("bitwire.wireshark").generate(s, frame, { port = port, name = name })
-  if opts.o then util.writefile(opts.o, text)
+  if opts.o then util.writefile(opts.o, text, io.stdout)
   else io.stdout:write(text) end
   return 0
 end
