@@ -926,6 +926,16 @@ int main (void) { printf("%u %u", (unsigned)sizeof(R), (unsigned)sizeof(E)); ret
   end)
 end)
 
+-- A stand-in for the dispatcher's stdout: what is written, in .text.
+local function sink()
+  local t = { text = "" }
+  function t.write(self, ...)
+    for _, v in ipairs { ... } do self.text = self.text .. v end
+    return self
+  end
+  return t
+end
+
 describe("bitwire gen (command)", function()
   -- A new directory holding defs.lua of 'text': its path, and the file's.
   local function defsdir(text)
@@ -1017,27 +1027,39 @@ describe("bitwire gen (command)", function()
 
   it("writes NAME_blob.h for gen c --blob", function()
     local dir, defsfile = defsdir('return { P = { {"hp", "int", min = 0, max = 100} } }\n')
-    local stdout = io.output()
-    io.output(dir .. "/log")
-    local ok, err = pcall(cli.run, { "c", defsfile, "-o", dir, "--name", "p", "--blob" })
-    io.output():close()
-    io.output(stdout)
+    local log = sink()
+    local ok, err = pcall(cli.run, { "c", defsfile, "-o", dir, "--name", "p", "--blob" },
+      { stdout = log })
     assert.is_true(ok, err)
+    assert.equal("wrote " .. dir .. "/p_blob.h\n", log.text)
     assert.matches("P_blob_check", assert(io.open(dir .. "/p_blob.h")):read("a"), 1, true)
     os.execute("rm -rf " .. dir)
   end)
 
   it("writes NAME.h and NAME.c for gen c", function()
     local dir, defsfile = defsdir('return { P = { {"hp", "int", min = 0, max = 100} } }\n')
-    local stdout = io.output()
-    io.output(dir .. "/log")
-    local ok, err = pcall(cli.run, { "c", defsfile, "-o", dir, "--name", "p" })
-    io.output():close()
-    io.output(stdout)
+    local log = sink()
+    local ok, err = pcall(cli.run, { "c", defsfile, "-o", dir, "--name", "p" }, { stdout = log })
     assert.is_true(ok, err)
+    assert.equal("wrote " .. dir .. "/p.h\nwrote " .. dir .. "/p.c\n", log.text)
     local h = assert(io.open(dir .. "/p.h")):read("a")
     assert.matches("bool P_write", h, 1, true)
     assert.truthy(io.open(dir .. "/p.c"))
+    os.execute("rm -rf " .. dir)
+  end)
+
+  it("writes gen c's files whole or not at all", function()
+    local dir, defsfile = defsdir('return { P = { {"hp", "int", min = 0, max = 100} } }\n')
+    local f = assert(io.open(dir .. "/p.h", "w"))
+    f:write("old\n")
+    f:close()
+    os.execute("mkdir " .. dir .. "/p.c " .. dir .. "/p.c.tmp")   -- p.c cannot be written
+    local log = sink()
+    local ok = pcall(cli.run, { "c", defsfile, "-o", dir, "--name", "p" }, { stdout = log })
+    assert.is_false(ok)
+    assert.equal("", log.text)
+    assert.equal("old\n", assert(io.open(dir .. "/p.h")):read("a"))   -- untouched
+    assert.is_nil(io.open(dir .. "/p.h.tmp"))
     os.execute("rm -rf " .. dir)
   end)
 end)

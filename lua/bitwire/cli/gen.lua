@@ -27,15 +27,34 @@ local function parse(args)
   return opts
 end
 
-local function write(path, text)
-  local f, err = io.open(path, "w")
-  if not f then error(err, 0) end
-  f:write(text)
-  f:close()
-  io.write("wrote ", path, "\n")
+-- Write the files of 'files' ({path, text} each) whole or not at all:
+-- each goes to a temporary file first, so one that cannot be written
+-- leaves none behind, and no old one cut short. Reports each on 'out'.
+local function write(out, files)
+  local tmps, moved = {}, 0
+  local function undo(err)
+    for i = moved + 1, #tmps do os.remove(tmps[i]) end
+    error(err, 0)
+  end
+  for i, file in ipairs(files) do
+    local tmp = file[1] .. ".tmp"
+    local f, err = io.open(tmp, "w")
+    if not f then undo(err) end
+    tmps[i] = tmp
+    local ok, werr = f:write(file[2])
+    f:close()
+    if not ok then undo(tmp .. ": " .. tostring(werr)) end
+  end
+  for i, file in ipairs(files) do
+    local ok, err = os.rename(tmps[i], file[1])
+    if not ok then undo(err) end
+    moved = i
+    out:write("wrote ", file[1], "\n")
+  end
 end
 
-function M.run(args)
+function M.run(args, sysio)
+  local out = sysio and sysio.stdout or io.stdout
   local bitwire = require "bitwire"
   local o = parse(args or {})
   local what, defs = o.rest[1], o.rest[2]
@@ -56,15 +75,15 @@ function M.run(args)
     if o.blob then
       local ok, blob = pcall(require, "bitwire.gen.blob")
       if not ok then error("gen c --blob: bitwire.gen.blob is not installed", 0) end
-      write(dir .. "/" .. name .. "_blob.h",
-        blob.generate(s, { prefix = opts.prefix, version = opts.version }))
+      write(out, { { dir .. "/" .. name .. "_blob.h",
+        blob.generate(s, { prefix = opts.prefix, version = opts.version }) } })
       return 0
     end
-    local out = bitwire.gen.c(s, opts)
-    write(dir .. "/" .. name .. ".h", out.header)
-    write(dir .. "/" .. name .. ".c", out.source)
+    local code = bitwire.gen.c(s, opts)
+    write(out, { { dir .. "/" .. name .. ".h", code.header },
+                 { dir .. "/" .. name .. ".c", code.source } })
   else
-    write(dir .. "/" .. name .. ".hpp", bitwire.gen.serialize_h(s, opts))
+    write(out, { { dir .. "/" .. name .. ".hpp", bitwire.gen.serialize_h(s, opts) } })
   end
   return 0
 end
