@@ -67,7 +67,7 @@ end
 -- and M.decode name the type before it.
 local function fail(path, msg) error({ path = path, msg = msg }, 0) end
 
-local function at(name, path) return path == "" and name or name .. "." .. path end
+local function named(name, path) return path == "" and name or name .. "." .. path end
 
 -- {===== value -> JSON text =====
 
@@ -194,7 +194,7 @@ function M.encode(schema, name, value)
   local ok, err = pcall(encfields, c, p.byname, p.byname[name], value, "", out)
   if not ok then
     if type(err) ~= "table" then error(err, 0) end
-    error("bitwire.json.encode: " .. at(name, err.path) .. ": " .. err.msg, 2)
+    error("bitwire.json.encode: " .. named(name, err.path) .. ": " .. err.msg, 2)
   end
   return table.concat(out)
 end
@@ -370,7 +370,7 @@ function M.decode(schema, name, text)
   local ok2, t = pcall(decfields, { null = c.null, big = big }, p.byname, p.byname[name], v, "")
   if not ok2 then
     if type(t) ~= "table" then error(t, 0) end
-    return nil, "bitwire.json.decode: " .. at(name, t.path) .. ": " .. t.msg
+    return nil, "bitwire.json.decode: " .. named(name, t.path) .. ": " .. t.msg
   end
   return t
 end
