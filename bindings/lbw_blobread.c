@@ -190,10 +190,18 @@ static const bw_BlobLayout *openblob (lua_State *L, uint32_t t, int arg,
 }
 
 /* s:unblob(name, blob) -> value | nil, message, code */
+/* A blob says its own version: an options table (s:blob's) here would be
+** dropped without a word. */
+static void noopts (lua_State *L) {
+  luaL_argcheck(L, lua_isnoneornil(L, 4), 4,
+                "takes no options (a blob says its version)");
+}
+
 static int schema_unblob (lua_State *L) {
   LSchema *ls = bw_checkschema(L, 1);
   uint32_t t = bw_checktype(L, 2);
   Rd c;
+  noopts(L);
   lua_settop(L, 3);
   bw_entercall(L, ls);  /* at 4: it allocates as it reads S */
   c.B = openblob(L, t, 3, &c.b);  /* layout at 5 */
@@ -438,6 +446,7 @@ static int schema_blobview (lua_State *L) {
   LSchema *ls = bw_checkschema(L, 1);
   uint32_t t = bw_checktype(L, 2);
   View v;
+  noopts(L);
   lua_settop(L, 3);
   bw_entercall(L, ls);  /* at 4: it allocates as it reads S */
   v.B = openblob(L, t, 3, &v.b);  /* layout at 5 */

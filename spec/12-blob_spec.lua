@@ -163,6 +163,20 @@ describe("schema:blob and schema:unblob", function()
     end
   end)
 
+  it("refuse an options table: the blob says its version", function()
+    local v = bitwire.schema { T = { { "x", "int", min = 0, max = 3 } } }
+    local b = v:blob("T", { x = 1 })
+    local ok, err = pcall(function () return v:unblob("T", b, { version = 0 }) end)
+    assert.is_false(ok)
+    assert.matches("bad argument #3 to 'unblob' (takes no options (a blob says its version))",
+      err, 1, true)
+    ok, err = pcall(function () return v:blobview("T", b, { version = 0 }) end)
+    assert.is_false(ok)
+    assert.matches("bad argument #3 to 'blobview' (takes no options", err, 1, true)
+    assert.same({ x = 1 }, v:unblob("T", b, nil))
+    assert.equal(1, v:blobview("T", b).x)
+  end)
+
   it("reject hostile blobs with a path, a reason and a code", function()
     local b = s:blob("Snapshot", { tick = 1, entities = { entity(3) }, names = { "abc" } })
     local lay = s:blob_layout()
