@@ -350,9 +350,18 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
 ** caller's to keep valid. */
 
 /* Make the table at 'into' hold the keys of the table on top, and put it
-** on top instead: a delta decoded 'into' a table. */
-static void moveinto (lua_State *L, int into) {
+** on top instead: a delta decoded 'into' a table. The tape the top one
+** kept ('taped') is now 'into's. */
+static void moveinto (lua_State *L, int into, int taped) {
   int top = lua_gettop(L);
+  if (taped) {
+    bw_pushweakuv(L, UV_KNOWN);
+    lua_pushvalue(L, into);
+    lua_pushvalue(L, top);
+    lua_rawget(L, top + 1);
+    lua_rawset(L, top + 1);
+    lua_settop(L, top);
+  }
   lua_pushnil(L);
   while (lua_next(L, into)) {  /* clearing fields while traversing is
                                   allowed */
@@ -380,11 +389,11 @@ int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
     c->checked = bw_decodedas(c, t, b, &tape);
     if (c->share && c->checked) c->share = 2;
     /* a tape holds what a baseline of this schema's own decoded to */
-    ok = into || c->share || !c->checked ? -1 : bw_dectape(c, t, b, tape);
+    ok = c->share || !c->checked ? -1 : bw_dectape(c, t, b, tape);
     taped = ok > 0;  /* the tape it keeps says it was decoded */
     if (ok < 0) ok = bw_decdeltastruct(c, t, b);
     c->checked = 0;
-    if (ok && into) moveinto(c->L, into);
+    if (ok && into) moveinto(c->L, into, taped);
   }
   else ok = bw_decstruct(c, t, into);
   if (ok == 2) lua_pushvalue(c->L, into);  /* refilled in place */

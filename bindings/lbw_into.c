@@ -126,5 +126,7 @@ void bw_intoprepare (Ctx *c, uint32_t t, int into, int b) {
     cleanrecord(c, t, into, seen);
     lua_pop(L, 1);
   }
-  bw_tapedrop(L, into);  /* what it was sent as, it is no longer */
+  /* what it was sent as, it is no longer; a delta's baseline may be
+  ** 'into' itself, whose tape the walk reads: bw_decodetop replaces it */
+  if (!b) bw_tapedrop(L, into);
 }

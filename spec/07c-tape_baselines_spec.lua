@@ -57,6 +57,37 @@ describe("deltas against tapes", function ()
     end
   end)
 
+  it("decode deltas into recycled tables, the baseline's among them, as without into", function ()
+    -- a client keeping snapshots in a ring: each delta goes into the oldest
+    -- table, or into its baseline itself; the result keeps the tape the
+    -- walk wrote, so the next delta against it reads that, not the table
+    local s = bitwire.schema(DESC)
+    local rand = lcg(41)
+    local sent = (gen(rand))
+    local ring = { s:decode("Root", s:encode("Root", sent)) }
+    ring[2], ring[3] = s:decode("Root", s:encode("Root", (gen(rand)))), {}
+    local base = ring[1]
+    for i = 1, 30 do
+      local nxt = change(rand, sent)
+      local into = i % 3 == 0 and base or ring[i % #ring + 1]
+      local d = s:encode("Root", nxt, { baseline = sent })
+      local want = s:decode("Root", d, { baseline = base })
+      local got = assert(s:decode("Root", d, { baseline = base, into = into }))
+      assert.equal(into, got)
+      assert.same(want, got)
+      assert.same(s:decode("Root", s:encode("Root", nxt)), got)
+      -- the caller edits the table by hand: a baseline is taken as it was
+      -- decoded (its tape), and now 'into' holds the tape of this decode
+      local name = got.name
+      got.name = "edited by hand"
+      local after = change(rand, nxt)
+      assert.same(s:decode("Root", s:encode("Root", after)),
+        s:decode("Root", s:encode("Root", after, { baseline = nxt }), { baseline = got }))
+      got.name = name
+      sent, base = nxt, got
+    end
+  end)
+
   it("keep what a table was last sent as, encoded again against other baselines", function ()
     local s = bitwire.schema(DESC)
     local rand = lcg(37)
