@@ -77,6 +77,22 @@ describe("bitwire help", function()
     assert.matches("stack traceback:", e2, 1, true)
   end)
 
+  it("says plainly that JSON needs lua-cjson when it is not installed", function()
+    -- the rock does not depend on lua-cjson: its absence is the user's
+    -- setup, not a bug, so no traceback
+    local saved = package.loaded.cjson
+    package.loaded.cjson = nil
+    package.preload.cjson = function () error("module 'cjson' not found") end
+    local s1, _, e1 = run("encode", V3, "Snapshot", "json:" .. SNAP)
+    local s2, _, e2 = run("decode", V3, "Snapshot", "hex:0500000000")
+    package.preload.cjson = nil
+    package.loaded.cjson = saved
+    assert.equal(1, s1)
+    assert.equal("bitwire encode: bitwire.json needs lua-cjson (module 'cjson')\n", e1)
+    assert.equal(1, s2)
+    assert.equal("bitwire decode: bitwire.json needs lua-cjson (module 'cjson')\n", e2)
+  end)
+
   it("refuses an unknown command and an unknown option", function()
     local status, _, err = run("frobnicate")
     assert.equal(1, status)
