@@ -62,6 +62,13 @@ static void test_seal_sizes (void) {
   CHECK(S->types[snap].minbits == 13);
   CHECK(S->types[snap].depth == 3);
   CHECK(S->typebits == 1);
+  {  /* sealing again is refused and changes nothing (it used to take the
+     ** ids numbered by the first seal for a given list) */
+    uint64_t fp = S->fingerprint;
+    CHECK(bw_schemaseal(S, msg, sizeof(msg)) == BW_EARG);
+    CHECK(strcmp(msg, "schema already sealed") == 0);
+    CHECK(S->fingerprint == fp && !S->explicitids && S->typebits == 1);
+  }
   bw_schemarelease(S);
 }
 
