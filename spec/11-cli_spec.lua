@@ -621,6 +621,20 @@ describe("bitwire wireshark", function()
     assert.is_function(load(text, "=plugin", "t", {}))   -- it parses
   end)
 
+  it("embeds the walker this state runs, not whatever package.path finds now", function()
+    local walkpath = assert(package.searchpath("bitwire.walk", package.path))
+    local walksrc = assert(io.open(walkpath)):read("a")
+    require "bitwire.walk"
+    local s = bitwire.load(V3)
+    local saved = package.path
+    package.path = "/nonexistent/?.lua"   -- an embedder's sandbox, or another copy
+    local ok, text = pcall(require("bitwire.wireshark").generate, s,
+      { id = 1, wire_id = 1, endcheck = true }, { port = 7 })
+    package.path = saved
+    assert.is_true(ok, text)
+    assert.matches(walksrc, text, 1, true)
+  end)
+
   it("gives every field a filter name Wireshark takes, whatever its bytes", function()
     local defs = tmpfile([[return { T = { {"a b", "int", min = 0, max = 3}, {"a_b", "bool"},
       {"x-y", "bool"}, {"\195\156", "bool"}, {"p.q", "bool"} } }]])
