@@ -21,6 +21,10 @@
 
 #include "bw.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define BW_BLOBMAGIC    UINT32_C(0x4C425742)  /* "BWBL" little-endian */
 #define BW_BLOBFORMAT   1                     /* header format version */
 #define BW_BLOBHEADER   32                    /* header bytes; root follows */
@@ -235,5 +239,9 @@ bw_Status bw_bloblayout (const struct bw_Schema *S, uint32_t version,
                          size_t msgsize);
 
 /* }========================================================== */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -275,10 +275,15 @@ bw_Status bw_schemaaddfield (bw_Schema *S, const bw_FieldSpec *f, bw_SchemaError
   return BW_OK;
 }
 
+/* All or nothing: a list or width refused leaves the ids as they were, so
+** a caller that goes on to bw_schemafinish gets every type by index, never
+** half a list. */
 bw_Status bw_schemamessages (bw_Schema *S, const bw_Value *list,
                              const bw_Value *bits, bw_SchemaError *e) {
   Ctx x;
-  uint32_t n, i, need;
+  uint32_t n, i, need, *ids = NULL;
+  uint8_t *seen;
+  unsigned width;
   if (!initctx(&x, S, e)) return BW_ESCHEMA;
   if (list->type != BW_VNONE) {
     if (list->type != BW_VLIST || !list->plain || list->len == 0
@@ -286,43 +291,59 @@ bw_Status bw_schemamessages (bw_Schema *S, const bw_Value *list,
       return fail(&x, "'messages' must be a list of type names, each once"),
              BW_ESCHEMA;
     n = (uint32_t)list->len;
-    free(S->messages);
-    S->messages = (uint32_t *)malloc((size_t)n * sizeof(uint32_t));
-    if (S->messages == NULL) return nomem(&x), BW_ENOMEM;
-    for (i = 0; i < S->ntypes; i++) S->types[i].msgid = BW_NONE;
+    ids = (uint32_t *)malloc((size_t)n * sizeof(uint32_t));
+    seen = (uint8_t *)calloc(S->ntypes, 1);
+    if (ids == NULL || seen == NULL) {
+      free(ids); free(seen);
+      return nomem(&x), BW_ENOMEM;
+    }
     for (i = 0; i < n; i++) {
       const bw_Value *v = &list->items[i];
       Entry *en;
-      if (v->type != BW_VSTRING)
+      if (v->type != BW_VSTRING) {
+        free(ids); free(seen);
         return fail(&x, "messages[%u] must be a type name", i + 1), BW_ESCHEMA;
+      }
       en = bw_buildlookup(x.B, S, TYPESCOPE, v->s, v->len);
-      if (en == NULL) return nomem(&x), BW_ENOMEM;
-      if (en->name == BW_NONE)
+      if (en == NULL) { free(ids); free(seen); return nomem(&x), BW_ENOMEM; }
+      if (en->name == BW_NONE) {
+        free(ids); free(seen);
         return fail(&x, "messages[%u]: unknown type '%s'", i + 1,
                     bw_valuetext(v).s),
                BW_ESCHEMA;
-      if (S->types[en->value].msgid != BW_NONE)
+      }
+      if (seen[en->value]) {
+        free(ids); free(seen);
         return fail(&x, "messages: '%s' listed twice", bw_valuetext(v).s),
                BW_ESCHEMA;
-      S->types[en->value].msgid = i;
-      S->messages[i] = en->value;
+      }
+      seen[en->value] = 1;
+      ids[i] = en->value;
     }
+    free(seen);
   }
-  else {
-    n = S->ntypes;
-    for (i = 0; i < n; i++) S->types[i].msgid = i;
-  }
+  else n = S->ntypes;
   need = n > 0 ? bw_bitsrequired(0, (int64_t)n - 1) : 0;
-  S->typebits = need;
+  width = need;
   if (bits->type != BW_VNONE) {
-    if (bits->type != BW_VINT || bits->i < 0 || bits->i > 32)
+    if (bits->type != BW_VINT || bits->i < 0 || bits->i > 32) {
+      free(ids);
       return fail(&x, "'message_bits' must be an integer in [0, 32]"),
              BW_ESCHEMA;
-    if ((unsigned)bits->i < need)
+    }
+    if ((unsigned)bits->i < need) {
+      free(ids);
       return fail(&x, "message_bits %u cannot number %u messages",
                   (unsigned)bits->i, n), BW_ESCHEMA;
-    S->typebits = (unsigned)bits->i;
+    }
+    width = (unsigned)bits->i;
   }
+  free(S->messages);
+  S->messages = ids;
+  for (i = 0; i < S->ntypes; i++) S->types[i].msgid = ids ? BW_NONE : i;
+  if (ids != NULL)
+    for (i = 0; i < n; i++) S->types[ids[i]].msgid = i;
+  S->typebits = width;
   S->nmessages = n;
   return BW_OK;
 }

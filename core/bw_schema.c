@@ -580,6 +580,10 @@ bw_Status bw_schemaseal (bw_Schema *S, char *msg, size_t msgsize) {
   uint32_t t, i;
   uint64_t h = UINT64_C(0xcbf29ce484222325);
   if (msgsize > 0) msg[0] = '\0';
+  if (S->sealed) {   /* again would take the ids for a given list */
+    if (msgsize > 0) snprintf(msg, msgsize, "schema already sealed");
+    return BW_EARG;
+  }
   z.S = S;
   z.msg = msg;
   z.msgsize = msgsize;

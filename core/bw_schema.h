@@ -137,7 +137,8 @@ uint32_t bw_schemaaddtype (bw_Schema *S, uint32_t name);
 uint32_t bw_schemaaddfields (bw_Schema *S, uint32_t n);
 
 /* Check references and nesting, compute sizes, the fingerprint and
-** the message id width. On failure writes a reason into 'msg'. */
+** the message id width. On failure writes a reason into 'msg'. Once: a
+** sealed schema is refused with BW_EARG and left as it is. */
 bw_Status bw_schemaseal (bw_Schema *S, char *msg, size_t msgsize);
 
 /* Keep a copy of 'desc' (the description as text); 0 without memory. */

@@ -87,6 +87,22 @@ describe("bitwire help", function()
     assert.matches("stack traceback:", e2, 1, true)
   end)
 
+  it("says plainly that JSON needs lua-cjson when it is not installed", function()
+    -- the rock does not depend on lua-cjson: its absence is the user's
+    -- setup, not a bug, so no traceback
+    local saved = package.loaded.cjson
+    package.loaded.cjson = nil
+    package.preload.cjson = function () error("module 'cjson' not found") end
+    local s1, _, e1 = run("encode", V3, "Snapshot", "json:" .. SNAP)
+    local s2, _, e2 = run("decode", V3, "Snapshot", "hex:0500000000")
+    package.preload.cjson = nil
+    package.loaded.cjson = saved
+    assert.equal(1, s1)
+    assert.equal("bitwire encode: bitwire.json needs lua-cjson (module 'cjson')\n", e1)
+    assert.equal(1, s2)
+    assert.equal("bitwire decode: bitwire.json needs lua-cjson (module 'cjson')\n", e2)
+  end)
+
   it("refuses an unknown command and an unknown option", function()
     local status, _, err = run("frobnicate")
     assert.equal(1, status)
@@ -618,6 +634,20 @@ describe("bitwire wireshark", function()
     local walksrc = assert(io.open(assert(package.searchpath("bitwire.walk", package.path)))):read("a")
     assert.matches(walksrc, text, 1, true)
     assert.is_function(load(text, "=plugin", "t", {}))   -- it parses
+  end)
+
+  it("embeds the walker this state runs, not whatever package.path finds now", function()
+    local walkpath = assert(package.searchpath("bitwire.walk", package.path))
+    local walksrc = assert(io.open(walkpath)):read("a")
+    require "bitwire.walk"
+    local s = bitwire.load(V3)
+    local saved = package.path
+    package.path = "/nonexistent/?.lua"   -- an embedder's sandbox, or another copy
+    local ok, text = pcall(require("bitwire.wireshark").generate, s,
+      { id = 1, wire_id = 1, endcheck = true }, { port = 7 })
+    package.path = saved
+    assert.is_true(ok, text)
+    assert.matches(walksrc, text, 1, true)
   end)
 
   it("gives every field a filter name Wireshark takes, whatever its bytes", function()

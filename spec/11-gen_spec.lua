@@ -179,6 +179,39 @@ describe("bitwire.gen.c", function()
       1, true)
   end)
 
+  it("takes a NULL err in every reader that has one, as nullerr_read_id does", function()
+    -- the dispatch table's read and read_delta pass err through to them
+    local c = bitwire.schema { T = { { "x", "int", min = 0, max = 1000 },
+                                     { "s", "string", max = 8 } } }
+    local bytes = c:encode("T", { x = 7, s = "abc" })
+    local got = runc(c, "nullerr", string.format([[
+#include <stdio.h>
+#include "nullerr.h"
+int main (void) {
+  static const uint8_t bytes[] = { %s };
+  T v, base;
+  bw_Reader r;
+  unsigned id;
+  memset(&base, 0, sizeof(base));
+  bw_readerinit(&r, bytes, sizeof(bytes));
+  printf("%%d", T_read_err(&r, &v, NULL));
+  bw_readerinit(&r, bytes, 2);   /* cut short */
+  printf(" %%d", T_read_err(&r, &v, NULL));
+  printf(" %%d", (int)r.status);
+  bw_readerinit(&r, bytes, 1);
+  printf(" %%d", nullerr_types[0].read(&r, &v, NULL));
+  bw_readerinit(&r, bytes, 0);
+  printf(" %%d", T_read_delta_err(&r, &v, &base, NULL));
+  bw_readerinit(&r, bytes, 0);
+  printf(" %%d", nullerr_types[0].read_delta(&r, &v, &base, NULL));
+  bw_readerinit(&r, bytes, 0);   /* one message: its id takes no bits */
+  printf(" %%d\n", nullerr_read_id(&r, &id, NULL));
+  return 0;
+}
+]], (bytes:gsub(".", function (ch) return string.byte(ch) .. ", " end))))
+    assert.equal("1 0 1 0 0 0 1\n", got)
+  end)
+
   it("clamps an int with clamp = true to the nearest end, as the driver does", function()
     local c = bitwire.schema { T = {
       { "hp", "int", min = 0, max = 100, clamp = true },

@@ -7,6 +7,7 @@
 #include "bw.h"
 #include "bw_schema.h"
 #include "bw_gen.h"
+#include "bw_blob.h"
 
 int main () {
   const unsigned widths[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
@@ -56,6 +57,14 @@ int main () {
   char msg[128];
   if (bw_schemaseal(S, msg, sizeof(msg)) != BW_OK
       || S->types[ty].maxbits != 7)
+    return 1;
+  // bw_blob.h's functions link with C names too
+  std::vector<uint64_t> mem(bw_bloblayoutsize(S) / 8 + 1);
+  bw_BlobLayout L;
+  bw_BlobHeader h;
+  const uint8_t zeros[BW_BLOBHEADER] = { 0 };
+  if (bw_bloblayout(S, 0, mem.data(), &L, msg, sizeof(msg)) != BW_OK
+      || L.ntypes != 1 || bw_blobheader(zeros, sizeof(zeros), &h) != BW_ETAG)
     return 1;
   bw_schemarelease(S);
   std::printf("%s | ok\n", out.c_str());

@@ -62,6 +62,13 @@ static void test_seal_sizes (void) {
   CHECK(S->types[snap].minbits == 13);
   CHECK(S->types[snap].depth == 3);
   CHECK(S->typebits == 1);
+  {  /* sealing again is refused and changes nothing (it used to take the
+     ** ids numbered by the first seal for a given list) */
+    uint64_t fp = S->fingerprint;
+    CHECK(bw_schemaseal(S, msg, sizeof(msg)) == BW_EARG);
+    CHECK(strcmp(msg, "schema already sealed") == 0);
+    CHECK(S->fingerprint == fp && !S->explicitids && S->typebits == 1);
+  }
   bw_schemarelease(S);
 }
 
@@ -519,6 +526,28 @@ static void test_compile_messages (void) {
     list[0] = bw_vstr("Z");
     CHECK(bw_schemamessages(T, &lst, &two, &e) == BW_ESCHEMA);
     CHECK(strcmp(e.msg, "messages[1]: unknown type 'Z'") == 0);
+    bw_schemarelease(T);
+  }
+  {  /* a refused list or width changes nothing: finish numbers every type */
+    bw_Schema *T = bw_schemanew();
+    bw_Value a = bw_vstr("A"), b = bw_vstr("B"), wide = bw_vint(40);
+    bw_FieldSpec f = spec("x", "bool");
+    bw_schemadeclare(T, &a, &e);
+    bw_schemadeclare(T, &b, &e);
+    bw_schemabegin(T, 0, 1, &e);
+    bw_schemaaddfield(T, &f, &e);
+    bw_schemabegin(T, 1, 1, &e);
+    bw_schemaaddfield(T, &f, &e);
+    list[0] = bw_vstr("B");
+    list[1] = bw_vstr("Z");
+    lst = bw_vlist(list, 2);
+    CHECK(bw_schemamessages(T, &lst, &none, &e) == BW_ESCHEMA);
+    list[1] = bw_vstr("A");
+    CHECK(bw_schemamessages(T, &lst, &wide, &e) == BW_ESCHEMA);
+    CHECK(bw_schemafinish(T, &e) == BW_OK);
+    CHECK(T->nmessages == 2 && T->typebits == 1 && !T->explicitids);
+    CHECK(bw_msgtype(T, 0) == 0 && bw_msgtype(T, 1) == 1);
+    CHECK(bw_msgid(T, 0) == 0 && bw_msgid(T, 1) == 1);
     bw_schemarelease(T);
   }
 }

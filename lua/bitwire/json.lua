@@ -57,9 +57,12 @@ end
 
 local SAFE = 1 << 53
 
+-- A missing lua-cjson is the installation's state, not a fault at the
+-- caller's line: no position, so `bitwire encode` says it in one line
+-- (the rock does not depend on lua-cjson).
 local function cjson()
   local ok, c = pcall(require, "cjson")
-  if not ok then error("bitwire.json needs lua-cjson (module 'cjson')", 3) end
+  if not ok then error("bitwire.json needs lua-cjson (module 'cjson')", 0) end
   return c
 end
 

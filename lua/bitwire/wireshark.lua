@@ -41,12 +41,20 @@ local function program_literal(p)
   return table.concat(out)
 end
 
-local function source(mod)
-  local path = assert(package.searchpath(mod, package.path))
-  local f = assert(io.open(path, "rb"))
-  local text = f:read("a")
-  f:close()
-  return text
+-- The text of the walker this state runs (bitwire.walk), found through
+-- its functions: package.path may name another copy, or none (an
+-- embedder's searcher or sandbox), and a plugin must read as dissect does.
+local function source()
+  local src = debug.getinfo(require("bitwire.walk").walk, "S").source
+  if src:sub(1, 1) == "@" then
+    local f = assert(io.open(src:sub(2), "rb"))
+    local text = f:read("a")
+    f:close()
+    return text
+  end
+  -- loaded from a string: its source is the text, unless it was named
+  if src:sub(1, 1) ~= "=" then return src end
+  error("bitwire.wireshark: the source of bitwire.walk is not available", 0)
 end
 
 -- The part of the plugin that does not depend on the schema.
@@ -457,7 +465,7 @@ function M.generate(s, frame, opts)
     tag = frame.tag or false }
   local out = {}
   literal(settings, out)
-  local walksrc = source("bitwire.walk")
+  local walksrc = source()
   return table.concat {
     "-- Wireshark dissector for bitwire packets, written by `bitwire wireshark`.\n",
     string.format("-- Schema fingerprint %s, protocol id 0x%x, UDP port %d.\n",

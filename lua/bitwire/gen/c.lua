@@ -516,9 +516,10 @@ local function protos(G, t)
     .. "** BW_EUTF8) or the writer is full: w->status says which. */")
   p[#p + 1] = fmt("bool %s_write (bw_Writer *w, const %s *v);", T, T)
   p[#p + 1] = fmt("/* Read into 'v'; false on bad bytes (r->status, r->errpos say why).\n"
-    .. "** %s_read_err also fills 'err' with the code, bit position and field\n"
-    .. "** path the Lua driver reports. Absent optionals, unset sparse slots and\n"
-    .. "** array entries past the count keep what they held. */", T)
+    .. "** %s_read_err also fills 'err' (when not NULL) with the code, bit\n"
+    .. "** position and field path the Lua driver reports. Absent optionals,\n"
+    .. "** unset sparse slots and array entries past the count keep what they\n"
+    .. "** held. */", T)
   p[#p + 1] = fmt("bool %s_read (bw_Reader *r, %s *v);", T, T)
   p[#p + 1] = fmt("bool %s_read_err (bw_Reader *r, %s *v, bw_Error *err);", T, T)
   p[#p + 1] = fmt("/* Bits %s_write spends on 'v' (a valid value) from bit 0. */", T)
@@ -545,6 +546,8 @@ bool %s_read (bw_Reader *r, %s *v) {
 }
 
 bool %s_read_err (bw_Reader *r, %s *v, bw_Error *err) {
+  bw_Error scratch;
+  if (err == NULL) err = &scratch;
   err->path[0] = '\0';
   if (read_%s(r, v, err)) return true;
   return bw_generror(r, err);

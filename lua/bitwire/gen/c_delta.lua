@@ -409,7 +409,8 @@ function M.protos(G, t, p)
   p[#p + 1] = fmt("bool %s_equal (const %s *a, const %s *b);", T, T, T)
   p[#p + 1] = fmt("/* 'v' against 'base' (WIRE.md, delta): what changed. */")
   p[#p + 1] = fmt("bool %s_write_delta (bw_Writer *w, const %s *v, const %s *base);", T, T, T)
-  p[#p + 1] = fmt("/* Read a delta against 'base' into 'v' ('v' may be 'base'). */")
+  p[#p + 1] = fmt("/* Read a delta against 'base' into 'v' ('v' may be 'base'); the\n"
+    .. "** _err form fills 'err' as T_read_err does (when not NULL). */")
   p[#p + 1] = fmt("bool %s_read_delta (bw_Reader *r, %s *v, const %s *base);", T, T, T)
   p[#p + 1] = fmt("bool %s_read_delta_err (bw_Reader *r, %s *v, const %s *base,\n"
     .. "                         bw_Error *err);", T, T, T)
@@ -454,6 +455,8 @@ bool %s_read_delta (bw_Reader *r, %s *v, const %s *base) {
 }
 
 bool %s_read_delta_err (bw_Reader *r, %s *v, const %s *base, bw_Error *err) {
+  bw_Error scratch;
+  if (err == NULL) err = &scratch;
   err->path[0] = '\0';
   if (read_delta_%s(r, v, base, err)) return true;
   return bw_generror(r, err);
