@@ -418,6 +418,10 @@ void bw_blobwfree (bw_BlobWriter *w) {
 size_t bw_blobwalloc (bw_BlobWriter *w, size_t n, size_t align) {
   size_t pos;
   if (w->status != BW_OK) return 0;
+  if (align == 0 || align > 8 || (align & (align - 1)) != 0) {
+    w->status = BW_EARG;
+    return 0;
+  }
   pos = (w->len + align - 1) & ~(align - 1);
   if (pos > w->max || n > w->max - pos) {
     w->status = BW_ENOMEM;
@@ -433,6 +437,14 @@ void bw_blobwsetrel (bw_BlobWriter *w, size_t at, size_t target,
                      int64_t count) {
   uint32_t off = target == 0 ? 0 : (uint32_t)(target - at);
   if (w->status != BW_OK) return;
+  /* a place claimed for it, and a target in the blob after it (offsets
+  ** run forward) */
+  if (at < BW_BLOBHEADER || at > w->len || w->len - at < (count >= 0 ? 8u : 4u)
+      || count > (int64_t)UINT32_MAX
+      || (target != 0 && (target <= at || target > w->len))) {
+    w->status = BW_EARG;
+    return;
+  }
   bw_blobstoreu(w->buf + at, off, 4);
   if (count >= 0) bw_blobstoreu(w->buf + at + 4, (uint64_t)count, 4);
 }
@@ -442,6 +454,10 @@ void bw_blobwfinish (bw_BlobWriter *w, const bw_BlobLayout *L,
   bw_BlobHeader h;
   bw_blobwalloc(w, 0, 8);  /* whole words, so blobs concatenate aligned */
   if (w->status != BW_OK) return;
+  if (root >= L->ntypes) {
+    w->status = BW_EARG;
+    return;
+  }
   h.magic = BW_BLOBMAGIC;
   h.format = BW_BLOBFORMAT;
   h.flags = BW_BLOBMAPPABLE;

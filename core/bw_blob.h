@@ -214,7 +214,8 @@ void   bw_blobwfree (bw_BlobWriter *w);
 ** out of memory. Positions are never 0: the header comes first. */
 size_t bw_blobwalloc (bw_BlobWriter *w, size_t n, size_t align);
 /* Point the relarray/relptr at position 'at' to 'target' with 'count'
-** (a relptr has no count: pass 'count' < 0). */
+** (a relptr has no count: pass 'count' < 0). A place outside what was
+** claimed, or a target not after it in the blob, sets BW_EARG. */
 void   bw_blobwsetrel (bw_BlobWriter *w, size_t at, size_t target,
                        int64_t count);
 /* Fill in the header for 'root' of 'L'; the blob is w->buf, w->len bytes. */

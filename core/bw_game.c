@@ -64,6 +64,7 @@ uint64_t bw_readtiered (bw_Reader *r, uint64_t min, uint64_t max,
                         const uint8_t *bits, unsigned n) {
   uint64_t lo = min, start = r->pos;
   unsigned i;
+  if (n == 0) return (uint64_t)bw_readerfail(r, BW_ERANGE);  /* as the write */
   for (i = 0; i < n; i++) {
     uint64_t hi;
     if (lo > max) {  /* a tier past 'max': no writer sends its flags */
@@ -89,11 +90,13 @@ uint64_t bw_readtiered (bw_Reader *r, uint64_t min, uint64_t max,
 
 /* {===================== quaternions ===================== */
 
-void bw_quatinit (bw_QFloat *q, unsigned bits) {
+bw_Status bw_quatinit (bw_QFloat *q, unsigned bits) {
+  int ok = bits >= 2 && bits <= 31;
   q->min = -0.707106781f;
   q->delta = 1.414213562f;
-  q->miv = (uint32_t)((UINT64_C(1) << bits) - 1);
-  q->nbits = bits;
+  q->nbits = ok ? bits : 0;  /* else: components of no bits, all 0 */
+  q->miv = ok ? (uint32_t)((UINT64_C(1) << bits) - 1) : 0;
+  return ok ? BW_OK : BW_EARG;
 }
 
 /* The length of 'in', or 0 when it has none to normalize by. */
@@ -278,8 +281,10 @@ int bw_readquatdecode (bw_Reader *r, const bw_QFloat *q, uint32_t code[4],
 /* {===================== angles ===================== */
 
 uint32_t bw_angleencode (double x, double period, unsigned bits) {
-  double steps = ldexp(1.0, (int)bits);
-  double t = fmod(x, period), u;
+  double steps, t, u;
+  if (bits < 1 || bits > 32) return 0;  /* no code past 32 bits */
+  steps = ldexp(1.0, (int)bits);
+  t = fmod(x, period);
   if (t < 0) t += period;  /* may round up to the period: step 2^bits */
   u = floor(bw_nofuse(t / period * steps) + 0.5);  /* never an FMA */
   if (!(u < steps)) u = 0;  /* also NaN, for an infinite x */
@@ -287,6 +292,7 @@ uint32_t bw_angleencode (double x, double period, unsigned bits) {
 }
 
 double bw_angledecode (uint32_t q, double period, unsigned bits) {
+  if (bits < 1 || bits > 32) return 0;
   return (double)q * period / ldexp(1.0, (int)bits);
 }
 

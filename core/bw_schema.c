@@ -105,7 +105,7 @@ static int grow (void **p, uint32_t *cap, uint32_t need, size_t size) {
 uint32_t bw_schemaaddname (bw_Schema *S, const char *s, size_t len) {
   char *copy;
   uint32_t cap = S->capnames;
-  if (S->nnames == BW_NONE - 1) return BW_NONE;
+  if (S->sealed || S->nnames == BW_NONE - 1) return BW_NONE;
   if (!grow((void **)&S->names, &cap, S->nnames + 1, sizeof(char *)))
     return BW_NONE;
   cap = S->capnames;
@@ -123,7 +123,7 @@ uint32_t bw_schemaaddname (bw_Schema *S, const char *s, size_t len) {
 
 uint32_t bw_schemaaddtype (bw_Schema *S, uint32_t name) {
   bw_Type *t;
-  if (S->ntypes == BW_NONE - 1
+  if (S->sealed || S->ntypes == BW_NONE - 1
       || !grow((void **)&S->types, &S->captypes, S->ntypes + 1,
                sizeof(bw_Type)))
     return BW_NONE;
@@ -137,7 +137,7 @@ uint32_t bw_schemaaddtype (bw_Schema *S, uint32_t name) {
 
 uint32_t bw_schemaaddfields (bw_Schema *S, uint32_t n) {
   uint32_t i, first = S->nfields;
-  if (n > BW_NONE - 1 - S->nfields
+  if (S->sealed || n > BW_NONE - 1 - S->nfields
       || !grow((void **)&S->fields, &S->capfields, S->nfields + n,
                sizeof(bw_Field)))
     return BW_NONE;
@@ -580,8 +580,9 @@ bw_Status bw_schemaseal (bw_Schema *S, char *msg, size_t msgsize) {
   uint32_t t, i;
   uint64_t h = UINT64_C(0xcbf29ce484222325);
   if (msgsize > 0) msg[0] = '\0';
-  if (S->sealed) {   /* again would take the ids for a given list */
-    if (msgsize > 0) snprintf(msg, msgsize, "schema already sealed");
+  if (S == NULL || S->sealed) {  /* again would take the ids for a given list */
+    if (msgsize > 0)
+      snprintf(msg, msgsize, S == NULL ? "no schema" : "schema already sealed");
     return BW_EARG;
   }
   z.S = S;

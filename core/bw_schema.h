@@ -129,7 +129,8 @@ uintptr_t  bw_handlenew (bw_Schema *S);
 bw_Schema *bw_handletake (uintptr_t id);
 
 /* Builders, before bw_schemaseal. Each returns an index, or BW_NONE when
-** out of memory. Pointers into S->fields may move on the next append. */
+** out of memory or the schema is sealed (immutable: shared between
+** threads). Pointers into S->fields may move on the next append. */
 uint32_t bw_schemaaddname (bw_Schema *S, const char *s, size_t len);
 uint32_t bw_schemaaddtype (bw_Schema *S, uint32_t name);
 /* Append 'n' zeroed fields (since = 0, removed = UINT32_MAX); returns the
@@ -271,8 +272,9 @@ uint64_t  bw_tierhi (uint64_t lo, uint64_t max, const uint8_t *bits,
 unsigned  bw_tieredbits (uint64_t v, uint64_t min, uint64_t max,
                          const uint8_t *bits, unsigned n);
 
-/* Quantizer of smallest-three components, 'bits' (2..31) each. */
-void bw_quatinit (bw_QFloat *q, unsigned bits);
+/* Quantizer of smallest-three components, 'bits' (2..31) each; other
+** 'bits' give BW_EARG and a quantizer of 0-bit components. */
+bw_Status bw_quatinit (bw_QFloat *q, unsigned bits);
 /* Normalize 'in' (x, y, z, w) and fill 'out' with the largest component's
 ** index and the three quantized others, in canonical form (below). 0 if
 ** 'in' has no length. */
@@ -298,7 +300,8 @@ int       bw_readquatdecode (bw_Reader *r, const bw_QFloat *q,
                              uint32_t code[4], double out[4]);
 
 /* Angles: 'x' (finite) wrapped into [0, period) in 2^bits steps (1..32),
-** rounded to the nearest step; a step of 2^bits is 0 again. */
+** rounded to the nearest step; a step of 2^bits is 0 again. Other 'bits'
+** give 0. */
 uint32_t bw_angleencode (double x, double period, unsigned bits);
 double   bw_angledecode (uint32_t q, double period, unsigned bits);
 

@@ -162,6 +162,9 @@ static void test_roundtrip (void) {
   CHECK(bw_blobgeti(w.buf + root + 16, BW_CI16) == -3);
   /* the wrong root type */
   CHECK(bw_blobcheck(w.buf, w.len, &l.L, 0, &e, &why) == BW_ESCHEMA);
+  /* a root the layout has no type for: refused, no read past its types */
+  bw_blobwfinish(&w, &l.L, l.L.ntypes);
+  CHECK(w.status == BW_EARG);
   bw_blobwfree(&w);
   free(l.mem);
   bw_schemarelease(S);
@@ -277,6 +280,36 @@ static void test_writer_limits (void) {
   CHECK(bw_blobwalloc(&w, 8, 8) == 56);
   CHECK(bw_blobwalloc(&w, 1, 1) == 0 && w.status == BW_ENOMEM);
   bw_blobwfree(&w);
+  /* misused arguments: BW_EARG, nothing written out of place */
+  {
+    size_t aligns[] = { 0, 3, 6, 16 };
+    unsigned i;
+    for (i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++) {
+      bw_blobwinit(&w, plainalloc, NULL, 256);
+      CHECK(bw_blobwalloc(&w, 4, aligns[i]) == 0 && w.status == BW_EARG);
+      bw_blobwfree(&w);
+    }
+  }
+  {
+    size_t at, data;
+    bw_blobwinit(&w, plainalloc, NULL, 256);
+    at = bw_blobwalloc(&w, 8, 4);     /* a relarray: offset and count */
+    data = bw_blobwalloc(&w, 4, 4);
+    bw_blobwsetrel(&w, at, data, 1);
+    CHECK(w.status == BW_OK && bw_blobgeti(w.buf + at, BW_CU32) == (int64_t)(data - at));
+    bw_blobwsetrel(&w, w.len - 4, 0, 2);            /* past what was claimed */
+    CHECK(w.status == BW_EARG);
+    w.status = BW_OK;
+    bw_blobwsetrel(&w, 4, data, -1);                /* into the header */
+    CHECK(w.status == BW_EARG);
+    w.status = BW_OK;
+    bw_blobwsetrel(&w, data, at, -1);               /* backwards */
+    CHECK(w.status == BW_EARG);
+    w.status = BW_OK;
+    bw_blobwsetrel(&w, at, w.len + 8, -1);          /* past the end */
+    CHECK(w.status == BW_EARG);
+    bw_blobwfree(&w);
+  }
 }
 
 static void test_scalars (void) {

@@ -44,6 +44,23 @@ static void test_angle (void) {
           == n - 1;
     CHECK(ok);
   }
+  /* widths past the documented 1..32 give 0, never a cut code */
+  CHECK(bw_angleencode(PI2 / 2, PI2, 0) == 0 && bw_angleencode(PI2 / 2, PI2, 40) == 0);
+  CHECK(bw_angledecode(5, PI2, 0) == 0 && bw_angledecode(5, PI2, 40) == 0);
+}
+
+/* Misuse of the primitives' documented arguments is refused */
+static void test_bad_arguments (void) {
+  bw_QFloat q;
+  const uint8_t tiers[1] = { 8 };
+  uint8_t buf[8] = { 0xFF };
+  bw_Reader r;
+  CHECK(bw_quatinit(&q, 9) == BW_OK && q.nbits == 9 && q.miv == 511);
+  CHECK(bw_quatinit(&q, 1) == BW_EARG && q.nbits == 0 && q.miv == 0);
+  CHECK(bw_quatinit(&q, 32) == BW_EARG && q.nbits == 0);
+  CHECK(bw_quatinit(&q, 64) == BW_EARG && q.nbits == 0);
+  bw_readerinit(&r, buf, sizeof(buf));   /* no tiers: as the write, range */
+  CHECK(bw_readtiered(&r, 0, 100, tiers, 0) == 0 && r.status == BW_ERANGE && r.errpos == 0);
 }
 
 static size_t flush (bw_Writer *w) {
@@ -396,6 +413,7 @@ static void test_qfloatexact (void) {
 }
 
 int main (void) {
+  test_bad_arguments();
   test_angle();
   test_diff_tiers();
   test_diff_roundtrip();

@@ -69,6 +69,13 @@ static void test_seal_sizes (void) {
     CHECK(strcmp(msg, "schema already sealed") == 0);
     CHECK(S->fingerprint == fp && !S->explicitids && S->typebits == 1);
   }
+  {  /* and the builders leave a sealed schema as it is */
+    uint32_t n = S->nnames, t = S->ntypes, f = S->nfields;
+    CHECK(bw_schemaaddname(S, "x", 1) == BW_NONE);
+    CHECK(bw_schemaaddtype(S, 0) == BW_NONE);
+    CHECK(bw_schemaaddfields(S, 1) == BW_NONE);
+    CHECK(S->nnames == n && S->ntypes == t && S->nfields == f);
+  }
   bw_schemarelease(S);
 }
 
