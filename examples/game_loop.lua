@@ -181,9 +181,13 @@ function Client:receive(packet)
   if name ~= "Snapshot" then return nil, "unexpected " .. name, "tag" end
   if self.state == nil or v.tick > self.state.tick then self.state = v end
   self.received = self.received + 1
-  local id = v.tick & 0xFFFF
-  self.kept[id] = v
-  self.kept[(v.tick - 64) & 0xFFFF] = nil
+  -- keep the last 64 ticks' snapshots, as the server keeps what it sent:
+  -- swept by tick, since the packet of any one tick may never arrive
+  local newest = self.state.tick
+  if v.tick > newest - 64 then self.kept[v.tick & 0xFFFF] = v end
+  for id, old in pairs(self.kept) do
+    if old.tick <= newest - 64 then self.kept[id] = nil end
+  end
   return self.proto:encode("Ack", { tick = v.tick })
 end
 

@@ -126,6 +126,25 @@ describe("the game loop", function ()
     assert.equal("baseline", code)
     assert.matches("unknown baseline 1", err)
   end)
+
+  it("keeps at most 64 snapshots on the client when packets are lost", function ()
+    local sreg, creg = assert(bitwire.watch(path)), assert(bitwire.watch(path))
+    local server, client = G.server(sreg), G.client(creg)
+    local c = server:connect("c1")
+    for tick = 1, 300 do
+      server:step()
+      local packet = server:packet_for(c)
+      if tick % 5 ~= 0 then                    -- every fifth packet is lost
+        server:receive(c, assert(client:receive(packet)))
+      end
+    end
+    local n = 0
+    for _, snap in pairs(client.kept) do
+      n = n + 1
+      assert.is_true(snap.tick > client.state.tick - 64, snap.tick .. " kept")
+    end
+    assert.is_true(n <= 64, n .. " kept")
+  end)
 end)
 
 describe("examples/game_server.lua and game_client.lua", function ()
