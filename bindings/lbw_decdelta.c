@@ -380,11 +380,56 @@ static void moveinto (lua_State *L, int into, int taped) {
   lua_replace(L, top);
 }
 
+/* A share decode's result and its baseline hold the same record and array
+** tables: each is marked lent, and a decode into a lent table makes fresh
+** tables and moves them in, as a delta does, instead of refilling the
+** shared ones in place under the other's feet. A decode into it that
+** shares nothing leaves it its own again. The marks are the state's, not
+** a schema's: a reload's schema decodes into tables the last one lent. */
+static const char LENT = 'l';  /* its address: the registry's key */
+
+/* Push the weak-keyed set of lent tables; nil when none was ever made
+** ('make': make it). */
+static int pushlent (lua_State *L, int make) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &LENT) == LUA_TTABLE || !make)
+    return lua_istable(L, -1);
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 0);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &LENT);
+  return 1;
+}
+
+static int islent (lua_State *L, int idx) {
+  int top = lua_gettop(L), lent = 0;
+  if (pushlent(L, 0)) {
+    lua_pushvalue(L, idx);
+    lent = lua_rawget(L, -2) != LUA_TNIL;
+  }
+  lua_settop(L, top);
+  return lent;
+}
+
+static void setlent (lua_State *L, int idx, int lent) {
+  int top = lua_gettop(L);
+  if (pushlent(L, lent)) {
+    lua_pushvalue(L, idx);
+    if (lent) lua_pushboolean(L, 1);
+    else lua_pushnil(L);
+    lua_rawset(L, -3);
+  }
+  lua_settop(L, top);
+}
+
 /* Pushes the value (1) or returns 0 with the failure in 'c'. */
 int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
-  int ok, taped = 0;
+  int ok, taped = 0, fresh = into && islent(c->L, into);
   const struct Tape *tape;
-  if (into) bw_intoprepare(c, t, into, b);
+  if (into && !fresh) bw_intoprepare(c, t, into, b);
   if (b) {
     c->checked = bw_decodedas(c, t, b, &tape);
     if (c->share && c->checked) c->share = 2;
@@ -395,8 +440,16 @@ int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
     c->checked = 0;
     if (ok && into) moveinto(c->L, into, taped);
   }
-  else ok = bw_decstruct(c, t, into);
+  else {
+    ok = bw_decstruct(c, t, fresh ? 0 : into);
+    if (ok && fresh) moveinto(c->L, into, 0);
+  }
   if (ok == 2) lua_pushvalue(c->L, into);  /* refilled in place */
+  if (ok && c->share == 2) {  /* the result holds the baseline's tables */
+    setlent(c->L, lua_gettop(c->L), 1);
+    setlent(c->L, b, 1);
+  }
+  else if (ok && into) setlent(c->L, into, 0);
   if (ok && !taped) bw_setdecoded(c, t, lua_gettop(c->L), 1);
   else if (!ok && into) bw_setdecoded(c, t, into, 0);
   return ok != 0;

@@ -401,6 +401,46 @@ describe("a registry protocol with deltas", function ()
     end
   end)
 
+  it("never refills in place the records a share decode lent, whatever decodes into them", function ()
+    local path = tempdefs(defs())
+    local reg = assert(bitwire.watch(path))
+    local s0 = reg:current()
+    local p = bitwire.protocol(reg, { id = 11, deltas = true })
+    local a, b, c = snapshot(1, {}), snapshot(2, { [1] = true }), snapshot(3, { [1] = true, [2] = true })
+    local _, base = p:decode(p:encode("Snapshot", a))
+    local held = s0:encode("Snapshot", base)
+    local scratch = {}
+    local pk = p:encode("Snapshot", b, { baseline = a, baseline_id = 5 })
+    assert(p:decode(pk, { baselines = { [5] = base }, into = scratch, share = true }))
+    assert.is_true(rawequal(base.entities[2], scratch.entities[2]))   -- lent
+    -- a full frame into the result (a client's recovery) leaves the baseline
+    assert(p:decode(p:encode("Snapshot", c), { into = scratch }))
+    assert.equal(held, s0:encode("Snapshot", base))
+    assert.same(select(2, p:decode(p:encode("Snapshot", c))), scratch)
+    -- and one into the baseline leaves what the result holds of it
+    assert(p:decode(pk, { baselines = { [5] = base }, into = scratch, share = true }))
+    local got = s0:encode("Snapshot", scratch)
+    assert(p:decode(p:encode("Snapshot", c), { into = base }))
+    assert.equal(got, s0:encode("Snapshot", scratch))
+    -- the marks are the state's: after a reload, the new schema's decode
+    -- into a table the old one lent leaves the lender as it was
+    local pk2 = p:encode("Snapshot", c, { baseline = b, baseline_id = 6 })
+    local again = {}
+    assert(p:decode(pk2, { baselines = { [6] = scratch }, into = again, share = true }))
+    assert.is_true(rawequal(scratch.entities[3], again.entities[3]))
+    got = s0:encode("Snapshot", scratch)
+    write(path, defs('{"armor", "int", min = 0, max = 255, since = 0, default = 0},'))
+    assert.is_true(reg:reload())
+    assert(p:decode(p:encode("Snapshot", snapshot(4, {}, { armor = 7 })), { into = again }))
+    assert.equal(got, s0:encode("Snapshot", scratch))
+    assert.equal(7, again.entities[3].armor)
+    -- that decode shared nothing: the table is its own, refilled in place
+    local t = again.entities[1]
+    assert(p:decode(p:encode("Snapshot", snapshot(5, {}, { armor = 8 })), { into = again }))
+    assert.is_true(rawequal(t, again.entities[1]))
+    assert.equal(8, again.entities[1].armor)
+  end)
+
   it("sends the version of a versioned registry protocol with deltas", function ()
     local reg = assert(bitwire.watch(tempdefs(defs())))
     local p = bitwire.protocol(reg, { deltas = true, versioned = true, version_bits = 4 })
