@@ -76,7 +76,8 @@ function M.run(args, sysio)
       local ok, blob = pcall(require, "bitwire.gen.blob")
       if not ok then error("gen c --blob: bitwire.gen.blob is not installed", 0) end
       write(out, { { dir .. "/" .. name .. "_blob.h",
-        blob.generate(s, { prefix = opts.prefix, version = opts.version }) } })
+        blob.generate(s, { prefix = opts.prefix, version = opts.version,
+          guard = (name:upper():gsub("[^%w]", "_")) .. "_BLOB_H" }) } })
       return 0
     end
     local code = bitwire.gen.c(s, opts)
