@@ -78,16 +78,7 @@ const bw_BlobLayout *bw_blobtrylayout (lua_State *L, uint32_t version,
   LLayout *ll;
   int cached = version == ls->S->version;
   if (cached) {
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &cachekey) != LUA_TTABLE) {
-      lua_pop(L, 1);
-      lua_newtable(L);
-      lua_createtable(L, 0, 1);
-      lua_pushliteral(L, "k");
-      lua_setfield(L, -2, "__mode");
-      lua_setmetatable(L, -2);
-      lua_pushvalue(L, -1);
-      lua_rawsetp(L, LUA_REGISTRYINDEX, &cachekey);
-    }
+    bw_pushweakreg(L, &cachekey, 1);
     lua_pushvalue(L, 1);
     if (lua_rawget(L, -2) == LUA_TUSERDATA) {
       lua_remove(L, -2);

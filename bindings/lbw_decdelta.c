@@ -388,25 +388,9 @@ static void moveinto (lua_State *L, int into, int taped) {
 ** a schema's: a reload's schema decodes into tables the last one lent. */
 static const char LENT = 'l';  /* its address: the registry's key */
 
-/* Push the weak-keyed set of lent tables; nil when none was ever made
-** ('make': make it). */
-static int pushlent (lua_State *L, int make) {
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &LENT) == LUA_TTABLE || !make)
-    return lua_istable(L, -1);
-  lua_pop(L, 1);
-  lua_createtable(L, 0, 0);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  lua_pushvalue(L, -1);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &LENT);
-  return 1;
-}
-
 static int islent (lua_State *L, int idx) {
   int top = lua_gettop(L), lent = 0;
-  if (pushlent(L, 0)) {
+  if (bw_pushweakreg(L, &LENT, 0)) {
     lua_pushvalue(L, idx);
     lent = lua_rawget(L, -2) != LUA_TNIL;
   }
@@ -416,7 +400,7 @@ static int islent (lua_State *L, int idx) {
 
 static void setlent (lua_State *L, int idx, int lent) {
   int top = lua_gettop(L);
-  if (pushlent(L, lent)) {
+  if (bw_pushweakreg(L, &LENT, lent)) {
     lua_pushvalue(L, idx);
     if (lent) lua_pushboolean(L, 1);
     else lua_pushnil(L);

@@ -266,18 +266,31 @@ void bw_initinner (lua_State *L, Ctx *c, LSchema *ls, uint32_t version) {
   initfields(L, c, ls, version, 0);
 }
 
-/* Push the weak-keyed table in user value 'uv' of the schema at index 1,
-** made on first use. */
-void bw_pushweakuv (lua_State *L, int uv) {
-  if (lua_getiuservalue(L, 1, uv) == LUA_TTABLE) return;
-  lua_pop(L, 1);
+/* Push a new table with weak keys. */
+static void newweak (lua_State *L) {
   lua_createtable(L, 0, 0);
   lua_createtable(L, 0, 1);
   lua_pushliteral(L, "k");
   lua_setfield(L, -2, "__mode");
   lua_setmetatable(L, -2);
+}
+
+void bw_pushweakuv (lua_State *L, int uv) {
+  if (lua_getiuservalue(L, 1, uv) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  newweak(L);
   lua_pushvalue(L, -1);
   lua_setiuservalue(L, 1, uv);
+}
+
+int bw_pushweakreg (lua_State *L, const void *key, int make) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return 1;
+  if (!make) return 0;
+  lua_pop(L, 1);
+  newweak(L);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, key);
+  return 1;
 }
 
 /* The record at 'v' as type 't', as a delta when 'b' (a baseline) is set.

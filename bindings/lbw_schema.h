@@ -425,6 +425,9 @@ int bw_decdeltacount (Ctx *c, const bw_Field *f, int64_t bn, int64_t *n);
 /* Push the weak-keyed table of user value 'uv' (UV_KNOWN) of
 ** the schema at index 1 (lbw_methods.c). */
 void bw_pushweakuv (lua_State *L, int uv);
+/* Push the weak-keyed table the registry keeps at light key 'key', made
+** first when 'make'; 0 (with nil pushed) when there is none. */
+int  bw_pushweakreg (lua_State *L, const void *key, int make);
 /* A whole value: a delta against the baseline at 'b' (when set, and then
 ** moved 'into' a table when set), else decoded 'into'; remembers which
 ** schema decoded the result (lbw_decdelta.c). */
