@@ -23,10 +23,16 @@ describe("the game loop", function ()
   end)
   after_each(function () os.remove(path) end)
 
-  it("sends deltas of at most 40% of a full frame, across a reload, with no field missing", function ()
+  -- A server and a client, each watching the definitions, and the
+  -- client's connection on the server.
+  local function connected()
     local sreg, creg = assert(bitwire.watch(path)), assert(bitwire.watch(path))
     local server, client = G.server(sreg), G.client(creg)
-    local c = server:connect("c1")
+    return server, client, server:connect("c1"), sreg, creg
+  end
+
+  it("sends deltas of at most 40% of a full frame, across a reload, with no field missing", function ()
+    local server, client, c, sreg, creg = connected()
     assert.equal("Hello", (server:receive(c, client:hello("ann"))))
     local ack
     local ratios = { before = {}, after = {} }
@@ -98,9 +104,7 @@ describe("the game loop", function ()
   end)
 
   it("falls back to full frames when the client's ack is too old, and loses nothing", function ()
-    local sreg, creg = assert(bitwire.watch(path)), assert(bitwire.watch(path))
-    local server, client = G.server(sreg), G.client(creg)
-    local c = server:connect("c1")
+    local server, client, c = connected()
     for _ = 1, 5 do
       server:step()
       server:receive(c, assert(client:receive((server:packet_for(c)))))
@@ -114,9 +118,7 @@ describe("the game loop", function ()
   end)
 
   it("refuses a delta against a snapshot the client does not have, with code baseline", function ()
-    local sreg, creg = assert(bitwire.watch(path)), assert(bitwire.watch(path))
-    local server, client = G.server(sreg), G.client(creg)
-    local c = server:connect("c1")
+    local server, client, c = connected()
     server:step()
     server:receive(c, assert(client:receive((server:packet_for(c)))))
     server:step()
@@ -128,9 +130,7 @@ describe("the game loop", function ()
   end)
 
   it("keeps at most 64 snapshots on the client when packets are lost", function ()
-    local sreg, creg = assert(bitwire.watch(path)), assert(bitwire.watch(path))
-    local server, client = G.server(sreg), G.client(creg)
-    local c = server:connect("c1")
+    local server, client, c = connected()
     for tick = 1, 300 do
       server:step()
       local packet = server:packet_for(c)
