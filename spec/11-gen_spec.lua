@@ -1096,4 +1096,19 @@ describe("bitwire gen (command)", function()
     assert.is_nil(io.open(dir .. "/p.h.tmp"))
     os.execute("rm -rf " .. dir)
   end)
+
+  it("fails, and moves nothing in, when a file's last bytes cannot be written", function()
+    -- a small file is written at close: a full disk fails only there
+    if not io.open("/dev/full", "w") then return end
+    local dir, defsfile = defsdir('return { P = { {"hp", "int", min = 0, max = 100} } }\n')
+    os.execute("ln -s /dev/full " .. dir .. "/p_blob.h.tmp")
+    local log = sink()
+    local ok, err = pcall(cli.run, { "c", defsfile, "-o", dir, "--name", "p", "--blob" },
+      { stdout = log })
+    assert.is_false(ok)
+    assert.matches("p_blob.h.tmp: ", err, 1, true)
+    assert.equal("", log.text)
+    assert.is_nil(io.open(dir .. "/p_blob.h"))
+    os.execute("rm -rf " .. dir)
+  end)
 end)

@@ -41,9 +41,10 @@ local function write(out, files)
     local f, err = io.open(tmp, "w")
     if not f then undo(err) end
     tmps[i] = tmp
+    -- a buffered write fails only at close (a full disk): check both
     local ok, werr = f:write(file[2])
-    f:close()
-    if not ok then undo(tmp .. ": " .. tostring(werr)) end
+    local closed, cerr = f:close()
+    if not ok or not closed then undo(tmp .. ": " .. tostring(werr or cerr)) end
   end
   for i, file in ipairs(files) do
     local ok, err = os.rename(tmps[i], file[1])
