@@ -247,6 +247,13 @@ describe("bitwire encode, decode, cost, dissect", function()
     assert.equal(0, status)
     assert.equal(packet, out)
     assert.is_nil(io.open("-"))
+    -- a write that fails at close (a full disk) fails the command
+    if io.open("/dev/full", "w") then
+      local err
+      status, out, err = run("encode", V3, "Snapshot", "json:" .. SNAP, "-o", "/dev/full")
+      assert.equal(1, status)
+      assert.matches("/dev/full: ", err, 1, true)
+    end
   end)
 
   it("decodes a packet back to the same JSON", function()

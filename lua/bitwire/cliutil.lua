@@ -154,8 +154,10 @@ function M.writefile(path, data, stdout)
   end
   local f, err = io.open(path, "wb")
   if f == nil then M.fail("%s", err) end
-  f:write(data)
-  f:close()
+  -- a buffered write fails only at close (a full disk): check both
+  local ok, werr = f:write(data)
+  local closed, cerr = f:close()
+  if not ok or not closed then M.fail("%s: %s", path, tostring(werr or cerr)) end
 end
 
 function M.fromhex(h, what)
