@@ -252,6 +252,7 @@ describe("bitwire encode, decode, cost, dissect", function()
       local err
       status, out, err = run("encode", V3, "Snapshot", "json:" .. SNAP, "-o", "/dev/full")
       assert.equal(1, status)
+      assert.equal("", out)
       assert.matches("/dev/full: ", err, 1, true)
     end
   end)
