@@ -219,6 +219,25 @@ static int picktagged (void *ud, uint32_t tag, unsigned *typebits) {
   return 1;
 }
 
+/* The other schemas of a registry's frames ('hdr.schemas') forget the
+** table a decode by the one at index 1 refilled: a delta against it,
+** decoded by one of them (a frame sent before a reload), reads what it
+** holds now, not what that schema last decoded into it. */
+static void forgetinto (lua_State *L, int into) {
+  int top = lua_gettop(L);
+  lua_pushliteral(L, "schemas");
+  if (lua_rawget(L, 2) == LUA_TTABLE) {
+    int schemas = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, schemas)) {
+      if (!lua_rawequal(L, -1, 1) && luaL_testudata(L, -1, SCHEMA_MT) != NULL)
+        bw_tapedrop(L, lua_gettop(L), into);
+      lua_pop(L, 1);
+    }
+  }
+  lua_settop(L, top);
+}
+
 /* s:frame_decode(hdr, packet [, opts]) -> name, value, schema |
 ** nil, message, code. 'schema' is the one the packet's tag named. */
 static int schema_framedecode (lua_State *L) {
@@ -227,7 +246,7 @@ static int schema_framedecode (lua_State *L) {
   bw_Reader r;
   size_t len;
   const char *s;
-  int fold, given, into, b = 0;
+  int fold, given, into, ok, b = 0;
   Lookup lk;
   uint32_t version, t;
   Opts o;
@@ -305,7 +324,9 @@ static int schema_framedecode (lua_State *L) {
     lua_getfield(L, 2, "type");
     t = bw_checktype(L, lua_gettop(L));
   }
-  if (!bw_decodefrom(&c, t, into, b)) return bw_pushdecodeerror(L, &c);
+  ok = bw_decodefrom(&c, t, into, b);
+  if (into) forgetinto(L, into);  /* refilled, or partly on a failure */
+  if (!ok) return bw_pushdecodeerror(L, &c);
   lua_pushvalue(L, 1);
   return 3;
 }

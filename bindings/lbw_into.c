@@ -128,5 +128,5 @@ void bw_intoprepare (Ctx *c, uint32_t t, int into, int b) {
   }
   /* what it was sent as, it is no longer; a delta's baseline may be
   ** 'into' itself, whose tape the walk reads: bw_decodetop replaces it */
-  if (!b) bw_tapedrop(L, into);
+  if (!b) bw_tapedrop(L, 1, into);
 }

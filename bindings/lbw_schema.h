@@ -384,9 +384,9 @@ struct Tape;  /* lbw_tape.h */
 ** else looked up or made): pushes the value (1), or 0 with the failure;
 ** -1, having read nothing, when 't' or the baseline take none. */
 int  bw_dectape (Ctx *c, uint32_t t, int bidx, const struct Tape *tape);
-/* Forget the tape of the table at 'idx' (a decode refills it) of the
-** schema at index 1. */
-void bw_tapedrop (lua_State *L, int idx);
+/* Make the schema at index 's' forget what it knew of the table at 'idx'
+** (its tape, its type): a decode refills the table. */
+void bw_tapedrop (lua_State *L, int s, int idx);
 /* 1 if the table at 'b' is what a decode of this schema made as type 't',
 ** at the schema's own version, its tape for 't' in '*tape' if it has one
 ** (else NULL); remember (ok) or forget that of the table at 'tbl'. */

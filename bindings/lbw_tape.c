@@ -643,8 +643,8 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape) {
   return 1;
 }
 
-void bw_tapedrop (lua_State *L, int idx) {
-  if (lua_getiuservalue(L, 1, UV_KNOWN) == LUA_TTABLE) {
+void bw_tapedrop (lua_State *L, int s, int idx) {
+  if (lua_getiuservalue(L, s, UV_KNOWN) == LUA_TTABLE) {
     lua_pushvalue(L, idx);
     lua_pushnil(L);
     lua_rawset(L, -3);

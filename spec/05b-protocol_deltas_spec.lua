@@ -441,6 +441,29 @@ describe("a registry protocol with deltas", function ()
     assert.equal(8, again.entities[1].armor)
   end)
 
+  it("decodes an old frame's delta against a table the new definitions decoded into", function ()
+    -- the client's ring slot r was a delta's result under the old schema;
+    -- after the reload a frame of the new one refills it; then a delta sent
+    -- before the reload, against what r holds now, arrives
+    local path = tempdefs(defs())
+    local sreg, creg = assert(bitwire.watch(path)), assert(bitwire.watch(path))
+    local server = bitwire.protocol(sreg, { id = 7, deltas = true })
+    local client = bitwire.protocol(creg, { id = 7, deltas = true })
+    local a, b, c = snapshot(1, {}), snapshot(2, { [1] = true }), snapshot(3, { [2] = true })
+    local e = snapshot(4, { [2] = true, [3] = true })
+    local _, ra = assert(client:decode(server:encode("Snapshot", a)))
+    local _, r = assert(client:decode(server:encode("Snapshot", b, { baseline = a, baseline_id = 1 }),
+                                      { baselines = { [1] = ra } }))
+    local late = server:encode("Snapshot", e, { baseline = c, baseline_id = 2 })   -- old tag
+    write(path, defs('{"armor", "int", min = 0, max = 255, since = 0, default = 0},'))
+    assert.is_true(sreg:reload())
+    assert.is_true(creg:reload())
+    assert(client:decode(server:encode("Snapshot", c), { into = r }))   -- the new tag
+    local _, got = assert(client:decode(late, { baselines = { [2] = r } }))
+    local old = creg:schemas()[2]
+    assert.same(old:decode("Snapshot", old:encode("Snapshot", e)), got)
+  end)
+
   it("sends the version of a versioned registry protocol with deltas", function ()
     local reg = assert(bitwire.watch(tempdefs(defs())))
     local p = bitwire.protocol(reg, { deltas = true, versioned = true, version_bits = 4 })
