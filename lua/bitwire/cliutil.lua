@@ -146,6 +146,16 @@ function M.readfile(path, stdin)
   return data
 end
 
+-- Write 'data' to the open file 'f' (of 'path') and close it: true, or
+-- nil and why. A buffered write fails only at close (a full disk): both
+-- are checked.
+function M.writeclose(f, data, path)
+  local ok, werr = f:write(data)
+  local closed, cerr = f:close()
+  if ok and closed then return true end
+  return nil, path .. ": " .. tostring(werr or cerr)
+end
+
 -- Write 'data' to file 'path' (- is 'stdout', as it is stdin to readfile).
 function M.writefile(path, data, stdout)
   if path == "-" then
@@ -154,10 +164,8 @@ function M.writefile(path, data, stdout)
   end
   local f, err = io.open(path, "wb")
   if f == nil then M.fail("%s", err) end
-  -- a buffered write fails only at close (a full disk): check both
-  local ok, werr = f:write(data)
-  local closed, cerr = f:close()
-  if not ok or not closed then M.fail("%s: %s", path, tostring(werr or cerr)) end
+  local ok, why = M.writeclose(f, data, path)
+  if not ok then M.fail("%s", why) end
 end
 
 function M.fromhex(h, what)

@@ -41,10 +41,8 @@ local function write(out, files)
     local f, err = io.open(tmp, "w")
     if not f then undo(err) end
     tmps[i] = tmp
-    -- a buffered write fails only at close (a full disk): check both
-    local ok, werr = f:write(file[2])
-    local closed, cerr = f:close()
-    if not ok or not closed then undo(tmp .. ": " .. tostring(werr or cerr)) end
+    local ok, why = require("bitwire.cliutil").writeclose(f, file[2], tmp)
+    if not ok then undo(why) end
   end
   for i, file in ipairs(files) do
     local ok, err = os.rename(tmps[i], file[1])
