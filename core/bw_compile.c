@@ -275,15 +275,63 @@ bw_Status bw_schemaaddfield (bw_Schema *S, const bw_FieldSpec *f, bw_SchemaError
   return BW_OK;
 }
 
+/* The type ids the 'messages' list names, into 'ids' (its length): BW_OK,
+** or the failure reported. */
+static bw_Status listids (Ctx *x, bw_Schema *S, const bw_Value *list,
+                          uint32_t *ids) {
+  uint8_t *seen = (uint8_t *)calloc((size_t)S->ntypes + 1, 1);
+  uint32_t i;
+  bw_Status st = BW_OK;
+  if (seen == NULL) return nomem(x), BW_ENOMEM;
+  for (i = 0; st == BW_OK && i < (uint32_t)list->len; i++) {
+    const bw_Value *v = &list->items[i];
+    Entry *en;
+    if (v->type != BW_VSTRING) {
+      st = (fail(x, "messages[%u] must be a type name", i + 1), BW_ESCHEMA);
+      break;
+    }
+    en = bw_buildlookup(x->B, S, TYPESCOPE, v->s, v->len);
+    if (en == NULL)
+      st = (nomem(x), BW_ENOMEM);
+    else if (en->name == BW_NONE)
+      st = (fail(x, "messages[%u]: unknown type '%s'", i + 1,
+                 bw_valuetext(v).s), BW_ESCHEMA);
+    else if (seen[en->value])
+      st = (fail(x, "messages: '%s' listed twice", bw_valuetext(v).s),
+            BW_ESCHEMA);
+    else {
+      seen[en->value] = 1;
+      ids[i] = en->value;
+    }
+  }
+  free(seen);
+  return st;
+}
+
+/* The message id width for 'n' ids: 'bits' when given and wide enough. */
+static bw_Status msgwidth (Ctx *x, const bw_Value *bits, uint32_t n,
+                           unsigned *width) {
+  unsigned need = n > 0 ? bw_bitsrequired(0, (int64_t)n - 1) : 0;
+  *width = need;
+  if (bits->type == BW_VNONE) return BW_OK;
+  if (bits->type != BW_VINT || bits->i < 0 || bits->i > 32)
+    return fail(x, "'message_bits' must be an integer in [0, 32]"), BW_ESCHEMA;
+  if ((unsigned)bits->i < need)
+    return fail(x, "message_bits %u cannot number %u messages",
+                (unsigned)bits->i, n), BW_ESCHEMA;
+  *width = (unsigned)bits->i;
+  return BW_OK;
+}
+
 /* All or nothing: a list or width refused leaves the ids as they were, so
 ** a caller that goes on to bw_schemafinish gets every type by index, never
 ** half a list. */
 bw_Status bw_schemamessages (bw_Schema *S, const bw_Value *list,
                              const bw_Value *bits, bw_SchemaError *e) {
   Ctx x;
-  uint32_t n, i, need, *ids = NULL;
-  uint8_t *seen;
+  uint32_t n, i, *ids = NULL;
   unsigned width;
+  bw_Status st = BW_OK;
   if (!initctx(&x, S, e)) return BW_ESCHEMA;
   if (list->type != BW_VNONE) {
     if (list->type != BW_VLIST || !list->plain || list->len == 0
@@ -292,51 +340,14 @@ bw_Status bw_schemamessages (bw_Schema *S, const bw_Value *list,
              BW_ESCHEMA;
     n = (uint32_t)list->len;
     ids = (uint32_t *)malloc((size_t)n * sizeof(uint32_t));
-    seen = (uint8_t *)calloc(S->ntypes, 1);
-    if (ids == NULL || seen == NULL) {
-      free(ids); free(seen);
-      return nomem(&x), BW_ENOMEM;
-    }
-    for (i = 0; i < n; i++) {
-      const bw_Value *v = &list->items[i];
-      Entry *en;
-      if (v->type != BW_VSTRING) {
-        free(ids); free(seen);
-        return fail(&x, "messages[%u] must be a type name", i + 1), BW_ESCHEMA;
-      }
-      en = bw_buildlookup(x.B, S, TYPESCOPE, v->s, v->len);
-      if (en == NULL) { free(ids); free(seen); return nomem(&x), BW_ENOMEM; }
-      if (en->name == BW_NONE) {
-        free(ids); free(seen);
-        return fail(&x, "messages[%u]: unknown type '%s'", i + 1,
-                    bw_valuetext(v).s),
-               BW_ESCHEMA;
-      }
-      if (seen[en->value]) {
-        free(ids); free(seen);
-        return fail(&x, "messages: '%s' listed twice", bw_valuetext(v).s),
-               BW_ESCHEMA;
-      }
-      seen[en->value] = 1;
-      ids[i] = en->value;
-    }
-    free(seen);
+    if (ids == NULL) return nomem(&x), BW_ENOMEM;
+    st = listids(&x, S, list, ids);
   }
   else n = S->ntypes;
-  need = n > 0 ? bw_bitsrequired(0, (int64_t)n - 1) : 0;
-  width = need;
-  if (bits->type != BW_VNONE) {
-    if (bits->type != BW_VINT || bits->i < 0 || bits->i > 32) {
-      free(ids);
-      return fail(&x, "'message_bits' must be an integer in [0, 32]"),
-             BW_ESCHEMA;
-    }
-    if ((unsigned)bits->i < need) {
-      free(ids);
-      return fail(&x, "message_bits %u cannot number %u messages",
-                  (unsigned)bits->i, n), BW_ESCHEMA;
-    }
-    width = (unsigned)bits->i;
+  if (st == BW_OK) st = msgwidth(&x, bits, n, &width);
+  if (st != BW_OK) {
+    free(ids);
+    return st;
   }
   free(S->messages);
   S->messages = ids;
