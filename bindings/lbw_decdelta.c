@@ -354,14 +354,7 @@ int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx) {
 ** kept ('taped') is now 'into's. */
 static void moveinto (lua_State *L, int into, int taped) {
   int top = lua_gettop(L);
-  if (taped) {
-    bw_pushweakuv(L, UV_KNOWN);
-    lua_pushvalue(L, into);
-    lua_pushvalue(L, top);
-    lua_rawget(L, top + 1);
-    lua_rawset(L, top + 1);
-    lua_settop(L, top);
-  }
+  if (taped) bw_tapemove(L, top, into);
   lua_pushnil(L);
   while (lua_next(L, into)) {  /* clearing fields while traversing is
                                   allowed */

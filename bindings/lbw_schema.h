@@ -384,6 +384,9 @@ struct Tape;  /* lbw_tape.h */
 ** else looked up or made): pushes the value (1), or 0 with the failure;
 ** -1, having read nothing, when 't' or the baseline take none. */
 int  bw_dectape (Ctx *c, uint32_t t, int bidx, const struct Tape *tape);
+/* What the schema at index 1 knows of the table at 'from' (its tape), it
+** knows of the table at 'to' (absolute indices): a result moved into it. */
+void bw_tapemove (lua_State *L, int from, int to);
 /* Make the schema at index 's' forget what it knew of the table at 'idx'
 ** (its tape, its type): a decode refills the table. */
 void bw_tapedrop (lua_State *L, int s, int idx);

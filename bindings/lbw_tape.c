@@ -643,6 +643,16 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape) {
   return 1;
 }
 
+void bw_tapemove (lua_State *L, int from, int to) {
+  int top = lua_gettop(L);
+  pushknown(L);
+  lua_pushvalue(L, to);
+  lua_pushvalue(L, from);
+  lua_rawget(L, top + 1);
+  lua_rawset(L, top + 1);
+  lua_settop(L, top);
+}
+
 void bw_tapedrop (lua_State *L, int s, int idx) {
   if (lua_getiuservalue(L, s, UV_KNOWN) == LUA_TTABLE) {
     lua_pushvalue(L, idx);
