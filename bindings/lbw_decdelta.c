@@ -194,7 +194,6 @@ int bw_decdeltacount (Ctx *c, const bw_Field *f, int64_t bn, int64_t *n) {
     return bw_decfail(c, BW_ETRUNC, start, "count %" PRId64 " needs %"
                       PRIu64 " bits or more, %" PRIu64 " left", *n, need,
                       bw_bitsremaining(&c->r));
-  lua_createtable(c->L, (int)(*n < 1 << 20 ? *n : 1 << 20), 0);
   return 1;
 }
 
@@ -204,6 +203,7 @@ static int decdeltaarray (Ctx *c, const bw_Field *f, int bidx, int64_t bn) {
   int64_t i, n;
   int t;
   if (!bw_decdeltacount(c, f, bn, &n)) return 0;
+  bw_newlist(L, n);
   t = lua_gettop(L);
   for (i = 1; i <= n; i++) {
     pushframe(c, BW_NONE, (lua_Integer)i);
@@ -404,18 +404,23 @@ static void setlent (lua_State *L, int idx, int lent) {
 
 /* Pushes the value (1) or returns 0 with the failure in 'c'. */
 int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
-  int ok, taped = 0, fresh = into && islent(c->L, into);
+  int ok, taped = 0, fresh = into && islent(c->L, into), inplace;
   const struct Tape *tape;
   if (into && !fresh) bw_intoprepare(c, t, into, b);
+  /* a delta's tape walk refills 'into' in place, as a full decode does,
+  ** unless 'into' is the baseline, which a failure partway would leave
+  ** half written */
+  inplace = into && !fresh && b && !lua_rawequal(c->L, into, b);
   if (b) {
     c->checked = bw_decodedas(c, t, b, &tape);
     if (c->share && c->checked) c->share = 2;
     /* a tape holds what a baseline of this schema's own decoded to */
-    ok = c->share || !c->checked ? -1 : bw_dectape(c, t, b, tape);
+    ok = c->share || !c->checked ? -1
+         : bw_dectape(c, t, b, tape, inplace ? into : 0);
     taped = ok > 0;  /* the tape it keeps says it was decoded */
     if (ok < 0) ok = bw_decdeltastruct(c, t, b);
     c->checked = 0;
-    if (ok && into) moveinto(c->L, into, taped);
+    if (ok == 1 && into) moveinto(c->L, into, taped);
   }
   else {
     ok = bw_decstruct(c, t, fresh ? 0 : into);

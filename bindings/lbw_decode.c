@@ -441,7 +441,7 @@ int bw_decvalue (Ctx *c, const bw_Field *f, int into) {
         oldn = (int64_t)lua_rawlen(L, into);
       }
       else {
-        lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
+        bw_newlist(L, n);
         t = lua_gettop(L);
       }
       if (fixedscalar(e)) {

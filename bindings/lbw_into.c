@@ -117,16 +117,18 @@ static void cleanvalue (Ctx *c, const bw_Field *f, int v, int seen) {
 void bw_intoprepare (Ctx *c, uint32_t t, int into, int b) {
   lua_State *L = c->L;
   const struct Tape *tape;
-  int known = bw_decodedas(c, t, into, &tape), seen;
+  int known, seen;
+  /* a delta's baseline may be 'into' itself: the walk reads its tape
+  ** (bw_decodetop replaces it after) and makes new tables, moved in */
+  if (b != 0 && lua_rawequal(L, into, b)) return;
+  known = bw_decodedas(c, t, into, &tape);
   if (known && tape == NULL) return;  /* the type's keys, and no tape */
-  if (!known && !b) {  /* a delta's result is new tables, moved in */
+  if (!known) {
     lua_createtable(L, 0, 0);
     seen = lua_gettop(L);
     firstvisit(L, into, seen);
     cleanrecord(c, t, into, seen);
     lua_pop(L, 1);
   }
-  /* what it was sent as, it is no longer; a delta's baseline may be
-  ** 'into' itself, whose tape the walk reads: bw_decodetop replaces it */
-  if (!b) bw_tapedrop(L, 1, into);
+  bw_tapedrop(L, 1, into);  /* what it was sent as, it is no longer */
 }

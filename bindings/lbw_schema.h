@@ -381,9 +381,11 @@ int  bw_enctape (Ctx *c, uint32_t t, int idx, int bidx);
 int  bw_tapevalue (Ctx *c, uint32_t t, int idx);
 struct Tape;  /* lbw_tape.h */
 /* Decode against the baseline's tape ('tape', when bw_decodedas found it;
-** else looked up or made): pushes the value (1), or 0 with the failure;
-** -1, having read nothing, when 't' or the baseline take none. */
-int  bw_dectape (Ctx *c, uint32_t t, int bidx, const struct Tape *tape);
+** else looked up or made): pushes the value (1), or refills the table at
+** 'into' (0: none) in place (2), or 0 with the failure; -1, having read
+** nothing, when 't' or the baseline take none. */
+int  bw_dectape (Ctx *c, uint32_t t, int bidx, const struct Tape *tape,
+                 int into);
 /* What the schema at index 1 knows of the table at 'from' (its tape), it
 ** knows of the table at 'to' (absolute indices): a result moved into it. */
 void bw_tapemove (lua_State *L, int from, int to);
@@ -422,9 +424,14 @@ static inline int bw_decspend (Ctx *c, uint64_t n) {
 #define bw_decspendquat(c)        bw_decspendlist(c, 4)
 int bw_decstruct (Ctx *c, uint32_t t, int into);
 int bw_decdeltastruct (Ctx *c, uint32_t t, int bidx);
-/* A delta array's count against a baseline of 'bn' elements, in '*n', and
-** its table pushed; 0 with the failure. */
+/* A delta array's count against a baseline of 'bn' elements, in '*n', its
+** cost spent and checked against the bits left; 0 with the failure. */
 int bw_decdeltacount (Ctx *c, const bw_Field *f, int64_t bn, int64_t *n);
+/* Push a new table for a list of 'n' (checked) elements: its array part
+** sized up to a bound, past which it grows as filled. */
+static inline void bw_newlist (lua_State *L, int64_t n) {
+  lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
+}
 /* Push the weak-keyed table of user value 'uv' (UV_KNOWN) of
 ** the schema at index 1 (lbw_methods.c). */
 void bw_pushweakuv (lua_State *L, int uv);

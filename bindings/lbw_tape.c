@@ -616,12 +616,12 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
   return base;
 }
 
-int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape) {
+int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape, int into) {
   lua_State *L = c->L;
   Tapes *tp = c->tapes;
   const Tape *base = tape;
   const uint64_t *in = NULL;
-  int top = lua_gettop(L), tapes = top + 1;
+  int top = lua_gettop(L), tapes = top + 1, ok;
   Walk w;
   if (tp->ok == NULL || !tp->ok[t]) return -1;
   if (base != NULL) {  /* as basetape leaves it: the known table, a slot */
@@ -635,9 +635,13 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape) {
     return -1;
   }
   startwalk(&w, c, base, in, 0);
-  if (!bw_tapedecstruct(&w, t)) return 0;
-  keeptape(c, tapes, lua_gettop(L), t, &tp->out, NULL, 0, 1);
+  if ((ok = bw_tapedecstruct(&w, t, into)) == 0) return 0;
+  keeptape(c, tapes, ok == 2 ? into : lua_gettop(L), t, &tp->out, NULL, 0, 1);
   lua_pop(L, 1);
+  if (ok == 2) {  /* refilled in place: nothing pushed */
+    lua_settop(L, top);
+    return 2;
+  }
   lua_replace(L, tapes);  /* the value, where the tapes table was */
   lua_settop(L, tapes);
   return 1;

@@ -308,6 +308,7 @@ int bw_tapeencsparse (Walk *w, uint64_t *r, const bw_Field *f, int v,
 ** a walk checks every PROBE-th of them (the others are compared: the same
 ** bits, the baseline being read-only). */
 #define PROBE  8
-int bw_tapedecstruct (Walk *w, uint32_t t);
+/* Returns 2 when it refilled the table at 'into' (0: none) in place. */
+int bw_tapedecstruct (Walk *w, uint32_t t, int into);
 
 #endif

@@ -8,6 +8,10 @@
 
 #include "lbw_tape.h"
 
+/* Kinds whose old table a delta decoded into refills (a delta's sparse
+** array is a new table, as lbw_decode.c's bw_decsparse makes it). */
+#define REFILLED(k)  ((k) == BW_KSTRUCT || (k) == BW_KARRAY || (k) == BW_KQUAT)
+
 /* Push the kept code 'u' of fixed scalar 'f'. */
 static INLINE void keptfixed (Ctx *c, const bw_Field *f, uint64_t u) {
   pushcode(c, f, f->kind, u);
@@ -54,6 +58,24 @@ static NOINLINE void keptstring (Walk *w, const bw_Field *f) {
   else luaL_pushresultsize(&B, len);
 }
 
+/* The kept run of fixed scalars at 'g' (fuse > 1, unversioned), read at
+** once: each key and value stored in the table at 'tbl', or left on the
+** stack when 'tbl' is 0. Returns the run's last field. */
+static INLINE const bw_Field *keptfused (Walk *w, const bw_Field *g,
+                                         int tbl) {
+  Ctx *c = w->c;
+  const bw_Field *gend = g + g->fuse;
+  uint64_t u = take(w, g->fusebits);
+  for (; g < gend; g++) {
+    unsigned b = fixedbits(g);
+    pushkey(c, g->name);
+    keptfixed(c, g, b < 64 ? u & (((uint64_t)1 << b) - 1) : u);
+    if (tbl != 0) lua_rawset(c->L, tbl);
+    u = b < 64 ? u >> b : 0;
+  }
+  return gend - 1;
+}
+
 /* The fields of a kept record of type 'ty' into the table on top, or with
 ** 'defer' (a constant in each call: two loops from one) onto the stack
 ** above the nil bw_openrecord pushed, then the table made. Returns 0 when
@@ -65,17 +87,8 @@ static INLINE int keptrecord (Walk *w, const bw_Type *ty, int defer) {
   int tbl = lua_gettop(L);
   for (; g < end; g++) {
     if (g->name == BW_NONE) continue;  /* align, check: no value */
-    if (g->fuse > 1) {  /* fixed scalars, unversioned: one read */
-      const bw_Field *gend = g + g->fuse;
-      uint64_t u = take(w, g->fusebits);
-      for (; g < gend; g++) {
-        unsigned b = fixedbits(g);
-        pushkey(c, g->name);
-        keptfixed(c, g, b < 64 ? u & (((uint64_t)1 << b) - 1) : u);
-        if (!defer) lua_rawset(L, tbl);
-        u = b < 64 ? u >> b : 0;
-      }
-      g--;
+    if (g->fuse > 1) {
+      g = keptfused(w, g, defer ? 0 : tbl);
       continue;
     }
     if (ty->versioned && !bw_fieldpresent(g, c->version)) {
@@ -174,16 +187,167 @@ static INLINE int pushkept (Walk *w, const bw_Field *f) {
   return 1;
 }
 
-static int tapedecarray (Walk *w, const bw_Field *f);
+/* {===== refilled in place: a delta decoded into a table =====
+** The old tables of records, arrays and quaternions are refilled, as a
+** full decode into refills them (lbw_decode.c): every field and element
+** written, what the value lacks cleared. A table reached twice (claim)
+** is made anew. Each returns 2 when it refilled the table at 'old', 1
+** with a new value pushed, 0 with the failure. */
+
+static int keptinto (Walk *w, const bw_Field *f, int had, int old);
+
+/* A value filled in: pushed (1), or the table at 'old' (0: none) refilled
+** in place (2); 0 with the failure. 'had': the baseline has one. */
+typedef int (*Fill) (Walk *w, const bw_Field *f, int had, int old);
+
+/* Field 'f' of the table at 'tbl', its key on top of the stack, by
+** 'fill' (its old value the one refilled). */
+static int fillfield (Walk *w, const bw_Field *f, int tbl, Fill fill,
+                      int had) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  int top = lua_gettop(L), ok;
+  if (lua_rawget(L, tbl) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    pushkey(c, f->name);
+    if (!fill(w, f, had, 0)) return 0;
+    lua_rawset(L, tbl);
+    return 1;
+  }
+  if ((ok = fill(w, f, had, top)) == 0) return 0;
+  if (ok == 1) {  /* a new one: stored under the key */
+    lua_replace(L, top);
+    pushkey(c, f->name);
+    lua_insert(L, top);
+    lua_rawset(L, tbl);
+  }
+  else lua_settop(L, top - 1);
+  return 1;
+}
+
+/* Clear the key of field 'f' in the table at 'tbl', or set its default:
+** a field the value lacks. */
+static void fillabsent (Ctx *c, const bw_Field *f, int tbl) {
+  if (f->name == BW_NONE) return;
+  pushkey(c, f->name);
+  if (f->hasdefault) bw_pushdefault(c, f);
+  else lua_pushnil(c->L);
+  lua_rawset(c->L, tbl);
+}
+
+/* The kept record of type 'ty' at w->ip into the table at 'tbl'. */
+static int keptfill (Walk *w, const bw_Type *ty, int tbl) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
+  for (; g < end; g++) {
+    if (g->name == BW_NONE) continue;  /* align, check: no value */
+    if (g->fuse > 1) {
+      g = keptfused(w, g, tbl);
+      continue;
+    }
+    if ((ty->versioned && !bw_fieldpresent(g, c->version))
+        || (g->optional && !take(w, 1))) {
+      fillabsent(c, g, tbl);
+      continue;
+    }
+    pushkey(c, g->name);
+    if (REFILLED(g->kind)) {
+      if (!fillfield(w, g, tbl, keptinto, 1)) return 0;
+    }
+    else {
+      if (!pushfrom(w, g)) return 0;
+      lua_rawset(L, tbl);
+    }
+  }
+  return 1;
+}
+
+/* Elements from 'n' + 1 of the old array at 't' of 'oldn' cleared, up to
+** the first hole: an array that got shorter. */
+static void trimlist (lua_State *L, int t, int64_t n, int64_t oldn) {
+  int64_t i;
+  for (i = oldn; i > n; i--) {
+    lua_pushnil(L);
+    lua_rawseti(L, t, (lua_Integer)i);
+  }
+  for (i = (oldn > n ? oldn : n) + 1;
+       lua_rawgeti(L, t, (lua_Integer)i) != LUA_TNIL; i++) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+    lua_rawseti(L, t, (lua_Integer)i);
+  }
+  lua_pop(L, 1);
+}
+
+/* Element 'i' of the array at 't' (of 'oldn' old elements) as 'fill' of
+** (w, e, old index or 0) gives it. */
+static INLINE int fillelement (Walk *w, const bw_Field *e, int t, int64_t i,
+                               int64_t oldn, Fill fill) {
+  lua_State *L = w->c->L;
+  int top = lua_gettop(L), ok;
+  if (REFILLED(e->kind) && i <= oldn
+      && lua_rawgeti(L, t, (lua_Integer)i) == LUA_TTABLE) {
+    if ((ok = fill(w, e, 1, top + 1)) == 0) return 0;
+    if (ok == 1) lua_rawseti(L, t, (lua_Integer)i);
+    lua_settop(L, top);
+    return 1;
+  }
+  lua_settop(L, top);
+  if (!fill(w, e, 1, 0)) return 0;
+  lua_rawseti(L, t, (lua_Integer)i);
+  return 1;
+}
+
+/* The kept value of 'f' at w->ip into the table at 'old' (0: none); the
+** baseline has one ('had'). */
+static int keptinto (Walk *w, const bw_Field *f, int had, int old) {
+  Ctx *c = w->c;
+  lua_State *L = c->L;
+  (void)had;
+  if (f->kind == BW_KQUAT) {  /* bw_pushquat claims 'old' itself */
+    uint32_t q[4];
+    takequat(w, f, q);
+    return bw_pushquat(c, f, q, old);
+  }
+  if (old == 0 || !claim(c, old)) return pushfrom(w, f);
+  luaL_checkstack(L, 8, "nesting of a delta decoded into");
+  if (f->kind == BW_KSTRUCT) {
+    const bw_Type *ty = &c->S->types[f->ref];
+    if (!bw_decspendrecord(c, ty)) return 0;
+    return keptfill(w, ty, old) ? 2 : 0;
+  }
+  else {  /* an array */
+    const bw_Field *e = &c->S->fields[f->ref];
+    int64_t i, n = (int64_t)(take(w, f->nbits) + (uint64_t)f->min);
+    int64_t oldn = (int64_t)lua_rawlen(L, old);
+    if (!bw_decspendlist(c, n)) return 0;
+    if (fixedscalar(e)) {
+      lua_pushvalue(L, old);
+      keptrun(w, e, n);
+      lua_pop(L, 1);
+    }
+    else
+      for (i = 1; i <= n; i++)
+        if (!fillelement(w, e, old, i, oldn, keptinto)) return 0;
+    trimlist(L, old, n, oldn);
+    return 2;
+  }
+}
+
+/* }===== */
+
+static int tapedecarray (Walk *w, const bw_Field *f, int into);
 static int tapedecsparse (Walk *w, const bw_Field *f);
 
 
-/* Push the changed value of field 'f' (present) read from the packet, its
-** tape appended; 'had': the baseline has one, at w->ip. Returns 0 with the
-** failure. */
-static int tapedecvalue (Walk *w, const bw_Field *f, int had) {
+/* Push the changed value of field 'f' (present) read from the packet, or
+** refill the table at 'old' (0: none) with it, its tape appended; 'had':
+** the baseline has one, at w->ip. Returns 0 with the failure. */
+static int tapedecvalue (Walk *w, const bw_Field *f, int had, int old) {
   Ctx *c = w->c;
   lua_State *L = c->L;
+  int ok = 1;
   if (f->relative && had) {  /* a difference from the baseline's code */
     uint32_t bq[4] = { 0, 0, 0, 0 }, q[4];
     uint64_t base = 0, u = 0;
@@ -197,17 +361,18 @@ static int tapedecvalue (Walk *w, const bw_Field *f, int had) {
   switch (f->kind) {
     case BW_KSTRUCT: case BW_KARRAY: case BW_KSPARSE:
       if (had)
-        return f->kind == BW_KSTRUCT ? bw_tapedecstruct(w, f->ref)
-               : f->kind == BW_KARRAY ? tapedecarray(w, f)
+        return f->kind == BW_KSTRUCT ? bw_tapedecstruct(w, f->ref, old)
+               : f->kind == BW_KARRAY ? tapedecarray(w, f, old)
                : tapedecsparse(w, f);
-      if (!bw_decvalue(c, f, 0)) return 0;
-      if (!bw_tapebuild(c, w->out, NULL, f, lua_gettop(L), LUA_TTABLE))
+      if ((ok = bw_decvalue(c, f, old)) == 0) return 0;  /* in full */
+      if (!bw_tapebuild(c, w->out, NULL, f, ok == 2 ? old : lua_gettop(L),
+                        LUA_TTABLE))
         return bw_decfail(c, BW_ESCHEMA, c->r.pos, "decoded value refused");
-      return 1;
+      return ok;
     case BW_KQUAT: {
       uint32_t q[4];
       if (!bw_readquat(&c->r, &f->q, q)) return bw_quatfail(c);
-      if (!bw_pushquat(c, f, q, 0)) return 0;
+      if ((ok = bw_pushquat(c, f, q, old)) == 0) return 0;
       putquat(c, w->out, f, q);
       break;
     }
@@ -238,7 +403,7 @@ static int tapedecvalue (Walk *w, const bw_Field *f, int had) {
     }
   }
   if (had) bw_tapeskip(w, f);
-  return 1;
+  return ok;
 }
 
 /* How many of the next bits, at most 'max' (> 0), are 0, those read: the
@@ -255,16 +420,25 @@ static INLINE uint64_t zerorun (bw_Reader *r, uint64_t max) {
 }
 
 /* An array against the baseline's tape (see lbw_decdelta.c's
-** decdeltaarray: the same checks and failures). */
-static int tapedecarray (Walk *w, const bw_Field *f) {
+** decdeltaarray: the same checks and failures), into the table at 'into'
+** (0: none). */
+static int tapedecarray (Walk *w, const bw_Field *f, int into) {
   Ctx *c = w->c;
   lua_State *L = c->L;
   const bw_Field *e = &c->S->fields[f->ref];
-  int64_t i, n, bn = (int64_t)(take(w, f->nbits) + (uint64_t)f->min);
+  int64_t i, n, oldn = 0, bn = (int64_t)(take(w, f->nbits) + (uint64_t)f->min);
   Kept kept = { NONE, 0 };
-  int t, scan = 1;
+  int t, scan = 1, reuse;
   if (!bw_decdeltacount(c, f, bn, &n)) return 0;
-  t = lua_gettop(L);
+  if ((reuse = into != 0 && claim(c, into)) != 0) {
+    t = into;
+    oldn = (int64_t)lua_rawlen(L, into);
+    luaL_checkstack(L, 8, "nesting of a delta decoded into");
+  }
+  else {
+    bw_newlist(L, n);
+    t = lua_gettop(L);
+  }
   put(c, w->out, (uint64_t)n - (uint64_t)f->min, f->nbits);
   for (i = 1; i <= n; i++) {
     if (scan && i <= bn) {  /* kept elements up to the next changed one (after
@@ -274,6 +448,10 @@ static int tapedecarray (Walk *w, const bw_Field *f) {
       if (z > 0) {
         keepfrom(w, &kept);
         for (; z > 0; z--, i++) {
+          if (reuse) {
+            if (!fillelement(w, e, t, i, oldn, keptinto)) return 0;
+            continue;
+          }
           if (!pushfrom(w, e)) return 0;
           lua_rawseti(L, t, (lua_Integer)i);
         }
@@ -285,27 +463,41 @@ static int tapedecarray (Walk *w, const bw_Field *f) {
       uint64_t changed = bw_readbits(&c->r, 1);
       if (c->r.status != BW_OK) return bw_readfail(c);
       scan = !changed;
-      if (!changed) {  /* consecutive kept elements: their bits copied once */
-        keepfrom(w, &kept);
-        if (!pushfrom(w, e)) return 0;
+      if (changed) keepbits(w, &kept);
+      else keepfrom(w, &kept);  /* consecutive kept elements: their bits
+                                   copied once */
+      if (reuse) {
+        if (!fillelement(w, e, t, i, oldn, changed ? tapedecvalue : keptinto))
+          return 0;
+        popframe(c);
+        continue;
       }
-      else {
-        keepbits(w, &kept);
-        if (!tapedecvalue(w, e, 1)) return 0;
-      }
+      if (!(changed ? tapedecvalue(w, e, 1, 0) : pushfrom(w, e))) return 0;
     }
-    else {
+    else {  /* past the baseline's: in full, into the old one if any */
+      int top = lua_gettop(L), v = 0, ok;
       keepbits(w, &kept);
-      if (!bw_decvalue(c, e, 0)) return 0;
-      if (!bw_tapebuild(c, w->out, NULL, e, t + 1, lua_type(L, t + 1)))
+      if (reuse && i <= oldn) {
+        if (lua_rawgeti(L, t, (lua_Integer)i) == LUA_TTABLE) v = top + 1;
+        else lua_pop(L, 1);
+      }
+      if ((ok = bw_decvalue(c, e, v)) == 0) return 0;
+      v = ok == 2 ? v : lua_gettop(L);
+      if (!bw_tapebuild(c, w->out, NULL, e, v, lua_type(L, v)))
         return bw_decfail(c, BW_ESCHEMA, c->r.pos, "decoded value refused");
+      if (ok == 1) lua_rawseti(L, t, (lua_Integer)i);
+      lua_settop(L, top);
+      popframe(c);
+      continue;
     }
     lua_rawseti(L, t, (lua_Integer)i);
     popframe(c);
   }
   keepbits(w, &kept);
   for (; i <= bn; i++) bw_tapeskip(w, e);  /* the baseline's past 'n' */
-  return 1;
+  if (!reuse) return 1;
+  trimlist(L, t, n, oldn);
+  return 2;
 }
 
 /* A sparse array against the baseline's tape (see lbw_decode.c's
@@ -350,7 +542,7 @@ static int tapedecsparse (Walk *w, const bw_Field *f) {
     if (present) {  /* a slot made; a removed one makes none */
       if (!bw_decspend(c, 1)) return 0;
       putslot(c, w->out, i, in.ibits);
-      if (!tapedecvalue(w, e, had)) return 0;
+      if (!tapedecvalue(w, e, had, 0)) return 0;
       lua_rawseti(L, t, i);
     }
     else if (had) bw_tapeskip(w, e);
@@ -397,17 +589,32 @@ static INLINE int fusedrun (Walk *w, Frame *fr, const bw_Field *f, int tbl) {
   return 1;
 }
 
+/* keptinto for a field of a record: the kept bits copied, as pushkept
+** copies them. */
+static int keptcopy (Walk *w, const bw_Field *f, int had, int old) {
+  uint64_t start = w->ip;
+  int ok = keptinto(w, f, had, old);
+  if (ok) bw_tapeputbits(w->c, w->out, w->in, start, w->ip - start);
+  return ok;
+}
+
 /* A record against the baseline's tape (see lbw_decdelta.c's
-** bw_decdeltastruct: the same bits, checks and failures). */
-int bw_tapedecstruct (Walk *w, uint32_t t) {
+** bw_decdeltastruct: the same bits, checks and failures), into the table
+** at 'into' (0: none). */
+int bw_tapedecstruct (Walk *w, uint32_t t, int into) {
   Ctx *c = w->c;
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
   const bw_Field *f = &c->S->fields[ty->first];
   const bw_Field *end = f + ty->count;
-  int tbl;
+  int tbl, reuse = into != 0 && claim(c, into);
   Frame *fr;
-  if ((tbl = bw_opendeltarecord(c, ty, &fr)) == 0) return 0;
+  if (!reuse) tbl = bw_opendeltarecord(c, ty, &fr);
+  else if ((tbl = bw_decspendrecord(c, ty) ? into : 0) != 0) {
+    luaL_checkstack(L, 8, "nesting of a delta decoded into");
+    fr = enterframe(c);
+  }
+  if (tbl == 0) return 0;
   for (; f < end; f++) {
     uint64_t changed, present;
     int had = 1;
@@ -418,7 +625,8 @@ int bw_tapedecstruct (Walk *w, uint32_t t) {
       continue;
     }
     if (ty->versioned && !bw_fieldpresent(f, c->version)) {
-      bw_setabsent(c, f, tbl);
+      if (reuse) fillabsent(c, f, tbl);
+      else bw_setabsent(c, f, tbl);
       continue;
     }
     setframe(fr, f);
@@ -437,12 +645,18 @@ int bw_tapedecstruct (Walk *w, uint32_t t) {
     if (f->optional) put(c, w->out, present, 1);
     if (!present) {
       if (had) bw_tapeskip(w, f);
+      if (reuse) fillabsent(c, f, tbl);
       continue;
     }
     pushkey(c, f->name);
-    if (!(changed ? tapedecvalue(w, f, had) : pushkept(w, f))) return 0;
+    if (reuse && REFILLED(f->kind)) {
+      if (!fillfield(w, f, tbl, changed ? tapedecvalue : keptcopy, had))
+        return 0;
+      continue;
+    }
+    if (!(changed ? tapedecvalue(w, f, had, 0) : pushkept(w, f))) return 0;
     lua_rawset(L, tbl);
   }
   c->nframes--;
-  return 1;
+  return reuse ? 2 : 1;
 }
