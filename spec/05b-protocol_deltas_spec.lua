@@ -441,6 +441,45 @@ describe("a registry protocol with deltas", function ()
     assert.equal(8, again.entities[1].armor)
   end)
 
+  it("refills a client's ring of tables in place with deltas, across a reload", function ()
+    -- a registry protocol with deltas: each frame goes into the oldest slot
+    -- against the newest; a reload mid-run adds a defaulted field. Each
+    -- result is a full decode of what the server sent, and the slots'
+    -- entity tables stay the same tables
+    local path = tempdefs(defs())
+    local sreg, creg = assert(bitwire.watch(path)), assert(bitwire.watch(path))
+    local server = bitwire.protocol(sreg, { id = 9, deltas = true })
+    local client = bitwire.protocol(creg, { id = 9, deltas = true })
+    local sent, ring, ents = {}, {}, {}
+    sent[1] = snapshot(0, {})
+    local _, first = assert(client:decode(server:encode("Snapshot", sent[1])))
+    ring[1] = first
+    for k = 2, 3 do ring[k] = select(2, assert(client:decode(server:encode("Snapshot", sent[1])))) end
+    for k = 1, 3 do ents[k] = { table.unpack(ring[k].entities) } end
+    local extra
+    for tick = 1, 30 do
+      if tick == 15 then
+        write(path, defs('{"armor", "int", min = 0, max = 255, since = 0, default = 0},'))
+        assert.is_true(sreg:reload())
+        assert.is_true(creg:reload())
+        extra = { armor = 0 }
+      end
+      local base, slot = (tick - 1) % 3 + 1, tick % 3 + 1
+      local v = snapshot(tick, { [tick % 32 + 1] = true, [(tick * 7) % 32 + 1] = true }, extra)
+      local pk = server:encode("Snapshot", v, { baseline = sent[base], baseline_id = base })
+      local _, got = assert(client:decode(pk, { baselines = { [base] = ring[base] },
+                                                into = ring[slot] }))
+      assert.equal(ring[slot], got)
+      assert.same(select(2, client:decode(server:encode("Snapshot", v))), got)
+      -- (but for the first delta after the reload: against a baseline the
+      -- old definitions decoded, it walks tables and moves new ones in)
+      for i = 1, 32 do
+        assert.equal(tick ~= 15, ents[slot][i] == got.entities[i], "tick " .. tick)
+      end
+      ents[slot], sent[slot] = { table.unpack(got.entities) }, v
+    end
+  end)
+
   it("decodes an old frame's delta against a table the new definitions decoded into", function ()
     -- the client's ring slot r was a delta's result under the old schema;
     -- after the reload a frame of the new one refills it; then a delta sent
