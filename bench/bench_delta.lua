@@ -187,8 +187,20 @@ do
   assert(s:encode("Snapshot", assert(s:decode("Snapshot", delta, dopts))) == full)
   local df, dd, rd = paired(function () return s:decode("Snapshot", full, fopts) end,
                             function () return s:decode("Snapshot", delta, dopts) end)
-  print(("%-18s %6d %6d %9s %9s %7s %9.2f %9.2f %7.2f   (decoded into a recycled table;"
-    .. " reported)"):format("2 of 32, into", #full, #delta, "", "", "", df * 1e6, dd * 1e6, rd))
+  -- what each allocates per call, the collector stopped
+  local function bytes (f)
+    collectgarbage("stop")
+    local m0 = collectgarbage("count")
+    for _ = 1, 100 do f() end
+    local per = (collectgarbage("count") - m0) * 1024 / 100
+    collectgarbage("restart")
+    return per
+  end
+  local bf = bytes(function () return s:decode("Snapshot", full, fopts) end)
+  local bd = bytes(function () return s:decode("Snapshot", delta, dopts) end)
+  print(("%-18s %6d %6d %9s %9s %7s %9.2f %9.2f %7.2f   (decoded into a recycled table,"
+    .. " %.0f / %.0f B per call; reported)"):format("2 of 32, into", #full, #delta, "", "", "",
+    df * 1e6, dd * 1e6, rd, bf, bd))
 end
 
 -- The same pairs over the shapes of bench_shapes.lua (bench/shapes/*.lua),

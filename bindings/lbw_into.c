@@ -122,7 +122,6 @@ void bw_intoprepare (Ctx *c, uint32_t t, int into, int b) {
   ** (bw_decodetop replaces it after) and makes new tables, moved in */
   if (b != 0 && lua_rawequal(L, into, b)) return;
   known = bw_decodedas(c, t, into, &tape);
-  if (known && tape == NULL) return;  /* the type's keys, and no tape */
   if (!known) {
     lua_createtable(L, 0, 0);
     seen = lua_gettop(L);
@@ -130,5 +129,8 @@ void bw_intoprepare (Ctx *c, uint32_t t, int into, int b) {
     cleanrecord(c, t, into, seen);
     lua_pop(L, 1);
   }
-  bw_tapedrop(L, 1, into);  /* what it was sent as, it is no longer */
+  /* what it was sent as, it is no longer: its entry goes; a delta's ends
+  ** with a new one (its old tape's memory written again), or with none
+  ** when it fails (bw_decodetop), and nothing reads it before */
+  if (b == 0 && (!known || tape != NULL)) bw_tapedrop(L, 1, into);
 }

@@ -464,9 +464,14 @@ static const uint64_t *tapewords (Ctx *c, const Tape *tape) {
   return in->s;
 }
 
+/* keeptape's 'again': a new tape; or the memory of the table's own tape
+** (when the same shape) written again, 'decoded' what its entry said (a
+** table encoded again) or as given (a delta decoded into the table). */
+enum { KEEPNEW, KEEPAGAIN, KEEPINTO };
+
 /* Keep the tape in 'b' and its raws in 'r' (NULL: none) for the table at
 ** 'idx', in the known table at 'tapes'; 'decoded': a decode of this schema
-** made the table (when 'again', what its entry said; decodedentry alone
+** made the table (with KEEPAGAIN, what its entry said; decodedentry alone
 ** asks for the schema's version, which the tape records). Returns the kept
 ** tape (a userdata left on the stack). */
 static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
@@ -484,12 +489,13 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
   nchunks = n <= TAPEWORDS || n > TAPEWORDS * MAXCHUNKS
             ? 0 : (uint32_t)((n + TAPEWORDS - 1) / TAPEWORDS);
   size = sizeof(Tape) + (nchunks > 0 ? nchunks : n) * sizeof(uint64_t);
-  if (again) {  /* a table encoded again (to each peer against its own
-                   baseline): its tape's memory, when it is the same shape */
+  if (again != KEEPNEW) {  /* a table encoded again (to each peer against
+                             its own baseline), or decoded into: its tape's
+                             memory, when it is the same shape */
     int type;
     lua_pushvalue(L, idx);
     type = lua_rawget(L, tapes);
-    decoded = decodedentry(c, t, type);
+    if (again == KEEPAGAIN) decoded = decodedentry(c, t, type);
     if (type == LUA_TUSERDATA
         && ((Tape *)lua_touserdata(L, -1))->nchunks == nchunks
         && (nchunks > 0 || lua_rawlen(L, -1) >= size))
@@ -574,7 +580,7 @@ int bw_enctape (Ctx *c, uint32_t t, int idx, int bidx) {
   if (c->w->status != BW_OK)
     bw_encerror(c, "%s (packet over %I bytes)", bw_strerror(c->w->status),
                 (lua_Integer)c->w->maxbytes);
-  keeptape(c, top + 1, idx, t, &tp->out, w.rout, 1, 0);
+  keeptape(c, top + 1, idx, t, &tp->out, w.rout, KEEPAGAIN, 0);
   lua_settop(L, top);
   return 1;
 }
@@ -610,7 +616,7 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
   ok = buildstruct(c, &tp->base, raws ? &tp->rbase : NULL, t, bidx);
   tp->asbase = 0;
   if (!ok) return NULL;
-  base = keeptape(c, tapes, bidx, t, &tp->base, raws ? &tp->rbase : NULL, 0,
+  base = keeptape(c, tapes, bidx, t, &tp->base, raws ? &tp->rbase : NULL, KEEPNEW,
                   decoded);
   *in = tapewords(c, base);
   return base;
@@ -636,7 +642,10 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape, int into) {
   }
   startwalk(&w, c, base, in, 0);
   if ((ok = bw_tapedecstruct(&w, t, into)) == 0) return 0;
-  keeptape(c, tapes, ok == 2 ? into : lua_gettop(L), t, &tp->out, NULL, 0, 1);
+  if (ok == 2)  /* refilled in place: its old tape (bw_intoprepare kept
+                   it) rewritten */
+    keeptape(c, tapes, into, t, &tp->out, NULL, KEEPINTO, 1);
+  else keeptape(c, tapes, lua_gettop(L), t, &tp->out, NULL, KEEPNEW, 1);
   lua_pop(L, 1);
   if (ok == 2) {  /* refilled in place: nothing pushed */
     lua_settop(L, top);
