@@ -26,7 +26,7 @@ static INLINE void keptfixed (Ctx *c, const bw_Field *f, uint64_t u) {
   } \
   return
 
-static void keptrun (Walk *w, const bw_Field *e, lua_Integer n) {
+static INLINE void keptrun (Walk *w, const bw_Field *e, lua_Integer n) {
   Ctx *c = w->c;
   lua_State *L = c->L;
   unsigned bits = fixedbits(e);
@@ -58,45 +58,92 @@ static NOINLINE void keptstring (Walk *w, const bw_Field *f) {
   else luaL_pushresultsize(&B, len);
 }
 
-/* The kept run of fixed scalars at 'g' (fuse > 1, unversioned), read at
-** once: each key and value stored in the table at 'tbl', or left on the
-** stack when 'tbl' is 0. Returns the run's last field. */
-static INLINE const bw_Field *keptfused (Walk *w, const bw_Field *g,
-                                         int tbl) {
+/* A delta decoded into a table refills it (below): 'had' and 'old' as
+** tapedecvalue takes them. */
+static int keptinto (Walk *w, const bw_Field *f, int had, int old);
+
+/* A value filled in: pushed (1), or the table at 'old' (0: none) refilled
+** in place (2); 0 with the failure. 'had': the baseline has one. */
+typedef int (*Fill) (Walk *w, const bw_Field *f, int had, int old);
+
+/* Field 'f' of the table at 'tbl', its key on top of the stack, by
+** 'fill' (its old value the one refilled). */
+static int intofield (Walk *w, const bw_Field *f, int tbl, Fill fill,
+                      int had) {
   Ctx *c = w->c;
-  const bw_Field *gend = g + g->fuse;
-  uint64_t u = take(w, g->fusebits);
-  for (; g < gend; g++) {
-    unsigned b = fixedbits(g);
-    pushkey(c, g->name);
-    keptfixed(c, g, b < 64 ? u & (((uint64_t)1 << b) - 1) : u);
-    if (tbl != 0) lua_rawset(c->L, tbl);
-    u = b < 64 ? u >> b : 0;
+  lua_State *L = c->L;
+  int top = lua_gettop(L), ok;
+  if (lua_rawget(L, tbl) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    pushkey(c, f->name);
+    if (!fill(w, f, had, 0)) return 0;
+    lua_rawset(L, tbl);
+    return 1;
   }
-  return gend - 1;
+  if ((ok = fill(w, f, had, top)) == 0) return 0;
+  if (ok == 1) {  /* a new one: stored under the key */
+    lua_replace(L, top);
+    pushkey(c, f->name);
+    lua_insert(L, top);
+    lua_rawset(L, tbl);
+  }
+  else lua_settop(L, top - 1);
+  return 1;
 }
 
-/* The fields of a kept record of type 'ty' into the table on top, or with
-** 'defer' (a constant in each call: two loops from one) onto the stack
-** above the nil bw_openrecord pushed, then the table made. Returns 0 when
-** max_values runs out. */
-static INLINE int keptrecord (Walk *w, const bw_Type *ty, int defer) {
+/* Clear the key of field 'f' in the table at 'tbl', or set its default:
+** a field the value lacks. */
+static void intoabsent (Ctx *c, const bw_Field *f, int tbl) {
+  if (f->name == BW_NONE) return;
+  pushkey(c, f->name);
+  if (f->hasdefault) bw_pushdefault(c, f);
+  else lua_pushnil(c->L);
+  lua_rawset(c->L, tbl);
+}
+
+/* keptrecord's modes: into a new table on top; onto the stack above the
+** nil bw_openrecord pushed, then the table made; into an old table,
+** refilled (a delta decoded into it). */
+enum { KEPTNEW, KEPTDEFER, KEPTINTO };
+
+/* The fields of a kept record of type 'ty' at w->ip by 'mode' (a constant
+** in each call: three loops from one); KEPTINTO's table is at 'tbl'.
+** Returns 0 when max_values runs out. */
+static INLINE int keptrecord (Walk *w, const bw_Type *ty, int mode, int tbl) {
   Ctx *c = w->c;
   lua_State *L = c->L;
   const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
-  int tbl = lua_gettop(L);
+  int defer = mode == KEPTDEFER;
+  if (mode != KEPTINTO) tbl = lua_gettop(L);
   for (; g < end; g++) {
     if (g->name == BW_NONE) continue;  /* align, check: no value */
-    if (g->fuse > 1) {
-      g = keptfused(w, g, defer ? 0 : tbl);
+    if (g->fuse > 1) {  /* fixed scalars, unversioned: one read */
+      const bw_Field *gend = g + g->fuse;
+      uint64_t u = take(w, g->fusebits);
+      for (; g < gend; g++) {
+        unsigned b = fixedbits(g);
+        pushkey(c, g->name);
+        keptfixed(c, g, b < 64 ? u & (((uint64_t)1 << b) - 1) : u);
+        if (!defer) lua_rawset(L, tbl);
+        u = b < 64 ? u >> b : 0;
+      }
+      g--;
       continue;
     }
     if (ty->versioned && !bw_fieldpresent(g, c->version)) {
-      if (bw_pushabsent(c, g) && !defer) lua_rawset(L, tbl);
+      if (mode == KEPTINTO) intoabsent(c, g, tbl);
+      else if (bw_pushabsent(c, g) && !defer) lua_rawset(L, tbl);
       continue;
     }
-    if (g->optional && !take(w, 1)) continue;
+    if (g->optional && !take(w, 1)) {
+      if (mode == KEPTINTO) intoabsent(c, g, tbl);
+      continue;
+    }
     pushkey(c, g->name);
+    if (mode == KEPTINTO && REFILLED(g->kind)) {
+      if (!intofield(w, g, tbl, keptinto, 1)) return 0;
+      continue;
+    }
     if (!pushfrom(w, g)) return 0;
     if (!defer) lua_rawset(L, tbl);
   }
@@ -118,8 +165,8 @@ static int pushfrom (Walk *w, const bw_Field *f) {
     case BW_KSTRUCT: {
       const bw_Type *ty = &c->S->types[f->ref];
       if (!bw_decspendrecord(c, ty)) return 0;
-      if (bw_openrecord(L, ty)) return keptrecord(w, ty, 1);
-      return keptrecord(w, ty, 0);
+      if (bw_openrecord(L, ty)) return keptrecord(w, ty, KEPTDEFER, 0);
+      return keptrecord(w, ty, KEPTNEW, 0);
     }
     case BW_KARRAY: {
       const bw_Field *e = &c->S->fields[f->ref];
@@ -194,75 +241,6 @@ static INLINE int pushkept (Walk *w, const bw_Field *f) {
 ** is made anew. Each returns 2 when it refilled the table at 'old', 1
 ** with a new value pushed, 0 with the failure. */
 
-static int keptinto (Walk *w, const bw_Field *f, int had, int old);
-
-/* A value filled in: pushed (1), or the table at 'old' (0: none) refilled
-** in place (2); 0 with the failure. 'had': the baseline has one. */
-typedef int (*Fill) (Walk *w, const bw_Field *f, int had, int old);
-
-/* Field 'f' of the table at 'tbl', its key on top of the stack, by
-** 'fill' (its old value the one refilled). */
-static int fillfield (Walk *w, const bw_Field *f, int tbl, Fill fill,
-                      int had) {
-  Ctx *c = w->c;
-  lua_State *L = c->L;
-  int top = lua_gettop(L), ok;
-  if (lua_rawget(L, tbl) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    pushkey(c, f->name);
-    if (!fill(w, f, had, 0)) return 0;
-    lua_rawset(L, tbl);
-    return 1;
-  }
-  if ((ok = fill(w, f, had, top)) == 0) return 0;
-  if (ok == 1) {  /* a new one: stored under the key */
-    lua_replace(L, top);
-    pushkey(c, f->name);
-    lua_insert(L, top);
-    lua_rawset(L, tbl);
-  }
-  else lua_settop(L, top - 1);
-  return 1;
-}
-
-/* Clear the key of field 'f' in the table at 'tbl', or set its default:
-** a field the value lacks. */
-static void fillabsent (Ctx *c, const bw_Field *f, int tbl) {
-  if (f->name == BW_NONE) return;
-  pushkey(c, f->name);
-  if (f->hasdefault) bw_pushdefault(c, f);
-  else lua_pushnil(c->L);
-  lua_rawset(c->L, tbl);
-}
-
-/* The kept record of type 'ty' at w->ip into the table at 'tbl'. */
-static int keptfill (Walk *w, const bw_Type *ty, int tbl) {
-  Ctx *c = w->c;
-  lua_State *L = c->L;
-  const bw_Field *g = &c->S->fields[ty->first], *end = g + ty->count;
-  for (; g < end; g++) {
-    if (g->name == BW_NONE) continue;  /* align, check: no value */
-    if (g->fuse > 1) {
-      g = keptfused(w, g, tbl);
-      continue;
-    }
-    if ((ty->versioned && !bw_fieldpresent(g, c->version))
-        || (g->optional && !take(w, 1))) {
-      fillabsent(c, g, tbl);
-      continue;
-    }
-    pushkey(c, g->name);
-    if (REFILLED(g->kind)) {
-      if (!fillfield(w, g, tbl, keptinto, 1)) return 0;
-    }
-    else {
-      if (!pushfrom(w, g)) return 0;
-      lua_rawset(L, tbl);
-    }
-  }
-  return 1;
-}
-
 /* Elements from 'n' + 1 of the old array at 't' of 'oldn' cleared, up to
 ** the first hole: an array that got shorter. */
 static void trimlist (lua_State *L, int t, int64_t n, int64_t oldn) {
@@ -282,7 +260,7 @@ static void trimlist (lua_State *L, int t, int64_t n, int64_t oldn) {
 
 /* Element 'i' of the array at 't' (of 'oldn' old elements) as 'fill' of
 ** (w, e, old index or 0) gives it. */
-static INLINE int fillelement (Walk *w, const bw_Field *e, int t, int64_t i,
+static INLINE int intoelement (Walk *w, const bw_Field *e, int t, int64_t i,
                                int64_t oldn, Fill fill) {
   lua_State *L = w->c->L;
   int top = lua_gettop(L), ok;
@@ -315,7 +293,7 @@ static int keptinto (Walk *w, const bw_Field *f, int had, int old) {
   if (f->kind == BW_KSTRUCT) {
     const bw_Type *ty = &c->S->types[f->ref];
     if (!bw_decspendrecord(c, ty)) return 0;
-    return keptfill(w, ty, old) ? 2 : 0;
+    return keptrecord(w, ty, KEPTINTO, old) ? 2 : 0;
   }
   else {  /* an array */
     const bw_Field *e = &c->S->fields[f->ref];
@@ -329,7 +307,7 @@ static int keptinto (Walk *w, const bw_Field *f, int had, int old) {
     }
     else
       for (i = 1; i <= n; i++)
-        if (!fillelement(w, e, old, i, oldn, keptinto)) return 0;
+        if (!intoelement(w, e, old, i, oldn, keptinto)) return 0;
     trimlist(L, old, n, oldn);
     return 2;
   }
@@ -449,7 +427,7 @@ static int tapedecarray (Walk *w, const bw_Field *f, int into) {
         keepfrom(w, &kept);
         for (; z > 0; z--, i++) {
           if (reuse) {
-            if (!fillelement(w, e, t, i, oldn, keptinto)) return 0;
+            if (!intoelement(w, e, t, i, oldn, keptinto)) return 0;
             continue;
           }
           if (!pushfrom(w, e)) return 0;
@@ -467,7 +445,7 @@ static int tapedecarray (Walk *w, const bw_Field *f, int into) {
       else keepfrom(w, &kept);  /* consecutive kept elements: their bits
                                    copied once */
       if (reuse) {
-        if (!fillelement(w, e, t, i, oldn, changed ? tapedecvalue : keptinto))
+        if (!intoelement(w, e, t, i, oldn, changed ? tapedecvalue : keptinto))
           return 0;
         popframe(c);
         continue;
@@ -625,7 +603,7 @@ int bw_tapedecstruct (Walk *w, uint32_t t, int into) {
       continue;
     }
     if (ty->versioned && !bw_fieldpresent(f, c->version)) {
-      if (reuse) fillabsent(c, f, tbl);
+      if (reuse) intoabsent(c, f, tbl);
       else bw_setabsent(c, f, tbl);
       continue;
     }
@@ -645,12 +623,12 @@ int bw_tapedecstruct (Walk *w, uint32_t t, int into) {
     if (f->optional) put(c, w->out, present, 1);
     if (!present) {
       if (had) bw_tapeskip(w, f);
-      if (reuse) fillabsent(c, f, tbl);
+      if (reuse) intoabsent(c, f, tbl);
       continue;
     }
     pushkey(c, f->name);
     if (reuse && REFILLED(f->kind)) {
-      if (!fillfield(w, f, tbl, changed ? tapedecvalue : keptcopy, had))
+      if (!intofield(w, f, tbl, changed ? tapedecvalue : keptcopy, had))
         return 0;
       continue;
     }
