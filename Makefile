@@ -59,6 +59,10 @@ CLIB         = build/libbitwire.a build/libbitwire.so.$(LIB_VERSION)
 CLIB_OBJ     = $(patsubst core/%.c,build/lib/%.o,$(CORE_SRC))
 ALL_CFLAGS = $(WARN) $(FPFLAGS) -Icore $(CFLAGS)
 LIBS = -lz -lm
+# a value as the replacement of sed's s|...|...|: its \, | and & escaped;
+# a value as one single-quoted shell word (install paths: spaces, &, |)
+sedrepl = $(subst &,\&,$(subst |,\|,$(subst \,\\,$(1))))
+shq = '$(subst ','\'',$(1))'
 # the CRC and the frame header, apart from the stream primitives
 CORE_SRC += core/bw_frame.c
 # the UDP game examples and spec/05c-game_loop_spec.lua
@@ -404,22 +408,28 @@ build/libbitwire.so.$(LIB_VERSION): $(CLIB_OBJ)
 
 # bitwire.pc is made from its template at each install, for that PREFIX
 install-clib: $(CLIB) bitwire.pc.in
-	install -d $(DESTDIR)$(INST_CLIBDIR) $(DESTDIR)$(INST_INCDIR) $(DESTDIR)$(INST_PCDIR)
-	install -m 644 build/libbitwire.a $(DESTDIR)$(INST_CLIBDIR)/
-	install -m 755 build/libbitwire.so.$(LIB_VERSION) $(DESTDIR)$(INST_CLIBDIR)/
-	ln -sf libbitwire.so.$(LIB_VERSION) $(DESTDIR)$(INST_CLIBDIR)/$(LIB_SONAME)
-	ln -sf $(LIB_SONAME) $(DESTDIR)$(INST_CLIBDIR)/libbitwire.so
-	install -m 644 $(PUBLIC_HDR) $(DESTDIR)$(INST_INCDIR)/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(INST_CLIBDIR)|g' \
-	  -e 's|@INCDIR@|$(INST_INCDIR)|g' -e 's|@VERSION@|$(LIB_VERSION)|g' \
-	  bitwire.pc.in >$(DESTDIR)$(INST_PCDIR)/bitwire.pc
-	chmod 644 $(DESTDIR)$(INST_PCDIR)/bitwire.pc
+	@set -e; lib=$(call shq,$(DESTDIR)$(INST_CLIBDIR)); \
+	  inc=$(call shq,$(DESTDIR)$(INST_INCDIR)); pc=$(call shq,$(DESTDIR)$(INST_PCDIR)); \
+	  install -d "$$lib" "$$inc" "$$pc"; \
+	  install -m 644 build/libbitwire.a "$$lib/"; \
+	  install -m 755 build/libbitwire.so.$(LIB_VERSION) "$$lib/"; \
+	  ln -sf libbitwire.so.$(LIB_VERSION) "$$lib/$(LIB_SONAME)"; \
+	  ln -sf $(LIB_SONAME) "$$lib/libbitwire.so"; \
+	  install -m 644 $(PUBLIC_HDR) "$$inc/"; \
+	  sed -e 's|@PREFIX@|'$(call shq,$(call sedrepl,$(PREFIX)))'|g' \
+	    -e 's|@LIBDIR@|'$(call shq,$(call sedrepl,$(INST_CLIBDIR)))'|g' \
+	    -e 's|@INCDIR@|'$(call shq,$(call sedrepl,$(INST_INCDIR)))'|g' \
+	    -e 's|@VERSION@|$(LIB_VERSION)|g' bitwire.pc.in >"$$pc/bitwire.pc"; \
+	  chmod 644 "$$pc/bitwire.pc"; \
+	  echo "installed libbitwire in $$lib, its headers in $$inc, bitwire.pc in $$pc"
 
 uninstall-clib:
-	rm -f $(addprefix $(DESTDIR)$(INST_CLIBDIR)/,libbitwire.a libbitwire.so \
-	  $(LIB_SONAME) libbitwire.so.$(LIB_VERSION))
-	rm -f $(addprefix $(DESTDIR)$(INST_INCDIR)/,$(notdir $(PUBLIC_HDR)))
-	rm -f $(DESTDIR)$(INST_PCDIR)/bitwire.pc
+	@lib=$(call shq,$(DESTDIR)$(INST_CLIBDIR)); inc=$(call shq,$(DESTDIR)$(INST_INCDIR)); \
+	  pc=$(call shq,$(DESTDIR)$(INST_PCDIR)); \
+	  for f in libbitwire.a libbitwire.so $(LIB_SONAME) libbitwire.so.$(LIB_VERSION); do \
+	    rm -f "$$lib/$$f"; done; \
+	  for f in $(notdir $(PUBLIC_HDR)); do rm -f "$$inc/$$f"; done; \
+	  rm -f "$$pc/bitwire.pc"; rmdir "$$inc" 2>/dev/null || true
 
 # installs into a temporary PREFIX, builds a C and a C++ program against it
 # with pkg-config and runs them (tools/test_clib.sh)
@@ -466,17 +476,26 @@ build/bench_gen: bench/bench_gen.c build/bench/gen/snapshot.c $(CLIB)
 
 INST_BINDIR ?= $(PREFIX)/bin
 LUA_FILES = $(shell cd lua && find bitwire -name '*.lua' | sort)
+# our directories, the deepest first: uninstall removes those left empty
+LUA_DIRS  = $(shell cd lua && find bitwire -type d | sort -r)
 install: all install-clib
-	install -d $(DESTDIR)$(INST_LIBDIR)/bitwire $(DESTDIR)$(INST_BINDIR)
-	install -m 755 build/bitwire/core.so $(DESTDIR)$(INST_LIBDIR)/bitwire/core.so
-	@for f in $(LUA_FILES); do \
-	  install -d $(DESTDIR)$(INST_LUADIR)/$$(dirname $$f) && \
-	  install -m 644 lua/$$f $(DESTDIR)$(INST_LUADIR)/$$f || exit 1; done
-	install -m 755 bin/bitwire $(DESTDIR)$(INST_BINDIR)/bitwire
+	@set -e; mod=$(call shq,$(DESTDIR)$(INST_LIBDIR)/bitwire); \
+	  luadir=$(call shq,$(DESTDIR)$(INST_LUADIR)); bin=$(call shq,$(DESTDIR)$(INST_BINDIR)); \
+	  install -d "$$mod" "$$bin"; \
+	  install -m 755 build/bitwire/core.so "$$mod/core.so"; \
+	  for f in $(LUA_FILES); do \
+	    install -d "$$luadir/$$(dirname $$f)"; install -m 644 lua/$$f "$$luadir/$$f"; done; \
+	  install -m 755 bin/bitwire "$$bin/bitwire"; \
+	  echo "installed bitwire.core in $$mod, the Lua modules in $$luadir/bitwire, bitwire in $$bin"
 
+# what install wrote, and the directories of ours it leaves empty
 uninstall: uninstall-clib
-	rm -f $(DESTDIR)$(INST_LIBDIR)/bitwire/core.so $(DESTDIR)$(INST_BINDIR)/bitwire
-	rm -f $(addprefix $(DESTDIR)$(INST_LUADIR)/,$(LUA_FILES))
+	@mod=$(call shq,$(DESTDIR)$(INST_LIBDIR)/bitwire); \
+	  luadir=$(call shq,$(DESTDIR)$(INST_LUADIR)); bin=$(call shq,$(DESTDIR)$(INST_BINDIR)); \
+	  rm -f "$$mod/core.so" "$$bin/bitwire"; \
+	  for f in $(LUA_FILES); do rm -f "$$luadir/$$f"; done; \
+	  for d in $(LUA_DIRS); do rmdir "$$luadir/$$d" 2>/dev/null || true; done; \
+	  rmdir "$$mod" 2>/dev/null || true
 
 # The generated Wireshark dissector under tshark (tools/test_wireshark.lua);
 # without tshark the test says it skipped.

@@ -32,4 +32,18 @@ fail=0
 soname=$(objdump -p "$tmp/prefix/lib/libbitwire.so.0.1.0" | awk '/SONAME/ {print $2}')
 [ "$soname" = libbitwire.so.0 ] || { echo "soname: $soname"; fail=1; }
 [ $fail = 0 ] && echo "clib: C and C++ programs built with pkg-config against the installed copy"
+# the whole install into a PREFIX with a space, &, | and a quote in it
+# (sed and the shell take those apart when unquoted), then uninstall:
+# nothing of ours left, files or directories
+odd="$tmp/odd p&q|r'\"s"
+$MAKE --no-print-directory -s install PREFIX="$odd" >/dev/null
+[ "$(PKG_CONFIG_PATH="$odd/lib/pkgconfig" pkg-config --variable=prefix bitwire)" = "$odd" ] \
+  || { echo "install: bitwire.pc names another prefix than $odd"; fail=1; }
+[ -f "$odd/share/lua/5.4/bitwire/init.lua" ] && [ -x "$odd/bin/bitwire" ] \
+  && [ -f "$odd/lib/lua/5.4/bitwire/core.so" ] && [ -f "$odd/include/bitwire/bw.h" ] \
+  || { echo "install: files missing under $odd"; fail=1; }
+$MAKE --no-print-directory -s uninstall PREFIX="$odd" >/dev/null
+left=$(find "$odd" -type f -o -type l -o -name bitwire)
+[ -z "$left" ] || { echo "uninstall left: $left"; fail=1; }
+[ $fail = 0 ] && echo "install: PREFIX=\"$odd\" installed and uninstalled, nothing left"
 exit $fail
