@@ -800,6 +800,20 @@ describe("bitwire file arguments", function()
   end)
 end)
 
+describe("bitwire gen output", function()
+  it("names the file it cannot write, not its temporary", function()
+    local defs = tmpfile('return { P = { { "x", "int", min = 0, max = 9 } } }')
+    local dir = os.tmpname()
+    os.remove(dir)  -- no such directory
+    for what, file in pairs { c = "p.h", ["serialize-h"] = "p.hpp" } do
+      local status, out, err = run("gen", what, defs, "-o", dir, "--name", "p")
+      assert.equal(1, status)
+      assert.equal("", out)
+      assert.equal("bitwire gen: " .. dir .. "/" .. file .. ": No such file or directory\n", err)
+    end
+  end)
+end)
+
 describe("bitwire dissect values", function()
   it("shows a uint64 past 2^63 unsigned and a float64 in all its digits", function()
     local defs = tmpfile('return { T = { { "u", "uint", bits = 64 }, { "d", "float64" } } }')

@@ -39,7 +39,10 @@ local function write(out, files)
   for i, file in ipairs(files) do
     local tmp = file[1] .. ".tmp"
     local f, err = io.open(tmp, "w")
-    if not f then undo(err) end
+    if not f then  -- named as the file asked for, not its temporary
+      local why = err:sub(1, #tmp + 2) == tmp .. ": " and err:sub(#tmp + 3) or err
+      undo(("%s: %s"):format(file[1], why))
+    end
     tmps[i] = tmp
     local ok, why = require("bitwire.cliutil").writeclose(f, file[2], tmp)
     if not ok then undo(why) end
