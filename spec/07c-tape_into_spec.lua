@@ -184,6 +184,28 @@ describe("a delta decoded into a table", function ()
     assert.is_true(failed > 50, "damaged packets that failed: " .. failed)
   end)
 
+  it("counts what it refills against max_values as a decode without into counts it", function ()
+    local s = bitwire.schema(DESC)
+    local rand = lcg(79)
+    local seen = {}
+    for _ = 1, 40 do
+      local a = gen(rand)
+      local b = change(rand, a)
+      local base = s:decode("Root", s:encode("Root", a))
+      local d = s:encode("Root", b, { baseline = a })
+      for _, max in ipairs { 0, 1, 5, 20, 60, 150, 400 } do
+        local v1, m1, c1 = s:decode("Root", d, { baseline = base, max_values = max })
+        local into = s:decode("Root", s:encode("Root", (gen(rand))))
+        local v2, m2, c2 = s:decode("Root", d, { baseline = base, max_values = max, into = into })
+        assert.equal(m1, m2)
+        assert.equal(c1, c2)
+        assert.equal(v1 == nil, v2 == nil)
+        seen[v1 == nil] = true
+      end
+    end
+    assert.is_true(seen[true] and seen[false], "both ran out and fitted")
+  end)
+
   it("writes the table's tape again, of any size, in pieces or not", function ()
     -- tapes past 112 words are kept in pieces (290 entities: 172 words;
     -- 120: 71): the ring's sizes change
