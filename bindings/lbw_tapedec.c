@@ -91,12 +91,13 @@ static int intofield (Walk *w, const bw_Field *f, int tbl, Fill fill,
   return 1;
 }
 
-/* Clear the key of field 'f' in the table at 'tbl', or set its default:
-** a field the value lacks. */
-static void intoabsent (Ctx *c, const bw_Field *f, int tbl) {
+/* Clear the key of field 'f' in the table at 'tbl', a field the value
+** lacks; with 'def' (a field its version lacks), set its default if it
+** has one (an optional one absent has none: nil). */
+static void intoabsent (Ctx *c, const bw_Field *f, int tbl, int def) {
   if (f->name == BW_NONE) return;
   pushkey(c, f->name);
-  if (f->hasdefault) bw_pushdefault(c, f);
+  if (def && f->hasdefault) bw_pushdefault(c, f);
   else lua_pushnil(c->L);
   lua_rawset(c->L, tbl);
 }
@@ -131,12 +132,12 @@ static INLINE int keptrecord (Walk *w, const bw_Type *ty, int mode, int tbl) {
       continue;
     }
     if (ty->versioned && !bw_fieldpresent(g, c->version)) {
-      if (mode == KEPTINTO) intoabsent(c, g, tbl);
+      if (mode == KEPTINTO) intoabsent(c, g, tbl, 1);
       else if (bw_pushabsent(c, g) && !defer) lua_rawset(L, tbl);
       continue;
     }
     if (g->optional && !take(w, 1)) {
-      if (mode == KEPTINTO) intoabsent(c, g, tbl);
+      if (mode == KEPTINTO) intoabsent(c, g, tbl, 0);
       continue;
     }
     pushkey(c, g->name);
@@ -603,7 +604,7 @@ int bw_tapedecstruct (Walk *w, uint32_t t, int into) {
       continue;
     }
     if (ty->versioned && !bw_fieldpresent(f, c->version)) {
-      if (reuse) intoabsent(c, f, tbl);
+      if (reuse) intoabsent(c, f, tbl, 1);
       else bw_setabsent(c, f, tbl);
       continue;
     }
@@ -623,7 +624,7 @@ int bw_tapedecstruct (Walk *w, uint32_t t, int into) {
     if (f->optional) put(c, w->out, present, 1);
     if (!present) {
       if (had) bw_tapeskip(w, f);
-      if (reuse) intoabsent(c, f, tbl);
+      if (reuse) intoabsent(c, f, tbl, 0);
       continue;
     }
     pushkey(c, f->name);

@@ -105,6 +105,34 @@ describe("a delta decoded into a table", function ()
     end
   end)
 
+  it("leaves an absent optional field with a default absent, kept or changed", function ()
+    -- the default fills a field absent at the version, never an optional
+    -- one the value lacks: a full decode leaves that nil
+    local s = bitwire.schema {
+      P = { { "x", "int", min = 0, max = 9 },
+            { "o", "bool", optional = true, default = false } },
+      R = { { "k", "int", min = 0, max = 9 },
+            { "o", "int", min = 0, max = 9, optional = true, default = 4 },
+            { "p", "P" }, { "ps", "array", of = "P", max = 2 },
+            { "v", "int", min = 0, max = 9, since = 1, default = 6 } },
+    }
+    local a = { k = 1, o = 2, p = { x = 1, o = true }, ps = { { x = 1 } } }
+    for _, b in ipairs { { k = 2, p = { x = 1 }, ps = { { x = 1 } } },
+                         { k = 1, p = { x = 2 }, ps = { { x = 2 } } } } do
+      for _, version in ipairs { 0, 1 } do
+        local opts = { version = version }
+        local base = s:decode("R", s:encode("R", a, opts), opts)
+        local d = s:encode("R", b, { baseline = base, version = version })
+        local want = s:decode("R", s:encode("R", b, opts), opts)
+        local into = s:decode("R", s:encode("R", a, opts), opts)
+        local got = assert(s:decode("R", d, { baseline = base, into = into, version = version }))
+        assert.equal(into, got)
+        assert.same(want, got)
+        assert.is_nil(got.p.o)
+      end
+    end
+  end)
+
   it("makes a new table where the table it would refill is reached twice", function ()
     local s = bitwire.schema(DESC)
     local rand = lcg(61)

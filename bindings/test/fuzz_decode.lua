@@ -9,6 +9,7 @@
 --             2 into  decode first, then main into that table; must equal a
 --               fresh decode of main
 --             3 baseline  decode first as the baseline, main as a delta on it
+--               (fresh, shared and into a table: the same results)
 --             4 protocol  bitwire.protocol with deltas over main (its CRC and
 --               end check fixed up unless mode bit 3), baselines = {first}
 --             5 frame  frame_decode of the versioned schema, with a tag,
@@ -437,6 +438,18 @@ local function run (data)
       end
       if v ~= nil then expect_same(SD, name, v, sv, what .. " share") end
       expect_same(SD, name, before, b, what .. " baseline after share")
+      -- into a table (refilled in place): the same result or failure
+      local t = opt & 1 == 1 and junk(SD, index(SD, name), 2) or copy(fallback[name])
+      local iv, imsg, icode = dec(S, name, body, { baseline = b, into = t }, what)
+      if (iv == nil) ~= (v == nil) or imsg ~= msg or icode ~= code then
+        error(what .. ": into and fresh delta disagree: " .. tostring(imsg) .. " / "
+          .. tostring(msg), 0)
+      end
+      if iv ~= nil then
+        if iv ~= t then error(what .. ": into did not return its table", 0) end
+        expect_same(SD, name, v, iv, what .. " into")
+      end
+      expect_same(SD, name, before, b, what .. " baseline after into")
       if v ~= nil then
         roundtrip(S, SD, name, v, { baseline = b }, what .. " delta")
         roundtrip(S, SD, name, v, nil, what)
