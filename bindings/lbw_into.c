@@ -17,22 +17,53 @@
 ** lowered, an element past a hole. Left there, a field would come back as
 ** a value when a later reload adds it again, and the table as a baseline
 ** would not be the sender's copy of it. Such a table is cleared of them
-** first, along the type; each table once ('seen'), so tables that share
-** tables cost their size, not their paths. */
+** first, along the type; each table once per field it is reached as
+** ('seen'), so tables that share tables cost their size, not their paths.
+** Once per table would not do: a table reached as a record and as an
+** array is refilled as the one the decode meets first, and the other's
+** cleaning, in whatever order the keys come, keeps what the first lacks. */
 
 static void cleanvalue (Ctx *c, const bw_Field *f, int v, int seen);
 
-/* 1 the first time table 'v' is met. */
-static int firstvisit (lua_State *L, int v, int seen) {
+/* 1 the first time table 'v' is met as a value of 'f' (a field, or a
+** root type): seen[v] is the first 'f', or the set of them once there
+** are two. */
+static int firstvisit (lua_State *L, int v, int seen, const void *f) {
+  int type;
   lua_pushvalue(L, v);
-  if (lua_rawget(L, seen) != LUA_TNIL) {
+  type = lua_rawget(L, seen);
+  if (type == LUA_TLIGHTUSERDATA && lua_touserdata(L, -1) == f) {
     lua_pop(L, 1);
     return 0;
   }
-  lua_pop(L, 1);
-  lua_pushvalue(L, v);
+  if (type == LUA_TTABLE) {
+    lua_pushlightuserdata(L, (void *)f);
+    if (lua_rawget(L, -2) != LUA_TNIL) {
+      lua_pop(L, 2);
+      return 0;
+    }
+    lua_pop(L, 1);
+  }
+  else if (type == LUA_TLIGHTUSERDATA) {  /* a second field: a set */
+    lua_createtable(L, 0, 2);
+    lua_insert(L, -2);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+    lua_pushvalue(L, v);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, seen);
+  }
+  else {
+    lua_pop(L, 1);
+    lua_pushvalue(L, v);
+    lua_pushlightuserdata(L, (void *)f);
+    lua_rawset(L, seen);
+    return 1;
+  }
+  lua_pushlightuserdata(L, (void *)f);  /* the set is on top */
   lua_pushboolean(L, 1);
-  lua_rawset(L, seen);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
   return 1;
 }
 
@@ -96,7 +127,7 @@ static void cleanvalue (Ctx *c, const bw_Field *f, int v, int seen) {
       && f->kind != BW_KQUAT)
     return;  /* a table where a scalar goes: the decode replaces it */
   luaL_checkstack(L, 8, "cleaning a table decoded into");
-  if (!firstvisit(L, v, seen)) return;
+  if (!firstvisit(L, v, seen, f)) return;
   switch (f->kind) {
     case BW_KSTRUCT:
       cleanrecord(c, f->ref, v, seen);
@@ -125,7 +156,7 @@ void bw_intoprepare (Ctx *c, uint32_t t, int into, int b) {
   if (!known) {
     lua_createtable(L, 0, 0);
     seen = lua_gettop(L);
-    firstvisit(L, into, seen);
+    firstvisit(L, into, seen, &c->S->types[t]);
     cleanrecord(c, t, into, seen);
     lua_pop(L, 1);
   }

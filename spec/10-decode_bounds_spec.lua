@@ -107,6 +107,26 @@ describe("schema:decode into aliased tables", function ()
     assert.same(s:decode("S", b), t)
   end)
 
+  it("clears a table reached as a record and as an array along both", function ()
+    -- refilled as the field the decode meets first, whatever order the
+    -- clearing met the keys in: both field orders, so one of them has the
+    -- clearing meet the other field first
+    local k = bitwire.schema {
+      P = { { "x", "int", min = 0, max = 9 } },
+      RL = { { "r", "P" }, { "l", "array", of = { "int", min = 0, max = 9 }, max = 4 } },
+      LR = { { "l", "array", of = { "int", min = 0, max = 9 }, max = 4 }, { "r", "P" } },
+      SR = { { "s", "sparse", of = { "int", min = 0, max = 9 }, max = 8 }, { "r", "P" } },
+    }
+    local v = { r = { x = 3 }, l = { 4 }, s = { [2] = 5 } }
+    for _, name in ipairs { "RL", "LR", "SR" } do
+      local shared = { x = 1, 5, 6, [7] = 8, junk = true }
+      local t = { r = shared, l = shared, s = shared }
+      local b = k:encode(name, v)
+      assert.equal(t, k:decode(name, b, { into = t }))
+      assert.same(k:decode(name, b), t)
+    end
+  end)
+
   it("notices aliasing that appears after decodes into the same tables", function ()
     local t = {}
     for _ = 1, 3 do s:decode("T", bytes, { into = t }) end
