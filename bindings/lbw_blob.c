@@ -318,11 +318,17 @@ static void wvalue (Wr *c, const bw_BlobField *f, int idx, size_t p) {
     case BW_BSPARSE: {
       const bw_BlobField *e = &B->fields[f->ref];
       lua_Integer i, max = (lua_Integer)f->max;
-      size_t n = 0, t;
+      size_t n = 0, keys = 0, t;
       if (!lua_istable(L, idx)) wexpect(c, idx, "a table");
       for (i = 1; i <= max; i++) {
         if (lua_rawgeti(L, idx, i) != LUA_TNIL) n++;
         lua_pop(L, 1);
+      }
+      /* a key that is no slot would be dropped: refuse it, as encode does */
+      for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) keys++;
+      if (keys != n) {
+        lua_pushfstring(L, "sparse keys must be integers in [1, %I]", max);
+        werror(c, lua_tostring(L, -1));
       }
       if (n == 0) return;
       t = walloc(c, n * f->stride, e->align > 4 ? e->align : 4);

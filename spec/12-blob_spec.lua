@@ -132,6 +132,17 @@ describe("schema:blob and schema:unblob", function()
     end
   end)
 
+  it("refuse a sparse key that is no slot, as encode does, not drop it", function()
+    local d = bitwire.schema { T = { { "m", "sparse", of = { "int", min = 0, max = 9 }, max = 4 } } }
+    for _, m in ipairs { { [5] = 1 }, { [0] = 1 }, { x = 1 }, { [1.5] = 1 }, { [2] = 1, [7] = 3 } } do
+      assert.is_false((pcall(d.encode, d, "T", { m = m })))
+      local ok, err = pcall(d.blob, d, "T", { m = m })
+      assert.is_false(ok)
+      assert.matches("m: sparse keys must be integers in [1, 4]", err, 1, true)
+    end
+    assert.same({ m = { [4] = 9 } }, d:unblob("T", d:blob("T", { m = { [4] = 9 } })))
+  end)
+
   it("fill a missing field that has a default", function()
     local d = bitwire.schema { T = { { "a", "int", min = 0, max = 9, default = 4 } } }
     assert.same({ a = 4 }, d:unblob("T", d:blob("T", {})))
