@@ -223,8 +223,10 @@ static void wscalar (Wr *c, const bw_BlobField *f, int idx, size_t p) {
       lua_Integer v = 0;
       if (lua_type(L, idx) == LUA_TNUMBER) v = lua_tointegerx(L, idx, &ok);
       if (!ok) wexpect(c, idx, "an integer");
-      {  /* a u64 range is unsigned: values past 2^63 are negative in Lua */
-        int u = f->ctype == BW_CU64;
+      {  /* a range past 2^63 (a 64-bit uint) is unsigned: such values are
+         ** negative in Lua; any other range, uint64 or not, is signed, so
+         ** clamp sends a negative value to min, as encode does */
+        int u = f->ctype == BW_CU64 && f->max < 0;
         int low = u ? (uint64_t)v < (uint64_t)f->min : v < f->min;
         int high = u ? (uint64_t)v > (uint64_t)f->max : v > f->max;
         if ((low || high) && !sf->clamp) {

@@ -143,6 +143,19 @@ describe("schema:blob and schema:unblob", function()
     assert.same({ m = { [4] = 9 } }, d:unblob("T", d:blob("T", { m = { [4] = 9 } })))
   end)
 
+  it("clamp a negative value to min when the int's C type is uint64, as encode does", function()
+    local w = bitwire.schema {
+      C = { { "k", "int", min = 100, max = 5000000000, clamp = true } },   -- uint64_t
+      D = { { "k", "int", min = 0, max = 10, clamp = true, ctype = "uint64" } },
+      M = { { "k", "int", min = 0, max = math.maxinteger, clamp = true } } }
+    for _, c in ipairs { { "C", -5, 100 }, { "C", math.mininteger, 100 }, { "D", -1, 0 },
+                         { "M", -1, 0 }, { "D", 11, 10 } } do
+      local v = { k = c[2] }
+      assert.equal(c[3], w:decode(c[1], w:encode(c[1], v)).k)
+      assert.equal(c[3], w:unblob(c[1], w:blob(c[1], v)).k, c[1] .. " " .. c[2])
+    end
+  end)
+
   it("fill a missing field that has a default", function()
     local d = bitwire.schema { T = { { "a", "int", min = 0, max = 9, default = 4 } } }
     assert.same({ a = 4 }, d:unblob("T", d:blob("T", {})))
