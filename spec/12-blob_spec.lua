@@ -589,6 +589,56 @@ describe("the ctype option", function()
   end)
 end)
 
+describe("the generated header's accessors", function()
+  it("give NULL and count 0 for an absent optional, whose offset is unchecked", function()
+    local s = bitwire.schema { T = {
+      { "s", "string", max = 4, optional = true },
+      { "a", "array", of = { "int", min = 0, max = 9 }, max = 4, optional = true },
+      { "b", "bytes", max = 4, optional = true } } }
+    local b = s:blob("T", {})
+    -- absent, with offsets far outside and counts: the check does not look
+    for _, f in ipairs(s:blob_layout().fields) do
+      local at = 32 + f.offset
+      b = b:sub(1, at) .. string.pack("<i4I4", 0x100000, 3) .. b:sub(at + 9)
+    end
+    assert.same({}, assert(s:unblob("T", b)))
+    local p = io.popen("pwd")
+    local root = p:read("l") .. "/"
+    p:close()
+    local tmp = os.tmpname()
+    local function write(path, text)
+      local f = assert(io.open(path, "wb")); f:write(text); f:close()
+    end
+    write(tmp .. ".h", require("bitwire.gen.blob")(s))
+    write(tmp .. ".bin", b)
+    write(tmp .. ".c", string.format([[
+#include <stdio.h>
+#include "%s.h"
+int main (void) {
+  static uint64_t buf[64];
+  FILE *f = fopen("%s.bin", "rb");
+  size_t n = fread(buf, 1, sizeof(buf), f);
+  const T *t;
+  fclose(f);
+  if (!T_blob_check(buf, n, NULL)) return 2;
+  t = T_blob_root(buf);
+  printf("%%d %%u %%d %%u %%d %%u\n", T_s(t) == NULL, (unsigned)T_s_len(t),
+         T_a_at(t, 0) == NULL, (unsigned)T_a_count(t),
+         T_b_at(t, 0) == NULL, (unsigned)T_b_count(t));
+  return 0;
+}
+]], tmp, tmp))
+    assert.is_true(os.execute(string.format(
+      "cc -std=c11 -I%score -o %s.exe %s.c %score/bw_blob.c %score/bw_stream.c -lm",
+      root, tmp, tmp, root, root)))
+    p = io.popen(tmp .. ".exe")
+    local out = p:read("a")
+    p:close()
+    for _, x in ipairs { "", ".h", ".c", ".bin", ".exe" } do os.remove(tmp .. x) end
+    assert.equal("1 0 1 0 1 0\n", out)
+  end)
+end)
+
 describe("the README's cutscene walk-through", function()
   it("runs as written in examples/cutscene, compiled without optimization", function()
     local p = io.popen("pwd")
