@@ -515,6 +515,9 @@ static int laytype (Lay *z, uint32_t t);
 /* Must the validator look at a value of 'f'? Not at floats, ints whose C
 ** type holds exactly their range, or records and fixed arrays of those. */
 static int needscheck (const Lay *z, const bw_BlobField *f) {
+  /* no bytes, nothing to look at: an array of such elements (up to 65536
+  ** per 8-byte relarray) must not loop over them */
+  if (f->size == 0) return 0;
   switch (f->form) {
     case BW_BFIXBYTES: case BW_BQUAT: return 0;
     case BW_BINLINE: return z->F[f->ref].check;
