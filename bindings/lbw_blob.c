@@ -362,8 +362,12 @@ static void wvalue (Wr *c, const bw_BlobField *f, int idx, size_t p) {
     }
     case BW_BQUAT: {
       int i;
-      if (!lua_istable(L, idx) || lua_rawlen(L, idx) != 4)
-        wexpect(c, idx, "a table {x, y, z, w}");
+      if (!lua_istable(L, idx)) wexpect(c, idx, "a table {x, y, z, w}");
+      if (lua_rawlen(L, idx) != 4) {  /* a table: say what is wrong with it */
+        lua_pushfstring(L, "quaternion needs 4 components, got %I",
+                        (lua_Integer)lua_rawlen(L, idx));
+        werror(c, lua_tostring(L, -1));
+      }
       for (i = 0; i < 4; i++) {
         if (lua_rawgeti(L, idx, i + 1) != LUA_TNUMBER)
           werror(c, "quaternion component is not a number");
