@@ -334,9 +334,15 @@ bw_Status bw_blobcheck (const void *blob, size_t size, const bw_BlobLayout *L,
   memset(e, 0, sizeof(*e));
   if (why != NULL) *why = NULL;
   st = bw_blobheader(blob, size, &h);
-  if (st != BW_OK) {
+  if (st != BW_OK) {  /* the byte of the header field at fault */
     e->code = st;
     if (why != NULL) *why = hdrwhy[st];
+    if (st == BW_ERANGE) e->bitpos = 24 * 8;
+    else if (st == BW_ESCHEMA) {
+      e->bitpos = 8 * (h.format != BW_BLOBFORMAT ? 4u
+                       : h.flags != BW_BLOBMAPPABLE ? 6u : 28u);
+      if (why != NULL && e->bitpos == 28 * 8) *why = "reserved word not 0";
+    }
     return st;
   }
   if (root >= L->ntypes) {

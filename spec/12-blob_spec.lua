@@ -175,6 +175,27 @@ describe("schema:blob and schema:unblob", function()
     end
   end)
 
+  it("name the header field at fault and its byte", function()
+    local d = bitwire.schema { T = { { "x", "int", min = 0, max = 9 } } }
+    local b = d:blob("T", { x = 1 })
+    local function put(at, fmt, v)
+      local p = string.pack(fmt, v)
+      return b:sub(1, at) .. p .. b:sub(at + #p + 1)
+    end
+    for _, c in ipairs {
+      { put(4, "<I2", 2), "unknown blob format or flags (byte 4)", "schema" },
+      { put(6, "<I2", 3), "unknown blob format or flags (byte 6)", "schema" },
+      { put(28, "<I4", 1), "reserved word not 0 (byte 28)", "schema" },
+      { put(24, "<I4", 4096), "blob size out of range (byte 24)", "range" },
+      { put(24, "<I4", 8), "blob size out of range (byte 24)", "range" },
+      { put(0, "c4", "XXXX"), "not a blob (bad magic) (byte 0)", "tag" },
+      { b:sub(1, 20), "truncated header (byte 0)", "truncated" } } do
+      for _, read in ipairs { d.unblob, d.blobview } do
+        assert.same({ nil, c[2], c[3] }, { read(d, "T", c[1]) })
+      end
+    end
+  end)
+
   it("give schema, not an error, for a header naming a version with no layout", function()
     -- at version 1 the field of 2^30 + 5 bytes is there and cannot be laid out
     local v = bitwire.schema { T = {
