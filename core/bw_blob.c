@@ -266,7 +266,7 @@ static int checkvalue (Chk *c, const bw_BlobField *f, size_t p) {
         int64_t ix = (int64_t)bw_blobloadu(c->b + t, 4);
         if (ix <= prev || ix >= f->max) {
           chkfail(c, BW_ETAG, t, "sparse index out of order or range");
-          return addframe(c, NULL, (int64_t)i);
+          return addframe(c, NULL, ix);  /* the slot, as for its value */
         }
         prev = ix;
         if (!checkvalue(c, e, t + f->voff)) return addframe(c, NULL, ix);

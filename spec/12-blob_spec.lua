@@ -175,6 +175,22 @@ describe("schema:blob and schema:unblob", function()
     end
   end)
 
+  it("name a sparse entry by the slot it claims, in order errors as in value errors", function()
+    local d = bitwire.schema { T = { { "m", "sparse", of = { "int", min = 0, max = 9 }, max = 100 } } }
+    local b = d:blob("T", { m = { [40] = 1, [50] = 2, [60] = 3 } })
+    local t = 32 + string.unpack("<i4", b, 33)   -- entries {uint32 slot; uint8 value}, 8 bytes
+    local function put(at, fmt, v)
+      local p = string.pack(fmt, v)
+      return b:sub(1, at) .. p .. b:sub(at + #p + 1)
+    end
+    assert.same({ nil, "m[30]: sparse index out of order or range (byte " .. (t + 8) .. ")", "tag" },
+                { d:unblob("T", put(t + 8, "<I4", 29)) })
+    assert.same({ nil, "m[101]: sparse index out of order or range (byte " .. (t + 16) .. ")", "tag" },
+                { d:unblob("T", put(t + 16, "<I4", 100)) })
+    assert.same({ nil, "m[60]: value out of range (byte " .. (t + 20) .. ")", "range" },
+                { d:unblob("T", put(t + 20, "B", 77)) })
+  end)
+
   it("name the header field at fault and its byte", function()
     local d = bitwire.schema { T = { { "x", "int", min = 0, max = 9 } } }
     local b = d:blob("T", { x = 1 })
