@@ -221,7 +221,14 @@ static void wscalar (Wr *c, const bw_BlobField *f, int idx, size_t p) {
     default: {  /* int, uint, tiered */
       int ok = 0;
       lua_Integer v = 0;
-      if (lua_type(L, idx) == LUA_TNUMBER) v = lua_tointegerx(L, idx, &ok);
+      if (lua_type(L, idx) == LUA_TNUMBER) {
+        v = lua_tointegerx(L, idx, &ok);
+        if (!ok) {  /* a number, but not an integer: show it, as encode */
+          lua_pushfstring(L, "expected an integer, got %f",
+                          lua_tonumber(L, idx));
+          werror(c, lua_tostring(L, -1));
+        }
+      }
       if (!ok) wexpect(c, idx, "an integer");
       {  /* a range past 2^63 (a 64-bit uint) is unsigned: such values are
          ** negative in Lua; any other range, uint64 or not, is signed, so

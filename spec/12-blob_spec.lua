@@ -102,6 +102,7 @@ describe("schema:blob and schema:unblob", function()
       { function (v) v.entities[1].speed = 11 end, "speed: 11" },
       { function (v) v.names = { "a", "b", "c", "d", "e" } end, "names: count 5 out of range" },
       { function (v) v.entities[1].tags[1] = "1" end, "expected an integer, got string" },
+      { function (v) v.entities[1].tags[1] = 1.5 end, "tags%[1%]: expected an integer, got 1%.5" },
       { function (v) v.entities[1].q = { 0, 0, 1 } end,
         "entities%[1%]%.q: quaternion needs 4 components, got 3" },
       { function (v) v.entities[1].q = 1 end, "q: expected a table {x, y, z, w}, got number" },
