@@ -221,10 +221,19 @@ static void wscalar (Wr *c, const bw_BlobField *f, int idx, size_t p) {
     default: {  /* int, uint, tiered */
       int ok = 0;
       lua_Integer v = 0;
-      if (lua_type(L, idx) == LUA_TNUMBER) v = lua_tointegerx(L, idx, &ok);
+      if (lua_type(L, idx) == LUA_TNUMBER) {
+        v = lua_tointegerx(L, idx, &ok);
+        if (!ok) {  /* a number, but not an integer: show it, as encode */
+          lua_pushfstring(L, "expected an integer, got %f",
+                          lua_tonumber(L, idx));
+          werror(c, lua_tostring(L, -1));
+        }
+      }
       if (!ok) wexpect(c, idx, "an integer");
-      {  /* a u64 range is unsigned: values past 2^63 are negative in Lua */
-        int u = f->ctype == BW_CU64;
+      {  /* a range past 2^63 (a 64-bit uint) is unsigned: such values are
+         ** negative in Lua; any other range, uint64 or not, is signed, so
+         ** clamp sends a negative value to min, as encode does */
+        int u = f->ctype == BW_CU64 && f->max < 0;
         int low = u ? (uint64_t)v < (uint64_t)f->min : v < f->min;
         int high = u ? (uint64_t)v > (uint64_t)f->max : v > f->max;
         if ((low || high) && !sf->clamp) {
@@ -318,11 +327,17 @@ static void wvalue (Wr *c, const bw_BlobField *f, int idx, size_t p) {
     case BW_BSPARSE: {
       const bw_BlobField *e = &B->fields[f->ref];
       lua_Integer i, max = (lua_Integer)f->max;
-      size_t n = 0, t;
+      size_t n = 0, keys = 0, t;
       if (!lua_istable(L, idx)) wexpect(c, idx, "a table");
       for (i = 1; i <= max; i++) {
         if (lua_rawgeti(L, idx, i) != LUA_TNIL) n++;
         lua_pop(L, 1);
+      }
+      /* a key that is no slot would be dropped: refuse it, as encode does */
+      for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) keys++;
+      if (keys != n) {
+        lua_pushfstring(L, "sparse keys must be integers in [1, %I]", max);
+        werror(c, lua_tostring(L, -1));
       }
       if (n == 0) return;
       t = walloc(c, n * f->stride, e->align > 4 ? e->align : 4);
@@ -354,8 +369,12 @@ static void wvalue (Wr *c, const bw_BlobField *f, int idx, size_t p) {
     }
     case BW_BQUAT: {
       int i;
-      if (!lua_istable(L, idx) || lua_rawlen(L, idx) != 4)
-        wexpect(c, idx, "a table {x, y, z, w}");
+      if (!lua_istable(L, idx)) wexpect(c, idx, "a table {x, y, z, w}");
+      if (lua_rawlen(L, idx) != 4) {  /* a table: say what is wrong with it */
+        lua_pushfstring(L, "quaternion needs 4 components, got %I",
+                        (lua_Integer)lua_rawlen(L, idx));
+        werror(c, lua_tostring(L, -1));
+      }
       for (i = 0; i < 4; i++) {
         if (lua_rawgeti(L, idx, i + 1) != LUA_TNUMBER)
           werror(c, "quaternion component is not a number");

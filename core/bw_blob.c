@@ -266,7 +266,7 @@ static int checkvalue (Chk *c, const bw_BlobField *f, size_t p) {
         int64_t ix = (int64_t)bw_blobloadu(c->b + t, 4);
         if (ix <= prev || ix >= f->max) {
           chkfail(c, BW_ETAG, t, "sparse index out of order or range");
-          return addframe(c, NULL, (int64_t)i);
+          return addframe(c, NULL, ix);  /* the slot, as for its value */
         }
         prev = ix;
         if (!checkvalue(c, e, t + f->voff)) return addframe(c, NULL, ix);
@@ -334,9 +334,15 @@ bw_Status bw_blobcheck (const void *blob, size_t size, const bw_BlobLayout *L,
   memset(e, 0, sizeof(*e));
   if (why != NULL) *why = NULL;
   st = bw_blobheader(blob, size, &h);
-  if (st != BW_OK) {
+  if (st != BW_OK) {  /* the byte of the header field at fault */
     e->code = st;
     if (why != NULL) *why = hdrwhy[st];
+    if (st == BW_ERANGE) e->bitpos = 24 * 8;
+    else if (st == BW_ESCHEMA) {
+      e->bitpos = 8 * (h.format != BW_BLOBFORMAT ? 4u
+                       : h.flags != BW_BLOBMAPPABLE ? 6u : 28u);
+      if (why != NULL && e->bitpos == 28 * 8) *why = "reserved word not 0";
+    }
     return st;
   }
   if (root >= L->ntypes) {
@@ -515,6 +521,9 @@ static int laytype (Lay *z, uint32_t t);
 /* Must the validator look at a value of 'f'? Not at floats, ints whose C
 ** type holds exactly their range, or records and fixed arrays of those. */
 static int needscheck (const Lay *z, const bw_BlobField *f) {
+  /* no bytes, nothing to look at: an array of such elements (up to 65536
+  ** per 8-byte relarray) must not loop over them */
+  if (f->size == 0) return 0;
   switch (f->form) {
     case BW_BFIXBYTES: case BW_BQUAT: return 0;
     case BW_BINLINE: return z->F[f->ref].check;

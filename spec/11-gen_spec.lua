@@ -1070,6 +1070,16 @@ describe("bitwire gen (command)", function()
     os.execute("rm -rf " .. dir)
   end)
 
+  it("guards NAME_blob.h by a macro name when NAME starts with a digit", function()
+    local dir, defsfile = defsdir('return { P = { {"hp", "int", min = 0, max = 100} } }\n')
+    local ok, err = pcall(cli.run, { "c", defsfile, "-o", dir, "--name", "3d-x", "--blob" },
+      { stdout = sink() })
+    assert.is_true(ok, err)
+    local h = assert(io.open(dir .. "/3d-x_blob.h")):read("a")
+    assert.matches("#ifndef X3D_X_BLOB_H\n#define X3D_X_BLOB_H\n", h, 1, true)
+    os.execute("rm -rf " .. dir)
+  end)
+
   it("writes NAME.h and NAME.c for gen c", function()
     local dir, defsfile = defsdir('return { P = { {"hp", "int", min = 0, max = 100} } }\n')
     local log = sink()

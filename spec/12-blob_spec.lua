@@ -102,6 +102,10 @@ describe("schema:blob and schema:unblob", function()
       { function (v) v.entities[1].speed = 11 end, "speed: 11" },
       { function (v) v.names = { "a", "b", "c", "d", "e" } end, "names: count 5 out of range" },
       { function (v) v.entities[1].tags[1] = "1" end, "expected an integer, got string" },
+      { function (v) v.entities[1].tags[1] = 1.5 end, "tags%[1%]: expected an integer, got 1%.5" },
+      { function (v) v.entities[1].q = { 0, 0, 1 } end,
+        "entities%[1%]%.q: quaternion needs 4 components, got 3" },
+      { function (v) v.entities[1].q = 1 end, "q: expected a table {x, y, z, w}, got number" },
     }
     for _, c in ipairs(cases) do
       local v = snapshot(2)
@@ -132,6 +136,30 @@ describe("schema:blob and schema:unblob", function()
     end
   end)
 
+  it("refuse a sparse key that is no slot, as encode does, not drop it", function()
+    local d = bitwire.schema { T = { { "m", "sparse", of = { "int", min = 0, max = 9 }, max = 4 } } }
+    for _, m in ipairs { { [5] = 1 }, { [0] = 1 }, { x = 1 }, { [1.5] = 1 }, { [2] = 1, [7] = 3 } } do
+      assert.is_false((pcall(d.encode, d, "T", { m = m })))
+      local ok, err = pcall(d.blob, d, "T", { m = m })
+      assert.is_false(ok)
+      assert.matches("m: sparse keys must be integers in [1, 4]", err, 1, true)
+    end
+    assert.same({ m = { [4] = 9 } }, d:unblob("T", d:blob("T", { m = { [4] = 9 } })))
+  end)
+
+  it("clamp a negative value to min when the int's C type is uint64, as encode does", function()
+    local w = bitwire.schema {
+      C = { { "k", "int", min = 100, max = 5000000000, clamp = true } },   -- uint64_t
+      D = { { "k", "int", min = 0, max = 10, clamp = true, ctype = "uint64" } },
+      M = { { "k", "int", min = 0, max = math.maxinteger, clamp = true } } }
+    for _, c in ipairs { { "C", -5, 100 }, { "C", math.mininteger, 100 }, { "D", -1, 0 },
+                         { "M", -1, 0 }, { "D", 11, 10 } } do
+      local v = { k = c[2] }
+      assert.equal(c[3], w:decode(c[1], w:encode(c[1], v)).k)
+      assert.equal(c[3], w:unblob(c[1], w:blob(c[1], v)).k, c[1] .. " " .. c[2])
+    end
+  end)
+
   it("fill a missing field that has a default", function()
     local d = bitwire.schema { T = { { "a", "int", min = 0, max = 9, default = 4 } } }
     assert.same({ a = 4 }, d:unblob("T", d:blob("T", {})))
@@ -145,6 +173,43 @@ describe("schema:blob and schema:unblob", function()
       assert.is_string(err)
       assert.matches("%(byte %d+%)$", err)
       assert.is_string(code)
+    end
+  end)
+
+  it("name a sparse entry by the slot it claims, in order errors as in value errors", function()
+    local d = bitwire.schema { T = { { "m", "sparse", of = { "int", min = 0, max = 9 }, max = 100 } } }
+    local b = d:blob("T", { m = { [40] = 1, [50] = 2, [60] = 3 } })
+    local t = 32 + string.unpack("<i4", b, 33)   -- entries {uint32 slot; uint8 value}, 8 bytes
+    local function put(at, fmt, v)
+      local p = string.pack(fmt, v)
+      return b:sub(1, at) .. p .. b:sub(at + #p + 1)
+    end
+    assert.same({ nil, "m[30]: sparse index out of order or range (byte " .. (t + 8) .. ")", "tag" },
+                { d:unblob("T", put(t + 8, "<I4", 29)) })
+    assert.same({ nil, "m[101]: sparse index out of order or range (byte " .. (t + 16) .. ")", "tag" },
+                { d:unblob("T", put(t + 16, "<I4", 100)) })
+    assert.same({ nil, "m[60]: value out of range (byte " .. (t + 20) .. ")", "range" },
+                { d:unblob("T", put(t + 20, "B", 77)) })
+  end)
+
+  it("name the header field at fault and its byte", function()
+    local d = bitwire.schema { T = { { "x", "int", min = 0, max = 9 } } }
+    local b = d:blob("T", { x = 1 })
+    local function put(at, fmt, v)
+      local p = string.pack(fmt, v)
+      return b:sub(1, at) .. p .. b:sub(at + #p + 1)
+    end
+    for _, c in ipairs {
+      { put(4, "<I2", 2), "unknown blob format or flags (byte 4)", "schema" },
+      { put(6, "<I2", 3), "unknown blob format or flags (byte 6)", "schema" },
+      { put(28, "<I4", 1), "reserved word not 0 (byte 28)", "schema" },
+      { put(24, "<I4", 4096), "blob size out of range (byte 24)", "range" },
+      { put(24, "<I4", 8), "blob size out of range (byte 24)", "range" },
+      { put(0, "c4", "XXXX"), "not a blob (bad magic) (byte 0)", "tag" },
+      { b:sub(1, 20), "truncated header (byte 0)", "truncated" } } do
+      for _, read in ipairs { d.unblob, d.blobview } do
+        assert.same({ nil, c[2], c[3] }, { read(d, "T", c[1]) })
+      end
     end
   end)
 
@@ -562,6 +627,56 @@ describe("the ctype option", function()
       assert.is_false(ok)
       assert.matches("T%.a: .*" .. f[2], err)
     end
+  end)
+end)
+
+describe("the generated header's accessors", function()
+  it("give NULL and count 0 for an absent optional, whose offset is unchecked", function()
+    local s = bitwire.schema { T = {
+      { "s", "string", max = 4, optional = true },
+      { "a", "array", of = { "int", min = 0, max = 9 }, max = 4, optional = true },
+      { "b", "bytes", max = 4, optional = true } } }
+    local b = s:blob("T", {})
+    -- absent, with offsets far outside and counts: the check does not look
+    for _, f in ipairs(s:blob_layout().fields) do
+      local at = 32 + f.offset
+      b = b:sub(1, at) .. string.pack("<i4I4", 0x100000, 3) .. b:sub(at + 9)
+    end
+    assert.same({}, assert(s:unblob("T", b)))
+    local p = io.popen("pwd")
+    local root = p:read("l") .. "/"
+    p:close()
+    local tmp = os.tmpname()
+    local function write(path, text)
+      local f = assert(io.open(path, "wb")); f:write(text); f:close()
+    end
+    write(tmp .. ".h", require("bitwire.gen.blob")(s))
+    write(tmp .. ".bin", b)
+    write(tmp .. ".c", string.format([[
+#include <stdio.h>
+#include "%s.h"
+int main (void) {
+  static uint64_t buf[64];
+  FILE *f = fopen("%s.bin", "rb");
+  size_t n = fread(buf, 1, sizeof(buf), f);
+  const T *t;
+  fclose(f);
+  if (!T_blob_check(buf, n, NULL)) return 2;
+  t = T_blob_root(buf);
+  printf("%%d %%u %%d %%u %%d %%u\n", T_s(t) == NULL, (unsigned)T_s_len(t),
+         T_a_at(t, 0) == NULL, (unsigned)T_a_count(t),
+         T_b_at(t, 0) == NULL, (unsigned)T_b_count(t));
+  return 0;
+}
+]], tmp, tmp))
+    assert.is_true(os.execute(string.format(
+      "cc -std=c11 -I%score -o %s.exe %s.c %score/bw_blob.c %score/bw_stream.c -lm",
+      root, tmp, tmp, root, root)))
+    p = io.popen(tmp .. ".exe")
+    local out = p:read("a")
+    p:close()
+    for _, x in ipairs { "", ".h", ".c", ".bin", ".exe" } do os.remove(tmp .. x) end
+    assert.equal("1 0 1 0 1 0\n", out)
   end)
 end)
 

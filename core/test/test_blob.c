@@ -328,8 +328,54 @@ static void test_scalars (void) {
   CHECK(bw_blobgetf(b, BW_CF64) == 0.1);
 }
 
+/* T { a: array[0..60000] of array[count 0] of string[3] }: the elements
+** have no bytes, so the validator has nothing to look at in them, and must
+** not loop over 60000 of them per 8-byte relarray (CPU per blob byte) */
+static void test_nobytes (void) {
+  bw_Schema *S = bw_schemanew();
+  uint32_t t, f, e;
+  char msg[128];
+  Lay l;
+  bw_BlobWriter w;
+  bw_Error err;
+  size_t root, data;
+  t = bw_schemaaddtype(S, name(S, "T"));
+  f = bw_schemaaddfields(S, 1);
+  S->types[t].first = f;
+  S->types[t].count = 1;
+  S->fields[f].kind = BW_KARRAY;
+  S->fields[f].name = name(S, "a");
+  S->fields[f].max = 60000;
+  e = bw_schemaaddfields(S, 2);
+  S->fields[f].ref = e;
+  S->fields[e].kind = BW_KARRAY;
+  S->fields[e].fixed = 1;
+  S->fields[e].ref = e + 1;
+  S->fields[e + 1].kind = BW_KSTRING;
+  S->fields[e + 1].max = 3;
+  CHECK(bw_schemaseal(S, msg, sizeof(msg)) == BW_OK);
+  layout(&l, S, 0);
+  {
+    const bw_BlobField *a = &l.L.fields[l.L.types[t].first];
+    const bw_BlobField *el = &l.L.fields[a->ref];
+    CHECK(a->form == BW_BARRAY && a->stride == 0 && a->check == 1);
+    CHECK(el->form == BW_BINLINE && el->size == 0 && el->check == 0);
+  }
+  bw_blobwinit(&w, plainalloc, NULL, 1 << 20);
+  root = bw_blobwalloc(&w, l.L.types[t].size, l.L.types[t].align);
+  data = bw_blobwalloc(&w, 0, 4);
+  bw_blobwsetrel(&w, root, data, 60000);
+  bw_blobwfinish(&w, &l.L, t);
+  CHECK(w.status == BW_OK);
+  CHECK(bw_blobcheck(w.buf, w.len, &l.L, t, &err, NULL) == BW_OK);
+  bw_blobwfree(&w);
+  free(l.mem);
+  bw_schemarelease(S);
+}
+
 int main (void) {
   test_layout();
+  test_nobytes();
   test_roundtrip();
   test_versions();
   test_hostile();

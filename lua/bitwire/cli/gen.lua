@@ -77,9 +77,11 @@ function M.run(args, sysio)
     if o.blob then
       local ok, blob = pcall(require, "bitwire.gen.blob")
       if not ok then error("gen c --blob: bitwire.gen.blob is not installed", 0) end
+      -- a macro name: a leading digit (--name 3d) gets an X, as gen c's guard
+      local guard = name:upper():gsub("[^%w]", "_"):gsub("^%d", "X%0")
       write(out, { { dir .. "/" .. name .. "_blob.h",
         blob.generate(s, { prefix = opts.prefix, version = opts.version,
-          guard = (name:upper():gsub("[^%w]", "_")) .. "_BLOB_H" }) } })
+          guard = guard .. "_BLOB_H" }) } })
       return 0
     end
     local code = bitwire.gen.c(s, opts)

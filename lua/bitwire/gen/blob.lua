@@ -188,25 +188,29 @@ function M.generate(s, opts)
       local acc = { string = { "", "_len" }, pointer = { "" }, array = { "_count", "_at" },
                     sparse = { "_count", "_at" }, bytes = { "_count", "_at" } }
       for _, suffix in ipairs(acc[f.form] or {}) do claim(hint .. suffix, what) end
+      -- an absent optional's offset is never checked: read it only when
+      -- present, else NULL and count 0 (as an optional record's NULL)
+      local has = f.presence and string.format("!r->has_%s ? 0 : ", fname) or ""
+      local hasnull = f.presence and string.format("!r->has_%s ? NULL : ", fname) or ""
       if f.form == "string" then
         access[#access + 1] = string.format(
           "static inline const char *%s (const %s *r) {\n"
-          .. "  return (const char *)bw_relarray_data(&r->%s);\n}\n"
-          .. "static inline uint32_t %s_len (const %s *r) { return r->%s.count; }",
-          hint, cn, fname, hint, cn, fname)
+          .. "  return %s(const char *)bw_relarray_data(&r->%s);\n}\n"
+          .. "static inline uint32_t %s_len (const %s *r) { return %sr->%s.count; }",
+          hint, cn, hasnull, fname, hint, cn, has, fname)
       elseif f.form == "array" and nobytes(f) then
         access[#access + 1] = string.format(
-          "static inline uint32_t %s_count (const %s *r) { return r->%s.count; }",
-          hint, cn, fname)
+          "static inline uint32_t %s_count (const %s *r) { return %sr->%s.count; }",
+          hint, cn, has, fname)
       elseif f.form == "array" or f.form == "sparse" or f.form == "bytes" then
         local et = f.form == "bytes" and "uint8_t"
           or (f.form == "sparse" and hint .. "_entry")
           or ctypeof(fields[f.ref + 1], hint .. "_e")
         access[#access + 1] = string.format(
-          "static inline uint32_t %s_count (const %s *r) { return r->%s.count; }\n"
+          "static inline uint32_t %s_count (const %s *r) { return %sr->%s.count; }\n"
           .. "static inline const %s *%s_at (const %s *r, uint32_t i) {\n"
-          .. "  return bw_relarray_at(&r->%s, %s, i);\n}",
-          hint, cn, fname, et, hint, cn, fname, et)
+          .. "  return %sbw_relarray_at(&r->%s, %s, i);\n}",
+          hint, cn, has, fname, et, hint, cn, hasnull, fname, et)
       elseif f.form == "pointer" then
         access[#access + 1] = string.format(
           "static inline const %s *%s (const %s *r) {\n"
