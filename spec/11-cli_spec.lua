@@ -741,6 +741,99 @@ describe("bitwire wireshark", function()
     assert.equal(1, status)
     assert.matches("--tag (a registry's frames) and --deltas do not combine", err, 1, true)
   end)
+
+  -- Run plugin 'text' on 'packet' over a stand-in of Wireshark's API and
+  -- its Lua 5.2, whose numbers are doubles: arithmetic on a numeric string
+  -- (the plugin's integers past 2^53) is done in doubles. Returns the
+  -- labels of the tree, in order, one a line.
+  local function wsrun(text, packet)
+    local labels = {}
+    local Item = {}
+    Item.__index = Item
+    function Item:add(...)
+      local e = { text = "" }
+      for i = 1, select("#", ...) do
+        local a = select(i, ...)
+        if type(a) == "string" then e.text = a end
+      end
+      labels[#labels + 1] = e
+      return setmetatable(e, Item)
+    end
+    function Item:set_text(t) self.text = t return self end
+    function Item:append_text(t) self.text = self.text .. t return self end
+    function Item:set_generated() return self end
+    function Item:add_proto_expert_info() return self end
+    local function u64(v)   -- UInt64 and Int64 over a 5.4 integer
+      return setmetatable({ v = v }, {
+        __lt = function (a, b) return math.ult(a.v, b.v) end,
+        __add = function (a, b) return u64(a.v + b.v) end,
+        __tostring = function (a) return tostring(a.v) end,
+        __index = { lower = function (a) return a.v & 0xFFFFFFFF end,
+                    higher = function (a) return a.v >> 32 end } })
+    end
+    local function new(lo, hi) return u64(math.tointeger(lo) | (math.tointeger(hi) << 32)) end
+    local function tvb(off, len)
+      off, len = math.tointeger(off or 0), math.tointeger(len or #packet - (off or 0))
+      local s = packet:sub(off + 1, off + len)
+      return { raw = function () return s end,
+               uint = function () return (string.unpack(">I" .. len, s)) end,
+               le_uint = function () return (string.unpack("<I" .. len, s)) end }
+    end
+    local any = setmetatable({}, { __index = function (t) return t end,
+      __call = function (t) return t end })
+    local proto
+    local env = setmetatable({
+      Proto = function () return {} end, ProtoExpert = any, ProtoField = any,
+      expert = any, UInt64 = { new = new }, Int64 = { new = new },
+      bit = { band = function (a, b) return a & b end, bxor = function (a, b) return a ~ b end,
+              rshift = function (a, n) return a >> n end },
+      DissectorTable = { get = function ()
+        return { add = function (_, _, p) proto = p end } end } },
+      { __index = _G })
+    local smt = getmetatable("")
+    local saved = {}
+    for _, op in ipairs { "__add", "__sub", "__mul", "__div", "__mod", "__unm" } do
+      saved[op] = smt[op]
+      smt[op] = function (a, b)
+        return saved[op](tonumber(a) + 0.0, b and tonumber(b) + 0.0)
+      end
+    end
+    local ok, err = pcall(function ()
+      assert(load(text, "=plugin", "t", env))()
+      proto.dissector(setmetatable({ len = function () return #packet end },
+        { __call = function (_, off, len) return tvb(off, len) end }),
+        { cols = {} }, setmetatable({}, Item))
+    end)
+    for op, f in pairs(saved) do smt[op] = f end
+    assert(ok, err)
+    local out = {}
+    for i, e in ipairs(labels) do out[i] = e.text end
+    return table.concat(out, "\n")
+  end
+
+  it("reads ints past 32 bits or 2^53 exactly, and checks their range", function()
+    local s = bitwire.schema { T = {
+      {"a", "int", min = 0, max = (1 << 40) + 3},
+      {"b", "int", min = math.maxinteger - 791, max = math.maxinteger},   -- 10 bits
+      {"c", "bool"} } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = true }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    local function framed(bits)
+      local w = bitwire.writer()
+      w:frame_begin()
+      for _, b in ipairs(bits) do w:bits(b[1], b[2]) end
+      w:frame_end(0x42, true)
+      return w:tostring()
+    end
+    local got = wsrun(text, framed { { 5, 41 }, { 500, 10 }, { 1, 1 } })
+    assert.matches('a = "5" [bits 32..72]\nb = "9223372036854775516" [bits 73..82]\n'
+      .. "c = true [bits 83..83]", got, 1, true)
+    assert.not_matches("error", got, 1, true)
+    -- past max in its 41 bits: a range error, as the driver
+    got = wsrun(text, framed { { (1 << 41) - 1, 41 }, { 0, 10 }, { 1, 1 } })
+    assert.matches("error: a: value out of range (bit 32) [range]", got, 1, true)
+    assert.not_matches("a = ", got, 1, true)
+  end)
 end)
 
 describe("bitwire gen", function()

@@ -161,11 +161,22 @@ end
 
 function Reader:leaf(f)
   local k = f.kind
-  if (k == "int" or k == "uint") and (f.bits or 0) > 32 then
+  if k == "int" and f.minlo then   -- past 2^53 or 32 bits: in UInt64 and Int64
+    local at, u, msg, code = self.p, nil, nil, nil
+    if f.bits > 32 then u, msg, code = self:wide(f.bits)
+    else
+      u, msg, code = self:bits(f.bits)
+      if u ~= nil then u = UInt64.new(u, 0) end
+    end
+    if u == nil then return nil, msg, code end
+    if u > UInt64.new(f.spanlo, f.spanhi) then
+      return nil, "value out of range (bit " .. at .. ")", "range"
+    end
+    return tostring(Int64.new(u:lower(), u:higher()) + Int64.new(f.minlo, f.minhi))
+  elseif k == "uint" and f.bits > 32 then
     local u, msg, code = self:wide(f.bits)
     if u == nil then return nil, msg, code end
-    if k == "uint" then return tostring(u) end
-    return tostring(Int64.new(u:lower(), u:higher()) + Int64.new(f.minlo, f.minhi))
+    return tostring(u)
   elseif k == "int" then return self:int(f.min, f.max)
   elseif k == "uint" then return self:bits(f.bits)
   elseif k == "bool" then
@@ -293,7 +304,8 @@ local function valuefield(f)
   if k == nil or VALUEFIELDS[k] then return end
   local abbr = SETTINGS.name .. "." .. k
   local pf
-  if NUMERIC[f.kind] and (f.bits or 0) <= 32 then pf = ProtoField.double(abbr, k)
+  if NUMERIC[f.kind] and (f.bits or 0) <= 32 and not f.minlo then
+    pf = ProtoField.double(abbr, k)
   elseif NUMERIC[f.kind] or f.kind == "string" or f.kind == "enum" then
     pf = ProtoField.string(abbr, k)
   elseif f.kind == "bool" then pf = ProtoField.bool(abbr, k)
@@ -421,10 +433,15 @@ end
 -- checked there and by bitwire.protocol). opts: port, name, title.
 function M.generate(s, frame, opts)
   local p = s:program()
-  -- 64-bit int ranges: the plugin adds min as an Int64 of two halves
+  -- ints of more than 32 bits, or with an end past 2^53 (a Lua 5.2 number
+  -- cannot hold it, nor max - min): the plugin checks the offset against
+  -- max - min and adds min as UInt64 and Int64 of two halves
   local function halves(f)
-    if f.kind == "int" and f.bits and f.bits > 32 then
+    local big = 1 << 53
+    if f.kind == "int" and (f.bits > 32 or f.min < -big or f.max > big) then
+      local span = f.max - f.min
       f.minlo, f.minhi = f.min & 0xFFFFFFFF, (f.min >> 32) & 0xFFFFFFFF
+      f.spanlo, f.spanhi = span & 0xFFFFFFFF, (span >> 32) & 0xFFFFFFFF
     end
     if f.of then halves(f.of) end
   end
