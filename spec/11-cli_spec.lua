@@ -834,6 +834,30 @@ describe("bitwire wireshark", function()
     assert.matches("error: a: value out of range (bit 32) [range]", got, 1, true)
     assert.not_matches("a = ", got, 1, true)
   end)
+
+  it("refuses a string with NUL or malformed UTF-8, as dissect and the driver", function()
+    local s = bitwire.schema { T = { {"n", "string", max = 5}, {"b", "bool"} } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = true }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    for _, str in ipairs { "\195(", "a\0", "\237\160\128", "\192\175", "\244\144\128\128" } do
+      local w = bitwire.writer()
+      w:frame_begin()
+      w:int(#str, 0, 5):bytes(str):bool(true)
+      w:frame_end(0x42, true)
+      local packet = w:tostring()
+      local _, _, _, err = require("bitwire.dissect").frame(s, packet, frame)
+      assert.equal("utf8", err.code)
+      local got = wsrun(text, packet)
+      assert.matches(string.format("error: %s: %s (bit %d) [utf8]", err.path, err.message,
+        err.bit), got, 1, true)
+    end
+    local w = bitwire.writer()   -- and takes a valid one
+    w:frame_begin()
+    w:string("\u{e9}\u{20ac}", 5):bool(true)
+    w:frame_end(0x42, true)
+    assert.matches('n = "\u{e9}\u{20ac}" [bits 32..79]\nb = true [bits 80..80]',
+      wsrun(text, w:tostring()), 1, true)
+  end)
 end)
 
 describe("bitwire gen", function()

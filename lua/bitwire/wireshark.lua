@@ -145,6 +145,32 @@ function Reader:bytes(n)
   return s
 end
 
+-- bw_utf8valid (core/bw_stream.c): no NUL, overlong form, surrogate or
+-- code point past U+10FFFF (Lua 5.2 has no utf8 library)
+local function utf8valid(s)
+  local i, n = 1, #s
+  while i <= n do
+    local c, len, cp = s:byte(i), 1, 0
+    if c == 0 then return false
+    elseif c >= 0xC2 and c <= 0xDF then len, cp = 2, c - 0xC0
+    elseif c >= 0xE0 and c <= 0xEF then len, cp = 3, c - 0xE0
+    elseif c >= 0xF0 and c <= 0xF4 then len, cp = 4, c - 0xF0
+    elseif c >= 0x80 then return false end
+    if i + len - 1 > n then return false end
+    for k = 1, len - 1 do
+      local b = s:byte(i + k)
+      if b < 0x80 or b > 0xBF then return false end
+      cp = cp * 64 + (b - 0x80)
+    end
+    if (len == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)))
+        or (len == 4 and (cp < 0x10000 or cp > 0x10FFFF)) then
+      return false
+    end
+    i = i + len
+  end
+  return true
+end
+
 local function bitsfor(n)
   local b = 0
   while n >= 1 do n = math.floor(n / 2); b = b + 1 end
@@ -204,7 +230,12 @@ function Reader:leaf(f)
       n, msg, code = self:int(k == "string" and 0 or f.min, f.max)
       if n == nil then return nil, msg, code end
     end
-    return self:bytes(n)
+    local at = self.p
+    local s, msg, code = self:bytes(n)
+    if k == "string" and s ~= nil and not utf8valid(s) then
+      return nil, "string with NUL or malformed UTF-8 (bit " .. at .. ")", "utf8"
+    end
+    return s, msg, code
   elseif k == "align" then return self:align()
   elseif k == "check" then
     local ok, msg, code = self:align()
