@@ -858,6 +858,24 @@ describe("bitwire wireshark", function()
     assert.matches('n = "\u{e9}\u{20ac}" [bits 32..79]\nb = true [bits 80..80]',
       wsrun(text, w:tostring()), 1, true)
   end)
+
+  it("flags a frame whose end check is wrong under a good CRC, as the protocol refuses it",
+    function()
+    local s = bitwire.schema { T = { {"a", "int", min = 0, max = 100}, {"b", "bool"} } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = true }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    local w = bitwire.writer()   -- the CRC covers the bad check: frame_end without one
+    w:frame_begin()
+    w:int(5, 0, 100):bool(true):align():bits(0xdeadbeef, 32)
+    w:frame_end(0x42, false)
+    local packet = w:tostring()
+    local _, _, _, err = require("bitwire.dissect").frame(s, packet, frame)
+    assert.equal("check", err.code)
+    local got = wsrun(text, packet)
+    assert.matches("frame.crc = 0x%x+ %[bits 0..31%] ok", got)
+    assert.matches("frame.check = 0xdeadbeef [bits 40..71]\n"
+      .. "error: frame: serialization check failed (bit 40) [check]", got, 1, true)
+  end)
 end)
 
 describe("bitwire gen", function()

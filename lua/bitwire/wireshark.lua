@@ -430,8 +430,15 @@ function proto.dissector(tvb, pinfo, tree)
       err.bit, err.code))
     info = info .. " [" .. err.code .. "]"
   elseif SETTINGS.endcheck then
+    local check = tvb(n - 4, 4):le_uint()
     root:add(tvb(n - 4, 4), string.format("frame.check = 0x%08x [bits %d..%d]",
-      tvb(n - 4, 4):le_uint(), 8 * (n - 4), 8 * n - 1))
+      check, 8 * (n - 4), 8 * n - 1))
+    if check ~= 0x12345678 then   -- the protocol refuses the frame (check)
+      root:add_proto_expert_info(MALFORMED, "check: frame")
+      root:add(tvb(n - 4, 4), string.format(
+        "error: frame: serialization check failed (bit %d) [check]", 8 * (n - 4)))
+      info = info .. " [check]"
+    end
   end
   pinfo.cols.info = info
 end
