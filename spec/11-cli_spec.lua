@@ -859,6 +859,26 @@ describe("bitwire wireshark", function()
       wsrun(text, w:tostring()), 1, true)
   end)
 
+  it("shows a NaN with its sign, as dissect does", function()
+    local s = bitwire.schema { T = { {"f", "float32"}, {"g", "float32"}, {"d", "float64"},
+                                     {"e", "float64"} } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = true }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    local w = bitwire.writer()
+    w:frame_begin()
+    w:bits(0x7fc00001, 32):bits(0xffc00000, 32)
+    w:bits(0x7ff8000000000001, 64):bits(0xfff8000000000000, 64)
+    w:frame_end(0x42, true)
+    local packet = w:tostring()
+    local got = wsrun(text, packet)
+    for _, e in ipairs((require("bitwire.dissect").frame(s, packet, frame))) do
+      if e.kind:match("^float") then
+        assert.matches(string.format("%s = %.9g [bits", e.path, e.value), got, 1, true)
+      end
+    end
+    assert.matches("f = nan [bits 32..63]\ng = -nan [bits 64..95]", got, 1, true)
+  end)
+
   it("flags a frame whose end check is wrong under a good CRC, as the protocol refuses it",
     function()
     local s = bitwire.schema { T = { {"a", "int", min = 0, max = 100}, {"b", "bool"} } }

@@ -108,6 +108,10 @@ function Reader:f32(x)
   return math.ldexp(fl / 2 ^ 24, e)
 end
 
+-- a NaN with the sign bit clear (0 / 0 has it set on x86)
+local NAN = 0 / 0
+if tostring(NAN):sub(1, 1) == "-" then NAN = -NAN end
+
 local function ieee(hi, lo, ebits, mbits_hi)
   local sign = hi >= 2 ^ 31 and -1 or 1
   local exp = math.floor(hi / 2 ^ mbits_hi) % 2 ^ ebits
@@ -116,7 +120,7 @@ local function ieee(hi, lo, ebits, mbits_hi)
   local bias = 2 ^ (ebits - 1) - 1
   if exp == 2 ^ ebits - 1 then
     if frac == 0 then return sign * math.huge end
-    return 0 / 0
+    return sign < 0 and -NAN or NAN   -- shown "nan" or "-nan", as dissect shows it
   elseif exp == 0 then
     return sign * math.ldexp(frac, 1 - bias - fbits)
   end
