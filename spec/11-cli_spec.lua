@@ -835,6 +835,31 @@ describe("bitwire wireshark", function()
     assert.not_matches("a = ", got, 1, true)
   end)
 
+  it("reads tiered ints whose range lies past 2^53 exactly", function()
+    local s = bitwire.schema { T = {
+      {"t", "tiered", min = math.maxinteger - 1000, max = math.maxinteger, tiers = {2, 5, 10}},
+      {"u", "tiered", min = -(1 << 60), max = -(1 << 60) + 100000, tiers = {3, 20}},
+      {"b", "bool"} } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = true }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    for _, v in ipairs { { t = math.maxinteger - 998, u = -(1 << 60) + 2, b = true },
+                         { t = math.maxinteger - 3, u = -(1 << 60) + 99999, b = false } } do
+      local w = bitwire.writer()
+      w:frame_begin()
+      for _, byte in ipairs { s:encode("T", v):byte(1, -1) } do w:bits(byte, 8) end
+      w:frame_end(0x42, true)
+      local packet = w:tostring()
+      local got = wsrun(text, packet)
+      assert.not_matches("error", got, 1, true)
+      for _, e in ipairs((require("bitwire.dissect").frame(s, packet, frame))) do
+        if e.kind == "tiered" then
+          assert.matches(string.format("%s = %q [bits %d..%d]", e.path, tostring(e.value),
+            e.bit, e.bit + e.bits - 1), got, 1, true)
+        end
+      end
+    end
+  end)
+
   it("refuses a string with NUL or malformed UTF-8, as dissect and the driver", function()
     local s = bitwire.schema { T = { {"n", "string", max = 5}, {"b", "bool"} } }
     local frame = { id = 0x42, wire_id = 0x42, endcheck = true }

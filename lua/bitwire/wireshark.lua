@@ -98,6 +98,12 @@ function Reader:wide(n)
   return UInt64.new(lo, hi)
 end
 
+-- min + u for a tiered field (bitwire.walk): as an Int64 past 2^53
+function Reader:addmin(f, u)
+  if f.minlo == nil then return f.min + u end
+  return tostring(Int64.new(u % 2 ^ 32, math.floor(u / 2 ^ 32)) + Int64.new(f.minlo, f.minhi))
+end
+
 function Reader:f32(x)
   if x == 0 or x ~= x or x == math.huge or x == -math.huge then return x end
   local m, e = math.frexp(x)
@@ -484,6 +490,10 @@ function M.generate(s, frame, opts)
       local span = f.max - f.min
       f.minlo, f.minhi = f.min & 0xFFFFFFFF, (f.min >> 32) & 0xFFFFFFFF
       f.spanlo, f.spanhi = span & 0xFFFFFFFF, (span >> 32) & 0xFFFFFFFF
+    elseif f.kind == "tiered" and (f.min < -big or f.max > big) then
+      -- the walk reads the offset up to span (tiers keep it small)
+      f.minlo, f.minhi = f.min & 0xFFFFFFFF, (f.min >> 32) & 0xFFFFFFFF
+      f.span = f.max - f.min
     end
     if f.of then halves(f.of) end
   end
