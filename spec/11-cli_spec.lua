@@ -774,6 +774,7 @@ describe("bitwire wireshark", function()
     local function new(lo, hi) return u64(math.tointeger(lo) | (math.tointeger(hi) << 32)) end
     local function tvb(off, len)
       off, len = math.tointeger(off or 0), math.tointeger(len or #packet - (off or 0))
+      assert(off >= 0 and len >= 0 and off + len <= #packet, "Range is out of bounds")
       local s = packet:sub(off + 1, off + len)
       return { raw = function () return s end,
                uint = function () return (string.unpack(">I" .. len, s)) end,
@@ -902,6 +903,19 @@ describe("bitwire wireshark", function()
       end
     end
     assert.matches("f = nan [bits 32..63]\ng = -nan [bits 64..95]", got, 1, true)
+  end)
+
+  it("shows fields of no bits at the end of a frame without an end check", function()
+    local s = bitwire.schema { T = { {"a", "int", min = 0, max = 255}, {"align"},
+      {"s", "string", max = 3}, {"e", "array", of = {"bool"}, max = 0} } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = false }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    local w = bitwire.writer()
+    w:frame_begin()
+    w:int(7, 0, 255):align():string("", 3)
+    w:frame_end(0x42, false)
+    assert.matches('a = 7 [bits 32..39]\n(align) = true [bits 40..39]\ns = "" [bits 40..47]\n'
+      .. "e [from bit 48] (0 bits)\ne# = 0 [bits 48..47]", wsrun(text, w:tostring()), 1, true)
   end)
 
   it("flags a frame whose end check is wrong under a good CRC, as the protocol refuses it",

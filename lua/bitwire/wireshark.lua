@@ -369,9 +369,12 @@ local MALFORMED = ProtoExpert.new(SETTINGS.name .. ".malformed", "Malformed pack
   expert.group.MALFORMED, expert.severity.ERROR)
 proto.experts = { BADCRC, MALFORMED }
 
+-- the bytes of entry 'e'; one of no bits gets the byte it starts in, or
+-- none at the packet's end (past it Wireshark raises)
 local function range(tvb, first, e)
-  local a = math.floor(e.bit / 8)
-  local b = math.ceil((e.bit + math.max(e.bits, 1)) / 8)
+  local n = tvb:len() - first
+  local a = math.min(math.floor(e.bit / 8), n)
+  local b = math.min(math.ceil((e.bit + math.max(e.bits, 1)) / 8), n)
   return tvb(first + a, b - a)
 end
 
