@@ -741,6 +741,200 @@ describe("bitwire wireshark", function()
     assert.equal(1, status)
     assert.matches("--tag (a registry's frames) and --deltas do not combine", err, 1, true)
   end)
+
+  -- Run plugin 'text' on 'packet' over a stand-in of Wireshark's API and
+  -- its Lua 5.2, whose numbers are doubles: arithmetic on a numeric string
+  -- (the plugin's integers past 2^53) is done in doubles. Returns the
+  -- labels of the tree, in order, one a line.
+  local function wsrun(text, packet)
+    local labels = {}
+    local Item = {}
+    Item.__index = Item
+    function Item:add(...)
+      local e = { text = "" }
+      for i = 1, select("#", ...) do
+        local a = select(i, ...)
+        if type(a) == "string" then e.text = a end
+      end
+      labels[#labels + 1] = e
+      return setmetatable(e, Item)
+    end
+    function Item:set_text(t) self.text = t return self end
+    function Item:append_text(t) self.text = self.text .. t return self end
+    function Item:set_generated() return self end
+    function Item:add_proto_expert_info() return self end
+    local function u64(v)   -- UInt64 and Int64 over a 5.4 integer
+      return setmetatable({ v = v }, {
+        __lt = function (a, b) return math.ult(a.v, b.v) end,
+        __add = function (a, b) return u64(a.v + b.v) end,
+        __tostring = function (a) return tostring(a.v) end,
+        __index = { lower = function (a) return a.v & 0xFFFFFFFF end,
+                    higher = function (a) return a.v >> 32 end } })
+    end
+    local function new(lo, hi) return u64(math.tointeger(lo) | (math.tointeger(hi) << 32)) end
+    local function tvb(off, len)
+      off, len = math.tointeger(off or 0), math.tointeger(len or #packet - (off or 0))
+      assert(off >= 0 and len >= 0 and off + len <= #packet, "Range is out of bounds")
+      local s = packet:sub(off + 1, off + len)
+      return { raw = function () return s end,
+               uint = function () return (string.unpack(">I" .. len, s)) end,
+               le_uint = function () return (string.unpack("<I" .. len, s)) end }
+    end
+    local any = setmetatable({}, { __index = function (t) return t end,
+      __call = function (t) return t end })
+    local proto
+    local env = setmetatable({
+      Proto = function () return {} end, ProtoExpert = any, ProtoField = any,
+      expert = any, UInt64 = { new = new }, Int64 = { new = new },
+      bit = { band = function (a, b) return a & b end, bxor = function (a, b) return a ~ b end,
+              rshift = function (a, n) return a >> n end },
+      DissectorTable = { get = function ()
+        return { add = function (_, _, p) proto = p end } end } },
+      { __index = _G })
+    local smt = getmetatable("")
+    local saved = {}
+    for _, op in ipairs { "__add", "__sub", "__mul", "__div", "__mod", "__unm" } do
+      saved[op] = smt[op]
+      smt[op] = function (a, b)
+        return saved[op](tonumber(a) + 0.0, b and tonumber(b) + 0.0)
+      end
+    end
+    local ok, err = pcall(function ()
+      assert(load(text, "=plugin", "t", env))()
+      proto.dissector(setmetatable({ len = function () return #packet end },
+        { __call = function (_, off, len) return tvb(off, len) end }),
+        { cols = {} }, setmetatable({}, Item))
+    end)
+    for op, f in pairs(saved) do smt[op] = f end
+    assert(ok, err)
+    local out = {}
+    for i, e in ipairs(labels) do out[i] = e.text end
+    return table.concat(out, "\n")
+  end
+
+  it("reads ints past 32 bits or 2^53 exactly, and checks their range", function()
+    local s = bitwire.schema { T = {
+      {"a", "int", min = 0, max = (1 << 40) + 3},
+      {"b", "int", min = math.maxinteger - 791, max = math.maxinteger},   -- 10 bits
+      {"c", "bool"} } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = true }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    local function framed(bits)
+      local w = bitwire.writer()
+      w:frame_begin()
+      for _, b in ipairs(bits) do w:bits(b[1], b[2]) end
+      w:frame_end(0x42, true)
+      return w:tostring()
+    end
+    local got = wsrun(text, framed { { 5, 41 }, { 500, 10 }, { 1, 1 } })
+    assert.matches('a = "5" [bits 32..72]\nb = "9223372036854775516" [bits 73..82]\n'
+      .. "c = true [bits 83..83]", got, 1, true)
+    assert.not_matches("error", got, 1, true)
+    -- past max in its 41 bits: a range error, as the driver
+    got = wsrun(text, framed { { (1 << 41) - 1, 41 }, { 0, 10 }, { 1, 1 } })
+    assert.matches("error: a: value out of range (bit 32) [range]", got, 1, true)
+    assert.not_matches("a = ", got, 1, true)
+  end)
+
+  it("reads tiered ints whose range lies past 2^53 exactly", function()
+    local s = bitwire.schema { T = {
+      {"t", "tiered", min = math.maxinteger - 1000, max = math.maxinteger, tiers = {2, 5, 10}},
+      {"u", "tiered", min = -(1 << 60), max = -(1 << 60) + 100000, tiers = {3, 20}},
+      {"b", "bool"} } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = true }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    for _, v in ipairs { { t = math.maxinteger - 998, u = -(1 << 60) + 2, b = true },
+                         { t = math.maxinteger - 3, u = -(1 << 60) + 99999, b = false } } do
+      local w = bitwire.writer()
+      w:frame_begin()
+      for _, byte in ipairs { s:encode("T", v):byte(1, -1) } do w:bits(byte, 8) end
+      w:frame_end(0x42, true)
+      local packet = w:tostring()
+      local got = wsrun(text, packet)
+      assert.not_matches("error", got, 1, true)
+      for _, e in ipairs((require("bitwire.dissect").frame(s, packet, frame))) do
+        if e.kind == "tiered" then
+          assert.matches(string.format("%s = %q [bits %d..%d]", e.path, tostring(e.value),
+            e.bit, e.bit + e.bits - 1), got, 1, true)
+        end
+      end
+    end
+  end)
+
+  it("refuses a string with NUL or malformed UTF-8, as dissect and the driver", function()
+    local s = bitwire.schema { T = { {"n", "string", max = 5}, {"b", "bool"} } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = true }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    for _, str in ipairs { "\195(", "a\0", "\237\160\128", "\192\175", "\244\144\128\128" } do
+      local w = bitwire.writer()
+      w:frame_begin()
+      w:int(#str, 0, 5):bytes(str):bool(true)
+      w:frame_end(0x42, true)
+      local packet = w:tostring()
+      local _, _, _, err = require("bitwire.dissect").frame(s, packet, frame)
+      assert.equal("utf8", err.code)
+      local got = wsrun(text, packet)
+      assert.matches(string.format("error: %s: %s (bit %d) [utf8]", err.path, err.message,
+        err.bit), got, 1, true)
+    end
+    local w = bitwire.writer()   -- and takes a valid one
+    w:frame_begin()
+    w:string("\u{e9}\u{20ac}", 5):bool(true)
+    w:frame_end(0x42, true)
+    assert.matches('n = "\u{e9}\u{20ac}" [bits 32..79]\nb = true [bits 80..80]',
+      wsrun(text, w:tostring()), 1, true)
+  end)
+
+  it("shows a NaN with its sign, as dissect does", function()
+    local s = bitwire.schema { T = { {"f", "float32"}, {"g", "float32"}, {"d", "float64"},
+                                     {"e", "float64"} } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = true }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    local w = bitwire.writer()
+    w:frame_begin()
+    w:bits(0x7fc00001, 32):bits(0xffc00000, 32)
+    w:bits(0x7ff8000000000001, 64):bits(0xfff8000000000000, 64)
+    w:frame_end(0x42, true)
+    local packet = w:tostring()
+    local got = wsrun(text, packet)
+    for _, e in ipairs((require("bitwire.dissect").frame(s, packet, frame))) do
+      if e.kind:match("^float") then
+        assert.matches(string.format("%s = %.9g [bits", e.path, e.value), got, 1, true)
+      end
+    end
+    assert.matches("f = nan [bits 32..63]\ng = -nan [bits 64..95]", got, 1, true)
+  end)
+
+  it("shows fields of no bits at the end of a frame without an end check", function()
+    local s = bitwire.schema { T = { {"a", "int", min = 0, max = 255}, {"align"},
+      {"s", "string", max = 3}, {"e", "array", of = {"bool"}, max = 0} } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = false }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    local w = bitwire.writer()
+    w:frame_begin()
+    w:int(7, 0, 255):align():string("", 3)
+    w:frame_end(0x42, false)
+    assert.matches('a = 7 [bits 32..39]\n(align) = true [bits 40..39]\ns = "" [bits 40..47]\n'
+      .. "e [from bit 48] (0 bits)\ne# = 0 [bits 48..47]", wsrun(text, w:tostring()), 1, true)
+  end)
+
+  it("flags a frame whose end check is wrong under a good CRC, as the protocol refuses it",
+    function()
+    local s = bitwire.schema { T = { {"a", "int", min = 0, max = 100}, {"b", "bool"} } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = true }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    local w = bitwire.writer()   -- the CRC covers the bad check: frame_end without one
+    w:frame_begin()
+    w:int(5, 0, 100):bool(true):align():bits(0xdeadbeef, 32)
+    w:frame_end(0x42, false)
+    local packet = w:tostring()
+    local _, _, _, err = require("bitwire.dissect").frame(s, packet, frame)
+    assert.equal("check", err.code)
+    local got = wsrun(text, packet)
+    assert.matches("frame.crc = 0x%x+ %[bits 0..31%] ok", got)
+    assert.matches("frame.check = 0xdeadbeef [bits 40..71]\n"
+      .. "error: frame: serialization check failed (bit 40) [check]", got, 1, true)
+  end)
 end)
 
 describe("bitwire gen", function()

@@ -600,6 +600,53 @@ int main () {
 ]]))
   end)
 
+  it("keeps a sparse field's index tiers apart from its tiered elements' tiers", function()
+    -- both tables are the field's: one name for both sent the elements
+    -- in the index tiers
+    local g = bitwire.schema { T = {
+      {"k", "sparse", of = {"tiered", min = 0, max = 600, tiers = {1, 3, 6, 10}}, max = 5,
+       encoding = "index", tiers = "article"} } }
+    local want = H.tohex(g:encode("T", { k = { [2] = 500, [4] = 7 } })) .. "\n"
+    local fill = [[
+static void fill (T *v) {
+  memset(v, 0, sizeof(*v));
+  v->k_present[0] = 10;  /* slots 2 and 4 */
+  v->k[1] = 500;
+  v->k[3] = 7;
+}
+]]
+    assert.equal(want .. "1 1\n", runc(g, "sptiers", SHOW:gsub("NAME", "sptiers")
+      .. "#include <string.h>\n" .. fill .. [[
+int main (void) {
+  T v, back;
+  uint8_t buf[64];
+  bw_Writer w;
+  bw_Reader r;
+  const uint8_t *d;
+  size_t n;
+  fill(&v);
+  bw_writerinit(&w, buf, sizeof(buf));
+  show(&w, T_write(&w, &v));
+  d = bw_writerdata(&w, &n);
+  bw_readerinit(&r, d, n);
+  n = T_read(&r, &back);
+  printf("%d %d\n", (int)n, T_equal(&v, &back));
+  return 0;
+}
+]]))
+    assert.equal(want, runcxx(g, "sptiers", SHOWCXX:gsub("NAME", "sptiers")
+      .. "using namespace sptiers;\n" .. fill .. [[
+int main () {
+  static T v;
+  static uint8_t buf[64];
+  fill(&v);
+  serialize::WriteStream ws(buf, sizeof(buf));
+  show(ws, sptiers::serialize(ws, v));
+  return 0;
+}
+]]))
+  end)
+
   it("builds at -Werror for empty records, align or check alone, and arrays of 0", function()
     local e = bitwire.schema(dofile("spec/fixtures/gen/empty.lua"))
     local want = {}

@@ -429,9 +429,10 @@ function Walk:value(path, f, base)
     return v
   elseif kind == "tiered" then
     local bit = self.r:pos()
-    local v = self:tiered(path, f.tiers, 0, f.max - f.min)
+    local v = self:tiered(path, f.tiers, 0, f.span or f.max - f.min)
     if v == nil then return nil end
-    v = v + f.min
+    -- a reader whose numbers cannot hold min + v (Lua 5.2's) adds it itself
+    if self.r.addmin then v = self.r:addmin(f, v) else v = v + f.min end
     self:emit(path, kind, bit, v, nil, f)
     return v
   end

@@ -98,6 +98,12 @@ function Reader:wide(n)
   return UInt64.new(lo, hi)
 end
 
+-- min + u for a tiered field (bitwire.walk): as an Int64 past 2^53
+function Reader:addmin(f, u)
+  if f.minlo == nil then return f.min + u end
+  return tostring(Int64.new(u % 2 ^ 32, math.floor(u / 2 ^ 32)) + Int64.new(f.minlo, f.minhi))
+end
+
 function Reader:f32(x)
   if x == 0 or x ~= x or x == math.huge or x == -math.huge then return x end
   local m, e = math.frexp(x)
@@ -108,6 +114,10 @@ function Reader:f32(x)
   return math.ldexp(fl / 2 ^ 24, e)
 end
 
+-- a NaN with the sign bit clear (0 / 0 has it set on x86)
+local NAN = 0 / 0
+if tostring(NAN):sub(1, 1) == "-" then NAN = -NAN end
+
 local function ieee(hi, lo, ebits, mbits_hi)
   local sign = hi >= 2 ^ 31 and -1 or 1
   local exp = math.floor(hi / 2 ^ mbits_hi) % 2 ^ ebits
@@ -116,7 +126,7 @@ local function ieee(hi, lo, ebits, mbits_hi)
   local bias = 2 ^ (ebits - 1) - 1
   if exp == 2 ^ ebits - 1 then
     if frac == 0 then return sign * math.huge end
-    return 0 / 0
+    return sign < 0 and -NAN or NAN   -- shown "nan" or "-nan", as dissect shows it
   elseif exp == 0 then
     return sign * math.ldexp(frac, 1 - bias - fbits)
   end
@@ -145,6 +155,32 @@ function Reader:bytes(n)
   return s
 end
 
+-- bw_utf8valid (core/bw_stream.c): no NUL, overlong form, surrogate or
+-- code point past U+10FFFF (Lua 5.2 has no utf8 library)
+local function utf8valid(s)
+  local i, n = 1, #s
+  while i <= n do
+    local c, len, cp = s:byte(i), 1, 0
+    if c == 0 then return false
+    elseif c >= 0xC2 and c <= 0xDF then len, cp = 2, c - 0xC0
+    elseif c >= 0xE0 and c <= 0xEF then len, cp = 3, c - 0xE0
+    elseif c >= 0xF0 and c <= 0xF4 then len, cp = 4, c - 0xF0
+    elseif c >= 0x80 then return false end
+    if i + len - 1 > n then return false end
+    for k = 1, len - 1 do
+      local b = s:byte(i + k)
+      if b < 0x80 or b > 0xBF then return false end
+      cp = cp * 64 + (b - 0x80)
+    end
+    if (len == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)))
+        or (len == 4 and (cp < 0x10000 or cp > 0x10FFFF)) then
+      return false
+    end
+    i = i + len
+  end
+  return true
+end
+
 local function bitsfor(n)
   local b = 0
   while n >= 1 do n = math.floor(n / 2); b = b + 1 end
@@ -161,11 +197,22 @@ end
 
 function Reader:leaf(f)
   local k = f.kind
-  if (k == "int" or k == "uint") and (f.bits or 0) > 32 then
+  if k == "int" and f.minlo then   -- past 2^53 or 32 bits: in UInt64 and Int64
+    local at, u, msg, code = self.p, nil, nil, nil
+    if f.bits > 32 then u, msg, code = self:wide(f.bits)
+    else
+      u, msg, code = self:bits(f.bits)
+      if u ~= nil then u = UInt64.new(u, 0) end
+    end
+    if u == nil then return nil, msg, code end
+    if u > UInt64.new(f.spanlo, f.spanhi) then
+      return nil, "value out of range (bit " .. at .. ")", "range"
+    end
+    return tostring(Int64.new(u:lower(), u:higher()) + Int64.new(f.minlo, f.minhi))
+  elseif k == "uint" and f.bits > 32 then
     local u, msg, code = self:wide(f.bits)
     if u == nil then return nil, msg, code end
-    if k == "uint" then return tostring(u) end
-    return tostring(Int64.new(u:lower(), u:higher()) + Int64.new(f.minlo, f.minhi))
+    return tostring(u)
   elseif k == "int" then return self:int(f.min, f.max)
   elseif k == "uint" then return self:bits(f.bits)
   elseif k == "bool" then
@@ -193,7 +240,12 @@ function Reader:leaf(f)
       n, msg, code = self:int(k == "string" and 0 or f.min, f.max)
       if n == nil then return nil, msg, code end
     end
-    return self:bytes(n)
+    local at = self.p
+    local s, msg, code = self:bytes(n)
+    if k == "string" and s ~= nil and not utf8valid(s) then
+      return nil, "string with NUL or malformed UTF-8 (bit " .. at .. ")", "utf8"
+    end
+    return s, msg, code
   elseif k == "align" then return self:align()
   elseif k == "check" then
     local ok, msg, code = self:align()
@@ -293,7 +345,8 @@ local function valuefield(f)
   if k == nil or VALUEFIELDS[k] then return end
   local abbr = SETTINGS.name .. "." .. k
   local pf
-  if NUMERIC[f.kind] and (f.bits or 0) <= 32 then pf = ProtoField.double(abbr, k)
+  if NUMERIC[f.kind] and (f.bits or 0) <= 32 and not f.minlo then
+    pf = ProtoField.double(abbr, k)
   elseif NUMERIC[f.kind] or f.kind == "string" or f.kind == "enum" then
     pf = ProtoField.string(abbr, k)
   elseif f.kind == "bool" then pf = ProtoField.bool(abbr, k)
@@ -316,9 +369,12 @@ local MALFORMED = ProtoExpert.new(SETTINGS.name .. ".malformed", "Malformed pack
   expert.group.MALFORMED, expert.severity.ERROR)
 proto.experts = { BADCRC, MALFORMED }
 
+-- the bytes of entry 'e'; one of no bits gets the byte it starts in, or
+-- none at the packet's end (past it Wireshark raises)
 local function range(tvb, first, e)
-  local a = math.floor(e.bit / 8)
-  local b = math.ceil((e.bit + math.max(e.bits, 1)) / 8)
+  local n = tvb:len() - first
+  local a = math.min(math.floor(e.bit / 8), n)
+  local b = math.min(math.ceil((e.bit + math.max(e.bits, 1)) / 8), n)
   return tvb(first + a, b - a)
 end
 
@@ -387,8 +443,15 @@ function proto.dissector(tvb, pinfo, tree)
       err.bit, err.code))
     info = info .. " [" .. err.code .. "]"
   elseif SETTINGS.endcheck then
+    local check = tvb(n - 4, 4):le_uint()
     root:add(tvb(n - 4, 4), string.format("frame.check = 0x%08x [bits %d..%d]",
-      tvb(n - 4, 4):le_uint(), 8 * (n - 4), 8 * n - 1))
+      check, 8 * (n - 4), 8 * n - 1))
+    if check ~= 0x12345678 then   -- the protocol refuses the frame (check)
+      root:add_proto_expert_info(MALFORMED, "check: frame")
+      root:add(tvb(n - 4, 4), string.format(
+        "error: frame: serialization check failed (bit %d) [check]", 8 * (n - 4)))
+      info = info .. " [check]"
+    end
   end
   pinfo.cols.info = info
 end
@@ -421,10 +484,19 @@ end
 -- checked there and by bitwire.protocol). opts: port, name, title.
 function M.generate(s, frame, opts)
   local p = s:program()
-  -- 64-bit int ranges: the plugin adds min as an Int64 of two halves
+  -- ints of more than 32 bits, or with an end past 2^53 (a Lua 5.2 number
+  -- cannot hold it, nor max - min): the plugin checks the offset against
+  -- max - min and adds min as UInt64 and Int64 of two halves
   local function halves(f)
-    if f.kind == "int" and f.bits and f.bits > 32 then
+    local big = 1 << 53
+    if f.kind == "int" and (f.bits > 32 or f.min < -big or f.max > big) then
+      local span = f.max - f.min
       f.minlo, f.minhi = f.min & 0xFFFFFFFF, (f.min >> 32) & 0xFFFFFFFF
+      f.spanlo, f.spanhi = span & 0xFFFFFFFF, (span >> 32) & 0xFFFFFFFF
+    elseif f.kind == "tiered" and (f.min < -big or f.max > big) then
+      -- the walk reads the offset up to span (tiers keep it small)
+      f.minlo, f.minhi = f.min & 0xFFFFFFFF, (f.min >> 32) & 0xFFFFFFFF
+      f.span = f.max - f.min
     end
     if f.of then halves(f.of) end
   end

@@ -118,8 +118,10 @@ function M.qconst(G, f, owner)
   return name
 end
 
-local function tiersconst(G, tiers, owner)
-  local name = "tiers_" .. owner
+-- 'prefix' tells a sparse field's index tiers ("sptiers") from its tiered
+-- elements' value tiers ("tiers"): both have the field as owner.
+local function tiersconst(G, tiers, owner, prefix)
+  local name = (prefix or "tiers") .. "_" .. owner
   if not G.consts[name] then
     G.consts[name] = G.N:ownclaim(name, owner)
     G.constlines[#G.constlines + 1] = fmt("static const uint8_t %s[] = { %s };",
@@ -138,7 +140,7 @@ function M.sparseconst(G, f, owner, slotmin, kind)
   local name = (kind or "sp") .. "_" .. owner
   if not G.consts[name] then
     G.consts[name] = G.N:ownclaim(name, owner)
-    local tiers = f.tiers and #f.tiers > 0 and tiersconst(G, f.tiers, owner)
+    local tiers = f.tiers and #f.tiers > 0 and tiersconst(G, f.tiers, owner, "sptiers")
     G.constlines[#G.constlines + 1] = fmt(
       "static const bw_GenSparse %s = { %s, %d, %s, %s, %d, %s };", name,
       cuint(f.max), f.bits, ENC[f.encoding], tiers or "NULL",

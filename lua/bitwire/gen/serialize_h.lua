@@ -374,8 +374,10 @@ function M.generate(schema, opts)
     G.N.claim(fmt(n, ident(name):upper()), fmt("a name made of --name '%s'", name))
   end
   local consts, seen = {}, {}
-  function G.consts(f, owner)
-    local n = "tiers_" .. owner
+  -- a sparse field's index tiers ("sptiers") and its tiered elements'
+  -- value tiers ("tiers") have the same owner
+  function G.consts(f, owner, prefix)
+    local n = (prefix or "tiers") .. "_" .. owner
     if not seen[n] then
       seen[n] = G.N:ownclaim(n, owner)
       consts[#consts + 1] = fmt("static const uint8_t %s[] = { %s };", n,
@@ -387,7 +389,7 @@ function M.generate(schema, opts)
     local n = "sp_" .. owner
     if not seen[n] then
       seen[n] = G.N:ownclaim(n, owner)
-      local tiers = f.tiers and #f.tiers > 0 and G.consts(f, owner)
+      local tiers = f.tiers and #f.tiers > 0 and G.consts(f, owner, "sptiers")
       consts[#consts + 1] = fmt(
         "static const bw_GenSparse %s = { %s, %d, %s, %s, %d, %s };", n,
         ctypes.uint(f.max), f.bits, ENC[f.encoding], tiers or "NULL",
