@@ -26,9 +26,24 @@ typedef struct Rd {
   const bw_BlobLayout *B;
   const uint8_t *b;
   int names;
+  uint64_t values;  /* what max_values leaves: tables and their values */
+  size_t over;      /* where it ran out (0: it did not) */
 } Rd;
 
-static void rrecord (Rd *c, uint32_t t, size_t pos);
+/* Spend 'n' of max_values on the table read at 'p'; 0 (where noted) when
+** they run out: a tiny blob of empty elements in long arrays may claim
+** millions of tables, as a packet may, and is refused as decode refuses
+** it, before they are made. */
+static int rspend (Rd *c, uint64_t n, size_t p) {
+  if (n > c->values) {
+    if (c->over == 0) c->over = p;
+    return 0;
+  }
+  c->values -= n;
+  return 1;
+}
+
+static int rrecord (Rd *c, uint32_t t, size_t pos);
 
 static void rscalar (Rd *c, const bw_BlobField *f, size_t p) {
   lua_State *L = c->L;
@@ -57,91 +72,102 @@ static uint32_t rcount (const uint8_t *b, size_t p) {
   return (uint32_t)bw_blobloadu(b + p + 4, 4);
 }
 
-static void rvalue (Rd *c, const bw_BlobField *f, size_t p) {
+/* Push the value of layout field 'f' at 'p'; 0 when max_values runs out
+** (what is pushed then is the caller's to drop). */
+static int rvalue (Rd *c, const bw_BlobField *f, size_t p) {
   lua_State *L = c->L;
   const bw_BlobLayout *B = c->B;
   switch (f->form) {
-    case BW_BSCALAR: rscalar(c, f, p); return;
+    case BW_BSCALAR: rscalar(c, f, p); return 1;
     case BW_BSTRING: case BW_BBYTES: {
       size_t t = rtarget(c->b, p);
       lua_pushlstring(L, t ? (const char *)c->b + t : "", rcount(c->b, p));
-      return;
+      return 1;
     }
     case BW_BFIXBYTES:
       lua_pushlstring(L, (const char *)c->b + p, f->count);
-      return;
+      return 1;
     case BW_BARRAY: case BW_BINLINE: {
       const bw_BlobField *e = &B->fields[f->ref];
       uint32_t n = f->form == BW_BINLINE ? f->count : rcount(c->b, p), i;
       size_t t = f->form == BW_BINLINE ? p : rtarget(c->b, p);
+      if (!rspend(c, 1 + (uint64_t)n, p)) return 0;
       luaL_checkstack(L, 4, "blob nesting");
       lua_createtable(L, (int)n, 0);
       for (i = 0; i < n; i++, t += f->stride) {
-        rvalue(c, e, t);
+        if (!rvalue(c, e, t)) return 0;
         lua_rawseti(L, -2, (lua_Integer)i + 1);
       }
-      return;
+      return 1;
     }
     case BW_BSPARSE: {
       const bw_BlobField *e = &B->fields[f->ref];
       uint32_t n = rcount(c->b, p), i;
       size_t t = rtarget(c->b, p);
+      if (!rspend(c, 1 + (uint64_t)n, p)) return 0;
       luaL_checkstack(L, 4, "blob nesting");
       lua_createtable(L, 0, (int)n);
       for (i = 0; i < n; i++, t += f->stride) {
-        rvalue(c, e, t + f->voff);
+        if (!rvalue(c, e, t + f->voff)) return 0;
         lua_rawseti(L, -2, (lua_Integer)bw_blobloadu(c->b + t, 4) + 1);
       }
-      return;
+      return 1;
     }
-    case BW_BRECORD: rrecord(c, f->ref, p); return;
+    case BW_BRECORD: return rrecord(c, f->ref, p);
     case BW_BPTR: {
       size_t t = rtarget(c->b, p);
-      if (t == 0) lua_pushnil(L);
-      else rrecord(c, f->ref, t);
-      return;
+      if (t == 0) {
+        lua_pushnil(L);
+        return 1;
+      }
+      return rrecord(c, f->ref, t);
     }
     case BW_BQUAT: {
       int i;
+      if (!rspend(c, 5, p)) return 0;
       lua_createtable(L, 4, 0);
       for (i = 0; i < 4; i++) {
         lua_pushnumber(L, (lua_Number)bw_blobgetf(c->b + p + 4 * (size_t)i,
                                                   BW_CF32));
         lua_rawseti(L, -2, i + 1);
       }
-      return;
+      return 1;
     }
-    default: lua_pushnil(L);
+    default: lua_pushnil(L); return 1;
   }
 }
 
 /* The current description's field 'sf' of the record at 'pos': read when
-** the blob's layout has it, else its default; pushes nil when absent. */
-static void rfield (Rd *c, uint32_t sfi, size_t pos) {
+** the blob's layout has it, else its default; pushes nil when absent. 0
+** as rvalue. */
+static int rfield (Rd *c, uint32_t sfi, size_t pos) {
   const bw_Field *sf = &c->S->fields[sfi];
   uint32_t lf = c->B->map[sfi];
   const bw_BlobField *f;
   if (lf == BW_BLOBNONE) {
     if (sf->hasdefault) bw_pushfielddefault(c->L, c->S, sf);
     else lua_pushnil(c->L);
-    return;
+    return 1;
   }
   f = &c->B->fields[lf];
-  if (f->presence != BW_BLOBNONE && c->b[pos + f->presence] == 0)
+  if (f->presence != BW_BLOBNONE && c->b[pos + f->presence] == 0) {
     lua_pushnil(c->L);
-  else rvalue(c, f, pos + f->offset);
+    return 1;
+  }
+  return rvalue(c, f, pos + f->offset);
 }
 
-static void rrecord (Rd *c, uint32_t t, size_t pos) {
+static int rrecord (Rd *c, uint32_t t, size_t pos) {
   lua_State *L = c->L;
   const bw_Type *ty = &c->S->types[t];
   uint32_t i;
+  if (!rspend(c, 1 + (uint64_t)ty->count, pos)) return 0;
   luaL_checkstack(L, 6, "blob nesting");
   lua_createtable(L, 0, (int)ty->count);
   for (i = ty->first; i < ty->first + ty->count; i++) {
     const bw_Field *sf = &c->S->fields[i];
     if (sf->name == BW_NONE || !bw_fieldpresent(sf, c->S->version)) continue;
-    rfield(c, i, pos);
+    if (!rfield(c, i, pos)) return 0;
     if (lua_isnil(L, -1)) lua_pop(L, 1);
     else {
       lua_rawgeti(L, c->names, (lua_Integer)sf->name + 1);
@@ -149,6 +175,7 @@ static void rrecord (Rd *c, uint32_t t, size_t pos) {
       lua_rawset(L, -3);
     }
   }
+  return 1;
 }
 
 /* Validate the blob at 'arg' as type 't'; returns its layout (its userdata
@@ -189,29 +216,37 @@ static const bw_BlobLayout *openblob (lua_State *L, uint32_t t, int arg,
   return NULL;
 }
 
-/* s:unblob(name, blob) -> value | nil, message, code */
-/* A blob says its own version: an options table (s:blob's) here would be
-** dropped without a word. */
+/* A blob says its own version: an options table (s:blob's) for a view
+** would be dropped without a word. */
 static void noopts (lua_State *L) {
   luaL_argcheck(L, lua_isnoneornil(L, 4), 4,
                 "takes no options (a blob says its version)");
 }
 
+/* s:unblob(name, blob [, {max_values = n}]) -> value | nil, message, code */
 static int schema_unblob (lua_State *L) {
   LSchema *ls = bw_checkschema(L, 1);
   uint32_t t = bw_checktype(L, 2);
+  Opts o;
   Rd c;
-  noopts(L);
-  lua_settop(L, 3);
-  bw_entercall(L, ls);  /* at 4: it allocates as it reads S */
-  c.B = openblob(L, t, 3, &c.b);  /* layout at 5 */
+  lua_settop(L, 4);
+  bw_readopts(L, 4, OPTBIT(OPT_MAXVALUES), &o);  /* not version: the blob's */
+  c.values = bw_optmaxvalues(L, &o);
+  c.over = 0;
+  lua_settop(L, 4);
+  bw_entercall(L, ls);  /* at 5: it allocates as it reads S */
+  c.B = openblob(L, t, 3, &c.b);  /* layout at 6 */
   if (c.B == NULL) return 3;
   lua_getiuservalue(L, 1, UV_NAMES);
   c.L = L;
   c.S = ls->S;
   c.names = lua_gettop(L);
-  rrecord(&c, t, BW_BLOBHEADER);
-  return 1;
+  if (rrecord(&c, t, BW_BLOBHEADER)) return 1;
+  lua_pushnil(L);
+  lua_pushfstring(L, "unblob makes more values than max_values allows (byte %I)",
+                  (lua_Integer)c.over);
+  lua_pushstring(L, bw_codename(BW_ERANGE));
+  return 3;
 }
 
 /* }========================================================== */
@@ -268,12 +303,14 @@ static void pushvalue (lua_State *L, const View *v, int src,
       nv.pos = f->form == BW_BINLINE ? p : rtarget(v->b, p);
       newview(L, &nv, src);
       return;
-    default: {
+    default: {  /* a scalar, string or quaternion: one value at a time */
       Rd c;
       c.L = L;
       c.S = v->S;
       c.B = v->B;
       c.b = v->b;
+      c.values = (uint64_t)-1;
+      c.over = 0;
       lua_getiuservalue(L, src, VU_NAMES);
       c.names = lua_gettop(L);
       rvalue(&c, f, p);

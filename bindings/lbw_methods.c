@@ -183,10 +183,14 @@ int bw_optinto (lua_State *L, const Opts *o) {
   return opttable(L, o, OPT_INTO);
 }
 
-void bw_optdecode (lua_State *L, const Opts *o, Ctx *c) {
+uint64_t bw_optmaxvalues (lua_State *L, const Opts *o) {
   lua_Integer v = optint(L, o, OPT_MAXVALUES, MAXVALUES);
   luaL_argcheck(L, v >= 0, o->arg, "'max_values' must not be negative");
-  c->values = (uint64_t)v;
+  return (uint64_t)v;
+}
+
+void bw_optdecode (lua_State *L, const Opts *o, Ctx *c) {
+  c->values = bw_optmaxvalues(L, o);
   c->share = o->at[OPT_SHARE] != 0 && lua_toboolean(L, o->at[OPT_SHARE]);
 }
 

@@ -658,6 +658,8 @@ int  bw_optbaseline (lua_State *L, const Opts *o);
 int  bw_optinto (lua_State *L, const Opts *o);
 /* The decode options max_values and share into 'c'. */
 void bw_optdecode (lua_State *L, const Opts *o, Ctx *c);
+/* The option max_values (default MAXVALUES), checked. */
+uint64_t bw_optmaxvalues (lua_State *L, const Opts *o);
 void bw_encodebody (Ctx *c, uint32_t t, int v, int b);
 int  bw_pushencoded (lua_State *L, bw_Writer *w);
 int  bw_pushdecodeerror (lua_State *L, Ctx *c);

@@ -228,18 +228,60 @@ describe("schema:blob and schema:unblob", function()
     end
   end)
 
-  it("refuse an options table: the blob says its version", function()
+  it("refuse a version option: the blob says its version", function()
     local v = bitwire.schema { T = { { "x", "int", min = 0, max = 3 } } }
     local b = v:blob("T", { x = 1 })
     local ok, err = pcall(function () return v:unblob("T", b, { version = 0 }) end)
     assert.is_false(ok)
-    assert.matches("bad argument #3 to 'unblob' (takes no options (a blob says its version))",
+    assert.matches("bad argument #3 to 'unblob' (unknown option 'version' (known: max_values))",
       err, 1, true)
     ok, err = pcall(function () return v:blobview("T", b, { version = 0 }) end)
     assert.is_false(ok)
     assert.matches("bad argument #3 to 'blobview' (takes no options", err, 1, true)
     assert.same({ x = 1 }, v:unblob("T", b, nil))
     assert.equal(1, v:blobview("T", b).x)
+  end)
+
+  it("stop unblob at max_values, as decode stops, before a tiny blob's millions of tables",
+     function()
+    -- arrays of empty arrays take 8 bytes each and claim up to 60000
+    -- elements of no bytes: N of them in a blob of 8 N bytes
+    local bs = bitwire.schema { T = { { "a", "array", max = 100000,
+      of = { "array", max = 60000, of = { "array", count = 0, of = { "string", max = 3 } } } } } }
+    local function hostile (n)
+      local inner = {}
+      for i = 1, n do inner[i] = {} end
+      local b = bs:blob("T", { a = inner })
+      local at = 32 + string.unpack("<i4", b, 33)  -- the inner arrays' entries
+      local parts = { b:sub(1, at) }
+      for i = 0, n - 1 do parts[#parts + 1] = string.pack("<i4I4", 8 * (n - i), 60000) end
+      local out = table.concat(parts) .. b:sub(at + 8 * n + 1)
+      return out:sub(1, 24) .. string.pack("<I4", #out) .. out:sub(29)
+    end
+    local big = hostile(200)
+    assert.is_true(#big < 2000)
+    assert.equal(60000, #bs:blobview("T", big).a[200])  -- valid, read lazily
+    local v, msg, code = bs:unblob("T", big)  -- 24 million values
+    assert.is_nil(v)
+    assert.equal("range", code)
+    assert.matches("^unblob makes more values than max_values allows %(byte %d+%)$", msg)
+    local small = hostile(2)  -- 240002 values, under 2^20
+    assert.equal(60000, #assert(bs:unblob("T", small)).a[2])
+    v, msg, code = bs:unblob("T", small, { max_values = 100000 })
+    assert.is_nil(v)
+    assert.equal("range", code)
+    assert.matches("max_values", msg, 1, true)
+    -- counted as decode counts: the record 1 + its fields, an array 1 + its
+    -- elements (here 2 + 4 + 3 x 1)
+    local three = { a = { {}, {}, {} } }
+    for m = 7, 11 do
+      local ok = bs:unblob("T", bs:blob("T", three), { max_values = m }) ~= nil
+      assert.equal(m >= 9, ok)
+      assert.equal(ok, bs:decode("T", bs:encode("T", three), { max_values = m }) ~= nil)
+    end
+    local ok, err = pcall(bs.unblob, bs, "T", small, { max_values = -1 })
+    assert.is_false(ok)
+    assert.matches("'max_values' must not be negative", err, 1, true)
   end)
 
   it("reject hostile blobs with a path, a reason and a code", function()
