@@ -930,6 +930,15 @@ describe("bitwire wireshark", function()
     local packet = w:tostring()
     local _, _, _, err = require("bitwire.dissect").frame(s, packet, frame)
     assert.equal("check", err.code)
+    -- the core's message taken apart, not wrapped again (dissect printed
+    -- "frame: frame: serialization check failed (bit 40) (bit 0)")
+    assert.same({ "frame", "serialization check failed", 40 }, { err.path, err.message, err.bit })
+    local defs = tmpfile('return { T = { {"a", "int", min = 0, max = 100}, {"b", "bool"} } }')
+    -- (a frame of protocol 0x42 over these definitions, its CRC over a bad
+    -- end check)
+    local _, _, err2 = run("dissect", defs, "--protocol", "0x42", "hex:1f13b97a85efbeadde")
+    assert.matches("error: hex:1f13b97a85efbeadde: frame: serialization check failed "
+                   .. "(bit 40) [check]\n", err2, 1, true)
     local got = wsrun(text, packet)
     assert.matches("frame.crc = 0x%x+ %[bits 0..31%] ok", got)
     assert.matches("frame.check = 0xdeadbeef [bits 40..71]\n"

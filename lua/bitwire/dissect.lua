@@ -200,8 +200,10 @@ function M.frame(s, bytes, frame)
   local r, msg, code = core.frame_open(bytes, frame.wire_id, frame.endcheck)
   local crcerr
   if r == nil then
-    if code ~= "crc" then
-      return list, nil, nil, { path = "frame", message = msg, code = code, bit = 0 }
+    if code ~= "crc" then  -- the core's "frame: why (bit N)", as an error
+      local why, bit = msg:match("^frame: (.-) %(bit (%d+)%)$")
+      return list, nil, nil, { path = "frame", message = why or msg, code = code,
+                               bit = tonumber(bit) or 0 }
     end
     crcerr = { path = "frame.crc", message = "CRC32 mismatch (wrong protocol id, "
       .. "or a damaged packet)", code = "crc", bit = 0 }
