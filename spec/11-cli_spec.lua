@@ -1015,6 +1015,34 @@ describe("bitwire gen output", function()
       assert.equal("bitwire gen: " .. dir .. "/" .. file .. ": No such file or directory\n", err)
     end
   end)
+
+  it("names the file when writing the temporary or renaming it fails", function()
+    local defs = tmpfile('return { P = { { "x", "int", min = 0, max = 9 } } }')
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p '" .. dir .. "/p.h'"))  -- a directory in p.h's place
+    local status, _, err = run("gen", "c", defs, "-o", dir, "--name", "p")
+    assert.equal(1, status)
+    -- os.rename's message names no file ('bitwire gen: Is a directory')
+    assert.equal("bitwire gen: " .. dir .. "/p.h: Is a directory\n", err)
+    -- a write that fails (a full disk): not 'p.hpp.tmp: ...'
+    local open = io.open
+    io.open = function (name, mode)  -- luacheck: ignore
+      if name:match("%.tmp$") then
+        local f = assert(open(name, mode))
+        return setmetatable({}, { __index = {
+          write = function () return nil, "No space left on device" end,
+          close = function () return f:close() end } })
+      end
+      return open(name, mode)
+    end
+    status, _, err = run("gen", "serialize-h", defs, "-o", dir, "--name", "p")
+    io.open = open  -- luacheck: ignore
+    assert.equal(1, status)
+    assert.equal("bitwire gen: " .. dir .. "/p.hpp: No space left on device\n", err)
+    assert.is_nil(open(dir .. "/p.hpp.tmp"))  -- and the temporary is gone
+    os.execute("rm -rf '" .. dir .. "'")
+  end)
 end)
 
 describe("bitwire dissect values", function()

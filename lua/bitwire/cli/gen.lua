@@ -44,12 +44,12 @@ local function write(out, files)
       undo(("%s: %s"):format(file[1], why))
     end
     tmps[i] = tmp
-    local ok, why = require("bitwire.cliutil").writeclose(f, file[2], tmp)
+    local ok, why = require("bitwire.cliutil").writeclose(f, file[2], file[1])
     if not ok then undo(why) end
   end
   for i, file in ipairs(files) do
     local ok, err = os.rename(tmps[i], file[1])
-    if not ok then undo(err) end
+    if not ok then undo(("%s: %s"):format(file[1], err)) end  -- err names no file
     moved = i
     out:write("wrote ", file[1], "\n")
   end
