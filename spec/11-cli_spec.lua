@@ -836,6 +836,25 @@ describe("bitwire wireshark", function()
     assert.not_matches("a = ", got, 1, true)
   end)
 
+  it("reports a 64-bit value cut short at its first bit, as dissect does", function()
+    -- it read two halves and failed at the second: (bit 73) where dissect says 41
+    for _, kind in ipairs { { "uint", bits = 64 }, { "float64" },
+                            { "int", min = 0, max = (1 << 40) + 3 } } do
+      local s = bitwire.schema { T = { { "a", "uint", bits = 9 },
+        { "v", kind[1], bits = kind.bits, min = kind.min, max = kind.max } } }
+      local frame = { id = 0x42, wire_id = 0x42, endcheck = false }
+      local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+      local w = bitwire.writer()
+      w:frame_begin()
+      w:bits(1, 9):bits(0, 32):bits(0, 7)  -- 39 bits of the value's 64 (or 41)
+      w:frame_end(0x42, false)
+      local packet = w:tostring()
+      local _, _, _, err = require("bitwire.dissect").frame(s, packet, frame)
+      assert.same({ "v", "truncated", 41 }, { err.path, err.code, err.bit })
+      assert.matches("error: v: truncated input (bit 41) [truncated]", wsrun(text, packet), 1, true)
+    end
+  end)
+
   it("reads tiered ints whose range lies past 2^53 exactly", function()
     local s = bitwire.schema { T = {
       {"t", "tiered", min = math.maxinteger - 1000, max = math.maxinteger, tiers = {2, 5, 10}},

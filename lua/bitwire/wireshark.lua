@@ -89,8 +89,12 @@ function Reader:bits(n)
   return v
 end
 
--- a value of more than 32 bits as a UInt64
+-- a value of more than 32 bits as a UInt64; one cut short fails at its
+-- first bit, as the core's reader, not at its second half
 function Reader:wide(n)
+  if n > self.nbits - self.p then
+    return nil, "truncated input (bit " .. self.p .. ")", "truncated"
+  end
   local lo, m1, c1 = self:bits(32)
   if lo == nil then return nil, m1, c1 end
   local hi, m2, c2 = self:bits(n - 32)
@@ -228,11 +232,11 @@ function Reader:leaf(f)
     if v == nil then return nil, msg, code end
     return ieee(v, nil, 8, 23)
   elseif k == "float64" then
-    local lo, m1, c1 = self:bits(32)
-    if lo == nil then return nil, m1, c1 end
-    local hi, m2, c2 = self:bits(32)
-    if hi == nil then return nil, m2, c2 end
-    return ieee(hi, lo, 11, 20)
+    if 64 > self.nbits - self.p then   -- cut short: at its first bit, as wide
+      return nil, "truncated input (bit " .. self.p .. ")", "truncated"
+    end
+    local lo = self:bits(32)
+    return ieee(self:bits(32), lo, 11, 20)
   elseif k == "string" or k == "bytes" then
     local n = f.min
     if k == "string" or not f.fixed then
