@@ -963,6 +963,19 @@ describe("bitwire wireshark", function()
     assert.matches("frame.check = 0xdeadbeef [bits 40..71]\n"
       .. "error: frame: serialization check failed (bit 40) [check]", got, 1, true)
   end)
+
+  it("dissect shows a wrong end check under a bad CRC as bad, not ok, as the plugin flags it",
+    function()
+    local defs = tmpfile('return { T = { {"a", "int", min = 0, max = 100}, {"b", "bool"} } }')
+    -- the frame above with its CRC damaged: the core checks neither, so the
+    -- end check 0xdeadbeef was printed 'frame.check = ok'
+    local status, out = run("dissect", defs, "--protocol", "0x42", "hex:0013b97a85efbeadde")
+    assert.equal(1, status)
+    assert.matches("frame.check = 0xdeadbeef BAD\n", out, 1, true)
+    status, out = run("dissect", defs, "--protocol", "0x42", "hex:0013b97a8578563412")
+    assert.equal(1, status)
+    assert.matches("frame.check = ok\n", out, 1, true)
+  end)
 end)
 
 describe("bitwire gen", function()

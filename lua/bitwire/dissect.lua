@@ -231,9 +231,10 @@ function M.frame(s, bytes, frame)
   end
   if err ~= nil then cut(list, err) end
   if err == nil and frame.endcheck then
-    on({ path = "frame.check", bit = 8 * (n - 4), bits = 32,
-         value = string.unpack("<I4", bytes, n - 3), kind = "check", depth = 0,
-         role = "header" })
+    local check = string.unpack("<I4", bytes, n - 3)
+    -- under a bad CRC the core has not checked it (0x12345678, BW_CHECKMAGIC)
+    on({ path = "frame.check", bit = 8 * (n - 4), bits = 32, value = check,
+         kind = "check", depth = 0, role = "header", bad = check ~= 0x12345678 })
   end
   return list, h, v, crcerr or err
 end

@@ -43,7 +43,7 @@ local function line(out, bytes, e)
   elseif e.path == "frame.crc" then
     value = string.format("0x%08x %s", e.value, e.bad and "BAD" or "ok")
   elseif e.kind == "check" then
-    value = "ok"
+    value = e.bad and string.format("0x%08x BAD", e.value) or "ok"
   elseif e.path == "frame.tag" then
     value = string.format("0x%08x", e.value)
   elseif e.kind == "uint" and e.role == "header" then
