@@ -421,7 +421,7 @@ install-clib: $(CLIB) bitwire.pc.in
 	    -e 's|@INCDIR@|'$(call shq,$(call sedrepl,$(INST_INCDIR)))'|g' \
 	    -e 's|@VERSION@|$(LIB_VERSION)|g' bitwire.pc.in >"$$pc/bitwire.pc"; \
 	  chmod 644 "$$pc/bitwire.pc"; \
-	  echo "installed libbitwire in $$lib, its headers in $$inc, bitwire.pc in $$pc"
+	  printf "%s\n" "installed libbitwire in $$lib, its headers in $$inc, bitwire.pc in $$pc"
 
 uninstall-clib:
 	@lib=$(call shq,$(DESTDIR)$(INST_CLIBDIR)); inc=$(call shq,$(DESTDIR)$(INST_INCDIR)); \
@@ -486,7 +486,7 @@ install: all install-clib
 	  for f in $(LUA_FILES); do \
 	    install -d "$$luadir/$$(dirname $$f)"; install -m 644 lua/$$f "$$luadir/$$f"; done; \
 	  install -m 755 bin/bitwire "$$bin/bitwire"; \
-	  echo "installed bitwire.core in $$mod, the Lua modules in $$luadir/bitwire, bitwire in $$bin"
+	  printf "%s\n" "installed bitwire.core in $$mod, the Lua modules in $$luadir/bitwire, bitwire in $$bin"
 
 # what install wrote, and the directories of ours it leaves empty
 uninstall: uninstall-clib

@@ -219,8 +219,8 @@ static const bw_BlobLayout *openblob (lua_State *L, uint32_t t, int arg,
 /* A blob says its own version: an options table (s:blob's) for a view
 ** would be dropped without a word. */
 static void noopts (lua_State *L) {
-  luaL_argcheck(L, lua_isnoneornil(L, 4), 4,
-                "takes no options (a blob says its version)");
+  luaL_argcheck(L, lua_isnoneornil(L, 4), 4, "takes no options (a blob says "
+                "its version; a view makes a value only when it is read)");
 }
 
 /* s:unblob(name, blob [, {max_values = n}]) -> value | nil, message, code */
