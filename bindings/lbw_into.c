@@ -145,23 +145,34 @@ static void cleanvalue (Ctx *c, const bw_Field *f, int v, int seen) {
   }
 }
 
-void bw_intoprepare (Ctx *c, uint32_t t, int into, int b) {
+/* Clear the table at 'into' along type 't' (known: this schema decoded
+** it as 't', and it holds no other keys). */
+static void cleaninto (Ctx *c, uint32_t t, int into, int known) {
   lua_State *L = c->L;
+  int seen;
+  if (known) return;
+  lua_createtable(L, 0, 0);
+  seen = lua_gettop(L);
+  firstvisit(L, into, seen, &c->S->types[t]);
+  cleanrecord(c, t, into, seen);
+  lua_pop(L, 1);
+}
+
+void bw_intoprepare (Ctx *c, uint32_t t, int into, int b) {
   const struct Tape *tape;
-  int known, seen;
-  /* a delta's baseline may be 'into' itself: the walk reads its tape
-  ** (bw_decodetop replaces it after) and makes new tables, moved in */
-  if (b != 0 && lua_rawequal(L, into, b)) return;
+  int known;
+  /* a delta's 'into' may share tables with its baseline: it is cleared
+  ** where the tape walk refills it, once the baseline is read
+  ** (bw_intoclean; other paths move new tables in), and its entry is
+  ** rewritten or dropped at the end (bw_decodetop) */
+  if (b != 0) return;
   known = bw_decodedas(c, t, into, &tape);
-  if (!known) {
-    lua_createtable(L, 0, 0);
-    seen = lua_gettop(L);
-    firstvisit(L, into, seen, &c->S->types[t]);
-    cleanrecord(c, t, into, seen);
-    lua_pop(L, 1);
-  }
-  /* what it was sent as, it is no longer: its entry goes; a delta's ends
-  ** with a new one (its old tape's memory written again), or with none
-  ** when it fails (bw_decodetop), and nothing reads it before */
-  if (b == 0 && (!known || tape != NULL)) bw_tapedrop(L, 1, into);
+  cleaninto(c, t, into, known);
+  /* what it was sent as, it is no longer: its entry goes */
+  if (!known || tape != NULL) bw_tapedrop(c->L, 1, into);
+}
+
+void bw_intoclean (Ctx *c, uint32_t t, int into) {
+  const struct Tape *tape;
+  cleaninto(c, t, into, bw_decodedas(c, t, into, &tape));
 }

@@ -442,10 +442,14 @@ int  bw_pushweakreg (lua_State *L, const void *key, int make);
 ** moved 'into' a table when set), else decoded 'into'; remembers which
 ** schema decoded the result (lbw_decdelta.c). */
 int bw_decodetop (Ctx *c, uint32_t t, int into, int b);
-/* Ready the table at 'into' for a decode of type 't' (against the baseline
-** at 'b', or 0) to refill: its tape dropped, and, unless this schema
-** decoded it as 't', the keys the type lacks cleared (lbw_into.c). */
+/* Ready the table at 'into' for a decode of type 't' to refill: its tape
+** dropped, and, unless this schema decoded it as 't', the keys the type
+** lacks cleared (lbw_into.c). A delta's ('b' set) is left as it is. */
 void bw_intoprepare (Ctx *c, uint32_t t, int into, int b);
+/* A delta's 'into', which its tape walk refills in place: cleared as
+** bw_intoprepare clears a full decode's, after the baseline is read
+** (its tape made), since the two may share tables (lbw_into.c). */
+void bw_intoclean (Ctx *c, uint32_t t, int into);
 
 /* }========================================================== */
 

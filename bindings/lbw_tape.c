@@ -640,6 +640,7 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape, int into) {
     lua_settop(L, top);
     return -1;
   }
+  if (into != 0) bw_intoclean(c, t, into);  /* the baseline's tape made */
   startwalk(&w, c, base, in, 0);
   if ((ok = bw_tapedecstruct(&w, t, into)) == 0) return 0;
   if (ok == 2)  /* refilled in place: its old tape (bw_intoprepare kept
