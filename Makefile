@@ -30,7 +30,7 @@ BENCH_PKGS = lua-cjson lua-messagepack
 FUZZ_PKGS  = clang libclang-rt-14-dev
 
 CORE_SRC = core/bw_stream.c core/bw_schema.c core/bw_compile.c core/bw_game.c \
-           core/bw_gen.c core/bw_blob.c core/bw_handle.c
+           core/bw_gen.c core/bw_blob.c core/bw_bloblayout.c core/bw_handle.c
 # the compiler's field and option checks, and their internal header
 CORE_SRC += core/bw_compilefield.c core/bw_compileopt.c
 CORE_INT_HDR = core/bw_compilectx.h

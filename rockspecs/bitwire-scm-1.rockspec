@@ -39,6 +39,7 @@ build = {
         "core/bw_game.c",
         "core/bw_gen.c",
         "core/bw_blob.c",
+        "core/bw_bloblayout.c",
         "core/bw_handle.c",
         "core/bw_compilefield.c",
         "core/bw_compileopt.c",
