@@ -417,6 +417,22 @@ static int decscalars (Ctx *c, const bw_Field *e, int t, int64_t n) {
   return 1;
 }
 
+void bw_trimlist (lua_State *L, int t, int64_t n, int64_t oldn) {
+  int64_t i;
+  for (i = oldn; i > n; i--) {  /* an array that got shorter */
+    lua_pushnil(L);
+    lua_rawseti(L, t, (lua_Integer)i);
+  }
+  /* and elements past a hole '#' stopped at: n is its first border */
+  for (i = (oldn > n ? oldn : n) + 1;
+       lua_rawgeti(L, t, (lua_Integer)i) != LUA_TNIL; i++) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+    lua_rawseti(L, t, (lua_Integer)i);
+  }
+  lua_pop(L, 1);
+}
+
 /* Push the value of field 'f'. 'into' is the stack index of the old value
 ** to reuse (tables only), or 0. Returns 0 on failure. */
 int bw_decvalue (Ctx *c, const bw_Field *f, int into) {
@@ -474,19 +490,9 @@ int bw_decvalue (Ctx *c, const bw_Field *f, int into) {
         }
         popframe(c);
       }
-      for (i = oldn; i > n; i--) {  /* trim an array that got shorter */
-        lua_pushnil(L);
-        lua_rawseti(L, t, (lua_Integer)i);
-      }
-      /* and elements past a hole '#' stopped at: n is its first border */
-      for (i = (oldn > n ? oldn : n) + 1;
-           reuse && lua_rawgeti(L, t, (lua_Integer)i) != LUA_TNIL; i++) {
-        lua_pop(L, 1);
-        lua_pushnil(L);
-        lua_rawseti(L, t, (lua_Integer)i);
-      }
-      if (reuse) lua_pop(L, 1);
-      return reuse ? 2 : 1;
+      if (!reuse) return 1;
+      bw_trimlist(L, t, n, oldn);
+      return 2;
     }
     case BW_KSTRUCT:
       return bw_decstruct(c, f->ref, into);
@@ -651,15 +657,8 @@ static int decrecord (Ctx *c, uint32_t t, int into, int reuse) {
     }
     setframe(fr, f);
     if (ty->versioned && !bw_fieldpresent(f, c->version)) {
-      if (f->name == BW_NONE) continue;
-      pushkey(c, f->name);
-      if (f->hasdefault) bw_pushdefault(c, f);
-      else if (reuse) lua_pushnil(L);
-      else {
-        lua_pop(L, 1);
-        continue;
-      }
-      SETFIELD();
+      if (reuse) bw_refillabsent(c, f, tbl, 1);
+      else if (bw_pushabsent(c, f)) SETFIELD();
       continue;
     }
     if (f->name == BW_NONE) {  /* align or check */
@@ -670,11 +669,7 @@ static int decrecord (Ctx *c, uint32_t t, int into, int reuse) {
       uint64_t present = bw_readbits(&c->r, 1);
       if (c->r.status != BW_OK) return bw_readfail(c);
       if (!present) {
-        if (reuse) {
-          pushkey(c, f->name);
-          lua_pushnil(L);
-          SETFIELD();
-        }
+        if (reuse) bw_refillabsent(c, f, tbl, 0);
         continue;
       }
     }

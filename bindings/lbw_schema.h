@@ -261,6 +261,18 @@ static inline void bw_setabsent (Ctx *c, const bw_Field *f, int tbl) {
   if (bw_pushabsent(c, f)) lua_rawset(c->L, tbl);
 }
 
+/* The same in a table refilled in place (a decode into): the field's key
+** cleared, or with 'def' (a field the version lacks) set to its default
+** if it has one; an optional field the value lacks has none: nil. */
+static inline void bw_refillabsent (Ctx *c, const bw_Field *f, int tbl,
+                                    int def) {
+  if (f->name == BW_NONE) return;
+  pushkey(c, f->name);
+  if (def && f->hasdefault) bw_pushdefault(c, f);
+  else lua_pushnil(c->L);
+  lua_rawset(c->L, tbl);
+}
+
 /* Push the value of field 'f' in the baseline table at 'bidx' (none when
 ** 'hasb' is 0). A required field the baseline lacks counts as its default
 ** (a baseline of definitions without the field), on both sides of a
@@ -476,6 +488,10 @@ static INLINE int claim (Ctx *c, int idx) {
 int  bw_decflat (Ctx *c, uint32_t t, int tbl, int reuse);
 
 /* lbw_decode.c */
+/* Clear elements past 'n' of the array at 't', refilled in place, that
+** held 'oldn' (its first border): an array that got shorter, and those
+** past a hole. */
+void bw_trimlist (lua_State *L, int t, int64_t n, int64_t oldn);
 int  bw_rangefail (Ctx *c, const bw_Field *f, const char *what, uint64_t u,
                    uint64_t start);
 int  bw_readrange (Ctx *c, const bw_Field *f, const char *what, int64_t *v);

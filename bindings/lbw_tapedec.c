@@ -91,17 +91,6 @@ static int intofield (Walk *w, const bw_Field *f, int tbl, Fill fill,
   return 1;
 }
 
-/* Clear the key of field 'f' in the table at 'tbl', a field the value
-** lacks; with 'def' (a field its version lacks), set its default if it
-** has one (an optional one absent has none: nil). */
-static void intoabsent (Ctx *c, const bw_Field *f, int tbl, int def) {
-  if (f->name == BW_NONE) return;
-  pushkey(c, f->name);
-  if (def && f->hasdefault) bw_pushdefault(c, f);
-  else lua_pushnil(c->L);
-  lua_rawset(c->L, tbl);
-}
-
 /* keptrecord's modes: into a new table on top; onto the stack above the
 ** nil bw_openrecord pushed, then the table made; into an old table,
 ** refilled (a delta decoded into it). */
@@ -132,12 +121,12 @@ static INLINE int keptrecord (Walk *w, const bw_Type *ty, int mode, int tbl) {
       continue;
     }
     if (ty->versioned && !bw_fieldpresent(g, c->version)) {
-      if (mode == KEPTINTO) intoabsent(c, g, tbl, 1);
+      if (mode == KEPTINTO) bw_refillabsent(c, g, tbl, 1);
       else if (bw_pushabsent(c, g) && !defer) lua_rawset(L, tbl);
       continue;
     }
     if (g->optional && !take(w, 1)) {
-      if (mode == KEPTINTO) intoabsent(c, g, tbl, 0);
+      if (mode == KEPTINTO) bw_refillabsent(c, g, tbl, 0);
       continue;
     }
     pushkey(c, g->name);
@@ -242,23 +231,6 @@ static INLINE int pushkept (Walk *w, const bw_Field *f) {
 ** is made anew. Each returns 2 when it refilled the table at 'old', 1
 ** with a new value pushed, 0 with the failure. */
 
-/* Elements from 'n' + 1 of the old array at 't' of 'oldn' cleared, up to
-** the first hole: an array that got shorter. */
-static void trimlist (lua_State *L, int t, int64_t n, int64_t oldn) {
-  int64_t i;
-  for (i = oldn; i > n; i--) {
-    lua_pushnil(L);
-    lua_rawseti(L, t, (lua_Integer)i);
-  }
-  for (i = (oldn > n ? oldn : n) + 1;
-       lua_rawgeti(L, t, (lua_Integer)i) != LUA_TNIL; i++) {
-    lua_pop(L, 1);
-    lua_pushnil(L);
-    lua_rawseti(L, t, (lua_Integer)i);
-  }
-  lua_pop(L, 1);
-}
-
 /* Element 'i' of the array at 't' (of 'oldn' old elements) as 'fill' of
 ** (w, e, old index or 0) gives it. */
 static INLINE int intoelement (Walk *w, const bw_Field *e, int t, int64_t i,
@@ -309,7 +281,7 @@ static int keptinto (Walk *w, const bw_Field *f, int had, int old) {
     else
       for (i = 1; i <= n; i++)
         if (!intoelement(w, e, old, i, oldn, keptinto)) return 0;
-    trimlist(L, old, n, oldn);
+    bw_trimlist(L, old, n, oldn);
     return 2;
   }
 }
@@ -475,7 +447,7 @@ static int tapedecarray (Walk *w, const bw_Field *f, int into) {
   keepbits(w, &kept);
   for (; i <= bn; i++) bw_tapeskip(w, e);  /* the baseline's past 'n' */
   if (!reuse) return 1;
-  trimlist(L, t, n, oldn);
+  bw_trimlist(L, t, n, oldn);
   return 2;
 }
 
@@ -604,7 +576,7 @@ int bw_tapedecstruct (Walk *w, uint32_t t, int into) {
       continue;
     }
     if (ty->versioned && !bw_fieldpresent(f, c->version)) {
-      if (reuse) intoabsent(c, f, tbl, 1);
+      if (reuse) bw_refillabsent(c, f, tbl, 1);
       else bw_setabsent(c, f, tbl);
       continue;
     }
@@ -624,7 +596,7 @@ int bw_tapedecstruct (Walk *w, uint32_t t, int into) {
     if (f->optional) put(c, w->out, present, 1);
     if (!present) {
       if (had) bw_tapeskip(w, f);
-      if (reuse) intoabsent(c, f, tbl, 0);
+      if (reuse) bw_refillabsent(c, f, tbl, 0);
       continue;
     }
     pushkey(c, f->name);
