@@ -45,6 +45,14 @@ local function flipbits (rand, d, n)
   return string.char(table.unpack(t))
 end
 
+-- A random Root value 'a', a change 'b' of it, the receiver's copy of 'a'
+-- and the delta of 'b' against 'a'.
+local function deltaof (s, rand)
+  local a = gen(rand)
+  local b = change(rand, a)
+  return a, b, s:decode("Root", s:encode("Root", a)), s:encode("Root", b, { baseline = a })
+end
+
 describe("a delta decoded into a table", function ()
   it("refills its tables in place and gives what a decode without into gives", function ()
     local s = bitwire.schema(DESC)
@@ -88,10 +96,7 @@ describe("a delta decoded into a table", function ()
     local s = bitwire.schema(DESC)
     local rand = lcg(59)
     for _ = 1, 60 do
-      local a = gen(rand)
-      local b = change(rand, a)
-      local base = s:decode("Root", s:encode("Root", a))
-      local d = s:encode("Root", b, { baseline = a })
+      local _, _, base, d = deltaof(s, rand)
       local into = copy(gen(rand))
       into.junk, into.pair[1].z = 1, 2
       into.items[#into.items + 1] = { id = 1, extra = true }
@@ -137,10 +142,7 @@ describe("a delta decoded into a table", function ()
     local s = bitwire.schema(DESC)
     local rand = lcg(61)
     for _ = 1, 60 do
-      local a = gen(rand)
-      local b = change(rand, a)
-      local base = s:decode("Root", s:encode("Root", a))
-      local d = s:encode("Root", b, { baseline = a })
+      local _, _, base, d = deltaof(s, rand)
       local want = s:decode("Root", d, { baseline = base })
       -- (each a table of its place's type: a decoded table the caller
       -- changed afterwards keeps what a decode into it does not write)
@@ -160,10 +162,7 @@ describe("a delta decoded into a table", function ()
     local s = bitwire.schema(DESC)
     local rand = lcg(67)
     for _ = 1, 60 do
-      local a = gen(rand)
-      local b = change(rand, a)
-      local base = s:decode("Root", s:encode("Root", a))
-      local d = s:encode("Root", b, { baseline = a })
+      local a, _, base, d = deltaof(s, rand)
       local want = s:decode("Root", d, { baseline = base })
       -- the caller put the baseline's own records into the recycled table
       local into = s:decode("Root", s:encode("Root", (gen(rand))))
@@ -224,10 +223,7 @@ describe("a delta decoded into a table", function ()
     local rand = lcg(71)
     local failed = 0
     for _ = 1, 150 do
-      local a = gen(rand)
-      local b = change(rand, a)
-      local base = s:decode("Root", s:encode("Root", a))
-      local d = s:encode("Root", b, { baseline = a })
+      local a, b, base, d = deltaof(s, rand)
       local bad = rand(2) == 0 and d:sub(1, rand(#d)) or flipbits(rand, d, 1 + rand(3))
       local into = s:decode("Root", s:encode("Root", (gen(rand))))
       local ok, got, msg, code = pcall(s.decode, s, "Root", bad, { baseline = base, into = into })
@@ -258,10 +254,7 @@ describe("a delta decoded into a table", function ()
     local rand = lcg(79)
     local seen = {}
     for _ = 1, 40 do
-      local a = gen(rand)
-      local b = change(rand, a)
-      local base = s:decode("Root", s:encode("Root", a))
-      local d = s:encode("Root", b, { baseline = a })
+      local _, _, base, d = deltaof(s, rand)
       for _, max in ipairs { 0, 1, 5, 20, 60, 150, 400 } do
         local v1, m1, c1 = s:decode("Root", d, { baseline = base, max_values = max })
         local into = s:decode("Root", s:encode("Root", (gen(rand))))

@@ -48,6 +48,30 @@ end
 
 -- The head of a test program for generated header NAME: show(w, ok)
 -- prints what 'w' holds in hex, or what refused it.
+
+-- A C main that writes the value fill() makes as type 'T', shows the
+-- bytes, reads them back and prints the bits read and whether they equal.
+local function roundtripmain (T)
+  return ([[
+int main (void) {
+  T v, back;
+  uint8_t buf[64];
+  bw_Writer w;
+  bw_Reader r;
+  const uint8_t *d;
+  size_t n;
+  fill(&v);
+  bw_writerinit(&w, buf, sizeof(buf));
+  show(&w, T_write(&w, &v));
+  d = bw_writerdata(&w, &n);
+  bw_readerinit(&r, d, n);
+  n = T_read(&r, &back);
+  printf("%d %d\n", (int)n, T_equal(&v, &back));
+  return 0;
+}
+]]):gsub("%f[%w_]T%f[^%w_]", T):gsub("%f[%w_]T_", T .. "_")
+end
+
 local SHOW = [[
 #include <stdio.h>
 #include "NAME.h"
@@ -562,24 +586,7 @@ static void fill (M *v) {
     assert.matches("typedef struct M_grid_item {\n  /* array of 2 P */\n  struct P v[2];",
       c.header, 1, true)
     assert.equal(want .. "1 1\n", runc(g, "grids", SHOW:gsub("NAME", "grids")
-      .. "#include <string.h>\n" .. fill .. [[
-int main (void) {
-  M v, back;
-  uint8_t buf[64];
-  bw_Writer w;
-  bw_Reader r;
-  const uint8_t *d;
-  size_t n;
-  fill(&v);
-  bw_writerinit(&w, buf, sizeof(buf));
-  show(&w, M_write(&w, &v));
-  d = bw_writerdata(&w, &n);
-  bw_readerinit(&r, d, n);
-  n = M_read(&r, &back);
-  printf("%d %d\n", (int)n, M_equal(&v, &back));
-  return 0;
-}
-]]))
+      .. "#include <string.h>\n" .. fill .. roundtripmain("M")))
     -- serialize.h: written, then read back and written again
     assert.equal(want .. want, runcxx(g, "grids", SHOWCXX:gsub("NAME", "grids")
       .. "using namespace grids;\n" .. fill .. [[
@@ -616,24 +623,7 @@ static void fill (T *v) {
 }
 ]]
     assert.equal(want .. "1 1\n", runc(g, "sptiers", SHOW:gsub("NAME", "sptiers")
-      .. "#include <string.h>\n" .. fill .. [[
-int main (void) {
-  T v, back;
-  uint8_t buf[64];
-  bw_Writer w;
-  bw_Reader r;
-  const uint8_t *d;
-  size_t n;
-  fill(&v);
-  bw_writerinit(&w, buf, sizeof(buf));
-  show(&w, T_write(&w, &v));
-  d = bw_writerdata(&w, &n);
-  bw_readerinit(&r, d, n);
-  n = T_read(&r, &back);
-  printf("%d %d\n", (int)n, T_equal(&v, &back));
-  return 0;
-}
-]]))
+      .. "#include <string.h>\n" .. fill .. roundtripmain("T")))
     assert.equal(want, runcxx(g, "sptiers", SHOWCXX:gsub("NAME", "sptiers")
       .. "using namespace sptiers;\n" .. fill .. [[
 int main () {
