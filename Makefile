@@ -154,7 +154,7 @@ build/test_%: core/test/test_%.c build/libbitwire.a $(CORE_HDR) core/test/check.
 	$(CC) $(ALL_CFLAGS) -o $@ $< build/libbitwire.a $(LIBS)
 
 C_TESTS = $(patsubst core/test/test_%.c,build/test_%,$(wildcard core/test/test_*.c)) \
-          build/test_share build/test_sandbox
+          build/test_share build/test_sandbox build/test_oom
 
 # schemas shared across lua_States and threads: links liblua (a test, not
 # the module) and requires bitwire from ./lua and ./build at run time
@@ -164,6 +164,10 @@ build/test_share: bindings/test/test_share.c core/test/check.h build/bitwire/cor
 
 # reloads a definitions file while the host state runs out of memory
 build/test_sandbox: bindings/test/test_sandbox.c core/test/check.h build/bitwire/core.so
+	$(CC) $(WARN) $(CFLAGS) -Icore/test $(LUA_CFLAGS) -o $@ $< $(LUA_LIBS)
+
+# decodes and encodes stopped by a memory error at every allocation in turn
+build/test_oom: bindings/test/test_oom.c bindings/test/oom.lua core/test/check.h build/bitwire/core.so
 	$(CC) $(WARN) $(CFLAGS) -Icore/test $(LUA_CFLAGS) -o $@ $< $(LUA_LIBS)
 
 # a blob written from Lua (bindings/test/blobmap.lua), mapped and read from
@@ -282,22 +286,25 @@ sanitize: test-deps build/san/libbitwire.a
 	  echo "specs clean under ASan+UBSan: $$(grep -c '^ok ' build/san/spec.tap) passed"; \
 	else echo "specs under ASan+UBSan skipped: $(CC) has no shared libasan"; fi
 
-# test_share and the busted suite under memcheck: any memory error, or any
-# definite or indirect leak, fails. lua5.4 and busted close their state on
-# exit, so nothing is left to suppress. About 4 minutes; logs in build/.
+# test_share, test_sandbox, test_oom and the busted suite under memcheck:
+# any memory error, or any definite or indirect leak, fails. lua5.4 and
+# busted close their state on exit, so nothing is left to suppress. About 4
+# minutes; logs in build/.
 VALGRIND ?= valgrind --tool=memcheck --error-exitcode=99 --leak-check=full \
             --errors-for-leak-kinds=definite,indirect \
             --show-leak-kinds=definite,indirect
-valgrind: test-deps all build/test_share build/test_sandbox
+valgrind: test-deps all build/test_share build/test_sandbox build/test_oom
 	@$(VALGRIND) --log-file=build/valgrind-share.log ./build/test_share >/dev/null \
 	  || { cat build/valgrind-share.log; exit 1; }
+	@$(VALGRIND) --log-file=build/valgrind-oom.log ./build/test_oom >/dev/null \
+	  || { cat build/valgrind-oom.log; exit 1; }
 	@$(VALGRIND) --log-file=build/valgrind-sandbox.log ./build/test_sandbox >/dev/null \
 	  || { cat build/valgrind-sandbox.log; exit 1; }
 	@$(BUSTED_ENV) $(VALGRIND) --log-file=build/valgrind-spec.log $(BUSTED) -o TAP spec \
 	  >build/valgrind-spec.tap 2>&1 \
 	  || { grep -v '^ok ' build/valgrind-spec.tap | head -n 40; \
 	       grep -v '^==[0-9]*== *$$' build/valgrind-spec.log | head -n 80; exit 1; }
-	@echo "valgrind: test_share, test_sandbox and $$(grep -c '^ok ' build/valgrind-spec.tap) specs," \
+	@echo "valgrind: test_share, test_sandbox, test_oom and $$(grep -c '^ok ' build/valgrind-spec.tap) specs," \
 	  "$$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' build/valgrind-spec.log) errors," \
 	  "$$(grep -q 'All heap blocks were freed' build/valgrind-spec.log && echo 'all heap blocks freed' || echo 'no definite or indirect leaks')"
 

@@ -622,6 +622,17 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
   return base;
 }
 
+/* The tape of the table at 'idx' (in the known table at 'tapes'), if it
+** has one, no longer describes it: no walk reads it as a baseline until
+** keeptape writes it again. A table refilled in place holds a mix of old
+** and new values when a raise (a memory error) stops the walk partway. */
+static void untrust (lua_State *L, int tapes, int idx) {
+  lua_pushvalue(L, idx);
+  if (lua_rawget(L, tapes) == LUA_TUSERDATA)
+    ((Tape *)lua_touserdata(L, -1))->S = NULL;
+  lua_pop(L, 1);
+}
+
 int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape, int into) {
   lua_State *L = c->L;
   Tapes *tp = c->tapes;
@@ -640,7 +651,10 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape, int into) {
     lua_settop(L, top);
     return -1;
   }
-  if (into != 0) bw_intoclean(c, t, into);  /* the baseline's tape made */
+  if (into != 0) {  /* the baseline's tape made */
+    bw_intoclean(c, t, into);
+    untrust(L, tapes, into);
+  }
   startwalk(&w, c, base, in, 0);
   if ((ok = bw_tapedecstruct(&w, t, into)) == 0) return 0;
   if (ok == 2)  /* refilled in place: its old tape (bw_intoprepare kept
