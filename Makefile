@@ -86,7 +86,7 @@ help:
 	@echo "make sanitize C tests and specs under ASan+UBSan"
 	@echo "make fuzz     libFuzzer targets, FUZZ_SECONDS each"
 	@echo "make fuzz-short  the same for FUZZ_SHORT_SECONDS each (for make test)"
-	@echo "make valgrind test_share and the busted suite under memcheck"
+	@echo "make valgrind test_share, test_sandbox, test_oom and the specs under memcheck"
 	@echo "make rock-test  luarocks make into build/rock/tree; require and bitwire help"
 	@echo "make rockspec rewrite the rockspec's modules from the Makefile and lua/"
 	@echo "make wireshark-test  the generated dissector under tshark"
