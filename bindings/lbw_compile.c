@@ -325,6 +325,7 @@ void bw_pushschema (lua_State *L, bw_Schema *S) {
   uint32_t i;
   ls = (LSchema *)lua_newuserdatauv(L, sizeof(LSchema), NUV);
   ls->S = S;
+  ls->id = 0;
   ls->busy = 0;
   memset(&ls->claims, 0, sizeof(ls->claims));
   bw_flatplanmake(&ls->plan, S);
@@ -332,6 +333,7 @@ void bw_pushschema (lua_State *L, bw_Schema *S) {
   bw_writerinitgrow(&ls->w, bw_plainalloc, NULL, MAXENCODE);
   luaL_setmetatable(L, SCHEMA_MT);
   bw_newguard(L, ls);
+  ls->id = bw_newschemaid(L);
   lua_createtable(L, (int)S->nnames, 0);
   for (i = 0; i < S->nnames; i++) {
     lua_pushlstring(L, S->names[i], S->namelens[i]);
@@ -360,6 +362,7 @@ int bw_schemacompile (lua_State *L) {
   /* a holder owns S until sealing, so a Lua error cannot leak it */
   holder = (LSchema *)lua_newuserdatauv(L, sizeof(LSchema), 0);
   holder->S = S;
+  holder->id = 0;
   holder->busy = 0;
   memset(&holder->claims, 0, sizeof(holder->claims));
   memset(&holder->plan, 0, sizeof(holder->plan));

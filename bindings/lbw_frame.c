@@ -219,25 +219,6 @@ static int picktagged (void *ud, uint32_t tag, unsigned *typebits) {
   return 1;
 }
 
-/* The other schemas of a registry's frames ('hdr.schemas') forget the
-** table a decode by the one at index 1 refilled: a delta against it,
-** decoded by one of them (a frame sent before a reload), reads what it
-** holds now, not what that schema last decoded into it. */
-static void forgetinto (lua_State *L, int into) {
-  int top = lua_gettop(L);
-  lua_pushliteral(L, "schemas");
-  if (lua_rawget(L, 2) == LUA_TTABLE) {
-    int schemas = lua_gettop(L);
-    lua_pushnil(L);
-    while (lua_next(L, schemas)) {
-      if (!lua_rawequal(L, -1, 1) && luaL_testudata(L, -1, SCHEMA_MT) != NULL)
-        bw_tapedrop(L, lua_gettop(L), into);
-      lua_pop(L, 1);
-    }
-  }
-  lua_settop(L, top);
-}
-
 /* s:frame_decode(hdr, packet [, opts]) -> name, value, schema |
 ** nil, message, code. 'schema' is the one the packet's tag named. */
 static int schema_framedecode (lua_State *L) {
@@ -325,7 +306,6 @@ static int schema_framedecode (lua_State *L) {
     t = bw_checktype(L, lua_gettop(L));
   }
   ok = bw_decodefrom(&c, t, into, b);
-  if (into) forgetinto(L, into);  /* refilled, or partly on a failure */
   if (!ok) return bw_pushdecodeerror(L, &c);
   lua_pushvalue(L, 1);
   return 3;

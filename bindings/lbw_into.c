@@ -169,7 +169,7 @@ void bw_intoprepare (Ctx *c, uint32_t t, int into, int b) {
   known = bw_decodedas(c, t, into, &tape);
   cleaninto(c, t, into, known);
   /* what it was sent as, it is no longer: its entry goes */
-  if (!known || tape != NULL) bw_tapedrop(c->L, 1, into);
+  if (!known || tape != NULL) bw_tapedrop(c->L, into);
 }
 
 void bw_intoclean (Ctx *c, uint32_t t, int into) {

@@ -229,6 +229,7 @@ static void initfields (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
                         int stackkeys) {
   c->L = L;
   c->S = ls->S;
+  c->self = ls->id;
   c->w = &ls->w;
   c->claims = &ls->claims;
   c->plan = &ls->plan;
@@ -279,12 +280,30 @@ static void newweak (lua_State *L) {
   lua_setmetatable(L, -2);
 }
 
-void bw_pushweakuv (lua_State *L, int uv) {
-  if (lua_getiuservalue(L, 1, uv) == LUA_TTABLE) return;
+/* The known table is the state's, not a schema's: a table decoded by one
+** schema and then refilled by another (a reload's, or a second schema
+** of the same definitions) has one entry, the last one's, so no schema
+** reads it as what it decoded before. */
+static const char KNOWN = 'k';  /* its address: the registry's key */
+static const char IDS = 'i';    /* the last schema id given */
+
+void bw_pushknown (lua_State *L) {
+  if (lua_getiuservalue(L, 1, UV_KNOWN) == LUA_TTABLE) return;
   lua_pop(L, 1);
-  newweak(L);
+  bw_pushweakreg(L, &KNOWN, 1);
   lua_pushvalue(L, -1);
-  lua_setiuservalue(L, 1, uv);
+  lua_setiuservalue(L, 1, UV_KNOWN);
+}
+
+lua_Integer bw_newschemaid (lua_State *L) {
+  lua_Integer id = 0;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &IDS) == LUA_TNUMBER)
+    id = lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  if (id >= BW_MAXSCHEMAID) luaL_error(L, "too many schemas made in this Lua state");
+  lua_pushinteger(L, ++id);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &IDS);
+  return id;
 }
 
 int bw_pushweakreg (lua_State *L, const void *key, int make) {

@@ -72,8 +72,8 @@ static inline unsigned fixedbits (const bw_Field *f) {
 
 /* user values of a schema userdata */
 enum { UV_NAMES = 1, UV_TYPES,
-       UV_KNOWN,  /* weak-keyed: table -> what the schema knows of it: the
-                     type id a decode gave it, or its tape (lbw_tape.c) */
+       UV_KNOWN,  /* the state's known table (bw_pushknown), kept here
+                     to be found in one step */
        UV_GUARD,  /* closes the call in progress (bw_initctx) */
        NUV = UV_GUARD };
 
@@ -147,9 +147,16 @@ typedef struct Tapes {
   int asbase;     /* the tape made is a baseline's (bw_arraybase holds) */
 } Tapes;
 
+/* A known entry for a table a schema decoded as type 't' is the integer
+** id << KNOWNTYPEBITS | t (a type past that many bits records none). */
+#define KNOWNTYPEBITS   24
+#define BW_MAXSCHEMAID  (((lua_Integer)1 << (62 - KNOWNTYPEBITS)) - 1)
+
 typedef struct LSchema {
-  bw_Schema *S;
-  int        busy;  /* a call is using w, claims, plan and tapes */
+  bw_Schema  *S;
+  lua_Integer id;    /* this userdata's, new in its state (bw_pushschema):
+                        it names it in the known table */
+  int         busy;  /* a call is using w, claims, plan and tapes */
   bw_Writer  w;     /* reused by every encode */
   Claims     claims;
   FlatPlan   plan;  /* empty (NULL) without memory: the general walk */
@@ -164,6 +171,7 @@ typedef struct Frame {
 typedef struct Ctx {
   lua_State       *L;
   const bw_Schema *S;
+  lua_Integer      self;     /* the schema's id (LSchema.id) */
   bw_Writer       *w;
   bw_Reader        r;
   int              names;    /* stack index of the names array */
@@ -401,9 +409,9 @@ int  bw_dectape (Ctx *c, uint32_t t, int bidx, const struct Tape *tape,
 /* What the schema at index 1 knows of the table at 'from' (its tape), it
 ** knows of the table at 'to' (absolute indices): a result moved into it. */
 void bw_tapemove (lua_State *L, int from, int to);
-/* Make the schema at index 's' forget what it knew of the table at 'idx'
-** (its tape, its type): a decode refills the table. */
-void bw_tapedrop (lua_State *L, int s, int idx);
+/* Forget what was known of the table at 'idx' (its tape, its type): a
+** decode refills the table. The schema is at index 1. */
+void bw_tapedrop (lua_State *L, int idx);
 /* 1 if the table at 'b' is what a decode of this schema made as type 't',
 ** at the schema's own version, its tape for 't' in '*tape' if it has one
 ** (else NULL); remember (ok) or forget that of the table at 'tbl'. */
@@ -444,9 +452,11 @@ int bw_decdeltacount (Ctx *c, const bw_Field *f, int64_t bn, int64_t *n);
 static inline void bw_newlist (lua_State *L, int64_t n) {
   lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
 }
-/* Push the weak-keyed table of user value 'uv' (UV_KNOWN) of
-** the schema at index 1 (lbw_methods.c). */
-void bw_pushweakuv (lua_State *L, int uv);
+/* Push the state's known table (lbw_tape.c), by way of user value
+** UV_KNOWN of the schema at index 1 (lbw_methods.c). */
+void bw_pushknown (lua_State *L);
+/* A new id for a schema userdata of this state (lbw_methods.c). */
+lua_Integer bw_newschemaid (lua_State *L);
 /* Push the weak-keyed table the registry keeps at light key 'key', made
 ** first when 'make'; 0 (with nil pushed) when there is none. */
 int  bw_pushweakreg (lua_State *L, const void *key, int make);

@@ -375,10 +375,11 @@ void bw_tapecopy (Walk *w, const bw_Field *f) {
 static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
                              const uint64_t **in, int raws);
 
-/* Each schema keeps one weak-keyed table (a user value) of what it knows
-** of tables: a table its decode returned, when it decoded at the schema's
-** own version, maps to its type id; a table with a tape maps to the tape,
-** which says the same in 'decoded'. A delta against a table decoded as its
+/* The Lua state keeps one weak-keyed table of what its schemas know of
+** tables, an entry a table, the last schema's to decode or encode it: a
+** table a decode returned, when it decoded at the schema's own version,
+** maps to the schema's id and its type (knownmark); a table with a tape
+** maps to the tape, which says the same in 'owner' and 'decoded'. A delta against a table decoded as its
 ** type keeps its values unchecked (they are values of the type already);
 ** any other baseline (built by hand, of another type, decoded under other
 ** definitions or at another version) has each kept value checked, the
@@ -387,16 +388,23 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
 ** changed by hand afterwards is the caller's to keep valid. One table
 ** makes one entry per decoded value, and one lookup per baseline. */
 
-#define pushknown(L)  bw_pushweakuv(L, UV_KNOWN)
+#define pushknown  bw_pushknown
+
+/* The entry of a table this schema decoded as type 't'; -1 (no entry is)
+** for a type id too large for it. */
+static lua_Integer knownmark (const Ctx *c, uint32_t t) {
+  if (t >> KNOWNTYPEBITS != 0) return -1;
+  return c->self << KNOWNTYPEBITS | (lua_Integer)t;
+}
 
 /* 1 if the known entry on top (a type id or a tape) says its table is
 ** what a decode of this schema made as type 't'. */
 static int decodedentry (Ctx *c, uint32_t t, int type) {
   lua_State *L = c->L;
-  if (type == LUA_TNUMBER) return lua_tointeger(L, -1) == (lua_Integer)t;
+  if (type == LUA_TNUMBER) return lua_tointeger(L, -1) == knownmark(c, t);
   if (type == LUA_TUSERDATA) {
     const Tape *tape = (const Tape *)lua_touserdata(L, -1);
-    return tape->decoded && tape->S == c->S && tape->type == t
+    return tape->decoded && tape->owner == c->self && tape->type == t
            && tape->version == c->S->version;
   }
   return 0;
@@ -421,7 +429,8 @@ void bw_setdecoded (Ctx *c, uint32_t t, int tbl, int ok) {
   lua_State *L = c->L;
   pushknown(L);
   lua_pushvalue(L, tbl);
-  if (ok && c->version == c->S->version) lua_pushinteger(L, (lua_Integer)t);
+  if (ok && c->version == c->S->version && knownmark(c, t) >= 0)
+    lua_pushinteger(L, knownmark(c, t));
   else lua_pushnil(L);
   lua_rawset(L, -3);
   lua_pop(L, 1);
@@ -514,7 +523,7 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
     lua_pushvalue(L, -2);
     lua_rawset(L, tapes);
   }
-  tape->S = c->S;
+  tape->owner = c->self;
   tape->type = t;
   tape->version = c->version;
   tape->decoded = decoded;
@@ -603,7 +612,8 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
   type = lua_rawget(L, tapes);
   if (type == LUA_TUSERDATA) {
     base = (const Tape *)lua_touserdata(L, -1);
-    if (base->S == c->S && base->type == t && base->version == c->version) {
+    if (base->owner == c->self && base->type == t
+        && base->version == c->version) {
       *in = tapewords(c, base);
       return base;
     }
@@ -629,7 +639,7 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
 static void untrust (lua_State *L, int tapes, int idx) {
   lua_pushvalue(L, idx);
   if (lua_rawget(L, tapes) == LUA_TUSERDATA)
-    ((Tape *)lua_touserdata(L, -1))->S = NULL;
+    ((Tape *)lua_touserdata(L, -1))->owner = 0;
   lua_pop(L, 1);
 }
 
@@ -681,11 +691,10 @@ void bw_tapemove (lua_State *L, int from, int to) {
   lua_settop(L, top);
 }
 
-void bw_tapedrop (lua_State *L, int s, int idx) {
-  if (lua_getiuservalue(L, s, UV_KNOWN) == LUA_TTABLE) {
-    lua_pushvalue(L, idx);
-    lua_pushnil(L);
-    lua_rawset(L, -3);
-  }
+void bw_tapedrop (lua_State *L, int idx) {
+  pushknown(L);
+  lua_pushvalue(L, idx);
+  lua_pushnil(L);
+  lua_rawset(L, -3);
   lua_pop(L, 1);
 }

@@ -25,7 +25,8 @@
 ** holds the pieces' addresses (a userdata does not move, and its user
 ** value keeps it), so reading them takes no Lua call. */
 typedef struct Tape {
-  const bw_Schema *S;
+  lua_Integer owner;  /* the id of the schema that wrote it (LSchema.id);
+                         0: nobody's, its table changed since */
   uint64_t bits;
   uint64_t nraws;    /* raws after the codes' words */
   uint32_t type, version;

@@ -422,6 +422,52 @@ describe("schema:decode with a baseline", function ()
     assert.are_not.equal(base.s[3].p.v, got.s[3].p.v)
     assert.are_not.equal(base.r.q, got.r.q)
   end)
+
+  it("reads a table another schema refilled last as what it holds", function ()
+    -- two schemas of one description, called by hand on the same tables:
+    -- what one knew of a table the other refilled or sent is stale
+    local desc = {
+      E = { { "id", "int", min = 0, max = 99 }, { "x", "float", min = 0, max = 64, res = 0.5 } },
+      Snap = { { "tick", "uint", bits = 8 }, { "es", "array", of = "E", max = 8 } },
+    }
+    local s1, s2 = bitwire.schema(desc), bitwire.schema(desc)
+    local function at (tick, x5, x2)
+      local v = { tick = tick, es = {} }
+      for i = 1, 6 do v.es[i] = { id = i, x = i == 5 and x5 or i == 2 and x2 or i } end
+      return v
+    end
+    -- c differs from b in entity 5 alone; o, what the tables held before,
+    -- in entity 2 as well
+    local a, b, c, o = at(1, 1, 2), at(2, 20, 2), at(3, 30, 2), at(4, 30, 9)
+    local full = function (v) return s1:decode("Snap", s1:encode("Snap", v)) end
+    local base = full(a)
+    for _, refill in ipairs({
+      -- s2 decodes b into the table, in full and as a delta in place
+      function (slot) return s2:decode("Snap", s2:encode("Snap", b), { into = slot }) end,
+      function (slot)
+        return s2:decode("Snap", s2:encode("Snap", b, { baseline = a }),
+                         { baseline = s2:decode("Snap", s2:encode("Snap", a)), into = slot })
+      end,
+    }) do
+      -- a slot s1 decoded a delta into: s1 has its tape
+      local slot = assert(s1:decode("Snap", s1:encode("Snap", o, { baseline = a }),
+                                    { baseline = base }))
+      assert(refill(slot))
+      assert.same(full(b), slot)
+      -- a delta of c against b, decoded by s1 against the slot
+      local got = assert(s1:decode("Snap", s1:encode("Snap", c, { baseline = b }),
+                                   { baseline = slot }))
+      assert.same(full(c), got)
+    end
+    -- the sender's side: s1 sent v as a delta (its tape kept for when v
+    -- is the baseline), then s2 decoded b into v: a delta against v is of
+    -- what v holds
+    local v = at(4, 30, 9)
+    s1:encode("Snap", v, { baseline = a })
+    assert(s2:decode("Snap", s2:encode("Snap", b), { into = v }))
+    local d = s1:encode("Snap", c, { baseline = v })
+    assert.same(full(c), assert(s1:decode("Snap", d, { baseline = full(b) })))
+  end)
 end)
 
 describe("framed deltas", function ()
