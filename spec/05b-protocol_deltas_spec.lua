@@ -213,6 +213,43 @@ describe("a registry protocol with deltas", function ()
     cleanup()
   end)
 
+  it("takes a baseline that went as another message type as the peer decoded it", function ()
+    -- the peer holds a Snap as a Snap: a Move against it is taken against
+    -- that decode, not against the sender's table (whose 'l' and, at
+    -- version 1, 'tag' the Snap did not send); a view made for a Ping
+    -- delta is not one for a Move
+    local text = [[return {
+      Snap = { {"hp", "int", min = 0, max = 9}, {"tag", "int", min = 0, max = 9, optional = true},
+               {"nv", "int", min = 0, max = 9, since = 1, default = 4} },
+      Ping = { {"hp", "int", min = 0, max = 9} },
+      Move = { {"tag", "int", min = 0, max = 9, optional = true},
+               {"l", "array", of = {"int", min = 0, max = 9}, max = 4} } }]]
+    for _, over in ipairs { "schema", "registry" } do
+      local target = over == "schema" and bitwire.schema(assert(load(text))())
+        or assert(bitwire.watch(tempdefs(text)))
+      local opts = { deltas = true, versioned = true }
+      local server, client = bitwire.protocol(target, opts), bitwire.protocol(target, opts)
+      for _, ver in ipairs { 0, 1 } do
+        for _, ping in ipairs { false, true } do
+          local snap = { hp = 3, tag = 7, l = { 1, 2 } }
+          local _, held = assert(client:decode(server:encode("Snap", snap, { version = ver })))
+          local kept = { [1] = held }
+          if ping then
+            assert(client:decode(server:encode("Ping", { hp = 3 },
+              { baseline = snap, baseline_id = 1 }), { baselines = kept }))
+          end
+          for _, move in ipairs { { l = {} }, { tag = 7, l = { 1 } }, { tag = 7, l = { 1, 2 } } } do
+            local d = server:encode("Move", move, { baseline = snap, baseline_id = 1 })
+            local _, got = assert(client:decode(d, { baselines = kept }))
+            assert.same(select(2, assert(client:decode(server:encode("Move", move)))), got,
+                        over .. " " .. ver .. " " .. tostring(ping))
+          end
+        end
+      end
+    end
+    cleanup()
+  end)
+
   it("keeps each peer's view of a table sent to peers at different versions or definitions", function ()
     -- one snapshot to peer A at version 1 and to peer B at version 3 (or
     -- before and after a reload): A holds legacy = true and hp 100, B

@@ -93,25 +93,31 @@ function M.new(target, opts)
   return setmetatable({ registry = reg, schema = not reg and target or nil,
     hdr = hdr, id = hdr.id, endcheck = hdr.check, deltas = hdr.deltas,
     version_bits = vbits,
-    -- with deltas: the schema and version each value went at (per peer
-    -- when the sends name one), and the peer's view of those a reload or
-    -- a version switch left behind
+    -- with deltas: the type, schema and version each value went at (per
+    -- peer when the sends name one), and the peer's view of those a
+    -- reload, a version switch or another type left behind
     sent = hdr.deltas and setmetatable({}, weak) or nil,
     combos = hdr.deltas and setmetatable({}, weak) or nil,
     views = hdr.deltas and setmetatable({}, weak) or nil }, Protocol)
 end
 
--- The one object that stands for schema 's' at version 'ver'.
-local function combo(self, s, ver)
+-- The one object that stands for type 'name' of schema 's' at version
+-- 'ver': what a value went as, so what the peer decoded it as.
+local function combo(self, s, ver, name)
   local byver = self.combos[s]
   if not byver then
     byver = {}
     self.combos[s] = byver
   end
-  local c = byver[ver]
+  local byname = byver[ver]
+  if not byname then
+    byname = {}
+    byver[ver] = byname
+  end
+  local c = byname[name]
   if not c then
-    c = { from = s, ver = ver }
-    byver[ver] = c
+    c = { from = s, ver = ver, name = name }
+    byname[name] = c
   end
   return c
 end
@@ -121,19 +127,21 @@ function Protocol:current()
   return self.registry and self.registry.schema or self.schema
 end
 
--- The baseline 'b' of type 'name' as the peer holds it, when it went at
--- combo 'at' (a schema and version) other than this delta's: the peer
+-- The baseline 'b' as the peer holds it, when it went at combo 'at' (a
+-- type of a schema at a version) other than this delta's: the peer
 -- decoded it so, its values on that schema's grid and within its ranges,
 -- and a field that version lacks at its default, where 'b' may hold values
 -- the delta's schema and version send (hp 150 clamped to 100 then, not
 -- now; armor 50 that version 0 did not send). A delta against 'b' itself
--- would call such a field unchanged, the peer wrong.
-local function peerview(self, at, name, b)
+-- would call such a field unchanged, the peer wrong; so would one against
+-- 'b' taken as the delta's type when it went as another (a key of 'b'
+-- that type sends, which the one it went as did not).
+local function peerview(self, at, b)
   local seen = self.views[b]
   if seen and seen[at] ~= nil then return seen[at] end
   local opts = { version = at.ver }
-  local ok, bytes = pcall(at.from.encode, at.from, name, b, opts)
-  local v = ok and at.from:decode(name, bytes, opts) or b
+  local ok, bytes = pcall(at.from.encode, at.from, at.name, b, opts)
+  local v = ok and at.from:decode(at.name, bytes, opts) or b
   if not seen then
     seen = {}
     self.views[b] = seen
@@ -185,8 +193,9 @@ end
 -- peer acked) and baseline_id (0..65535) for a delta; version (versioned
 -- protocols); peer (any value naming the peer, for the baselines' views).
 -- A baseline may be a value of any definitions the peer keeps: fields it
--- lacks count as their default; one this protocol sent before a reload, or
--- at another version, counts as the peer decoded it (peerview); one that
+-- lacks count as their default; one this protocol sent before a reload, at
+-- another version or as another type, counts as the peer decoded it
+-- (peerview); one that
 -- went at several and not named to this peer goes as no baseline (whole).
 function Protocol:encode(name, value, opts)
   if opts ~= nil then
@@ -202,7 +211,7 @@ function Protocol:encode(name, value, opts)
   local s = self:current()
   local c, peer
   if self.sent then
-    c = combo(self, s, opts and opts.version or s:version())
+    c = combo(self, s, opts and opts.version or s:version(), name)
     peer = opts and opts.peer
     if peer ~= peer then error("bitwire.protocol: 'peer' cannot be NaN", 2) end
     local b = opts and opts.baseline
@@ -211,7 +220,7 @@ function Protocol:encode(name, value, opts)
     if at == false then  -- which view the peer holds is unknown: whole
       opts = { version = opts.version }
     elseif at and at ~= c then
-      opts = { baseline = peerview(self, at, name, b),
+      opts = { baseline = peerview(self, at, b),
                baseline_id = opts.baseline_id, version = opts.version }
     end
   end
