@@ -326,32 +326,32 @@ static void wvalue (Wr *c, const bw_BlobField *f, int idx, size_t p) {
     }
     case BW_BSPARSE: {
       const bw_BlobField *e = &B->fields[f->ref];
-      lua_Integer i, max = (lua_Integer)f->max;
-      size_t n = 0, keys = 0, t;
+      lua_Integer i, keys, max = (lua_Integer)f->max, *slots;
+      size_t n, k, t;
       if (!lua_istable(L, idx)) wexpect(c, idx, "a table");
-      for (i = 1; i <= max; i++) {
-        if (lua_rawgeti(L, idx, i) != LUA_TNIL) n++;
-        lua_pop(L, 1);
-      }
+      /* the table's keys, not every slot: a max of 2^32 - 2 costs what
+      ** the value holds (SECURITY.md, Limits) */
+      slots = bw_sparsekeys(L, idx, 0, max, &n, &keys);  /* pushed */
       /* a key that is no slot would be dropped: refuse it, as encode does */
-      for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) keys++;
-      if (keys != n) {
+      if ((size_t)keys != n) {
         lua_pushfstring(L, "sparse keys must be integers in [1, %I]", max);
         werror(c, lua_tostring(L, -1));
       }
-      if (n == 0) return;
-      t = walloc(c, n * f->stride, e->align > 4 ? e->align : 4);
-      bw_blobwsetrel(c->w, p, t, (int64_t)n);
-      for (i = 1; i <= max; i++) {
-        if (lua_rawgeti(L, idx, i) != LUA_TNIL) {
-          wpush(c, NULL, i);
-          bw_blobstoreu(c->w->buf + t, (uint64_t)(i - 1), 4);
-          wvalue(c, e, lua_gettop(L), t + f->voff);
-          t += f->stride;
-          c->nframes--;
-        }
+      if (n > 0) {
+        t = walloc(c, n * f->stride, e->align > 4 ? e->align : 4);
+        bw_blobwsetrel(c->w, p, t, (int64_t)n);
+      }
+      for (k = 0; k < n; k++) {
+        i = slots[k];
+        lua_rawgeti(L, idx, i);
+        wpush(c, NULL, i);
+        bw_blobstoreu(c->w->buf + t, (uint64_t)(i - 1), 4);
+        wvalue(c, e, lua_gettop(L), t + f->voff);
+        t += f->stride;
+        c->nframes--;
         lua_pop(L, 1);
       }
+      lua_pop(L, 1);  /* the slots */
       return;
     }
     case BW_BRECORD:

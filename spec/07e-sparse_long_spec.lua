@@ -80,4 +80,21 @@ describe("a sparse array of 0xFFFFFFFE slots", function ()
       assert.equal(kept, got.sp[100000], enc)  -- the slot's record refilled
     end
   end)
+
+  -- s:blob walked every slot twice: 50 s of CPU for one slot
+  it("writes a blob of a few slots, and refuses keys that are no slot", function ()
+    local s = schema("auto")
+    local v = value { [1] = 1, [7] = 2, [1 << 31] = 3, [MAX] = 4 }
+    local blob = s:blob("T", v)
+    assert.same(v, s:unblob("T", blob))
+    local view = s:blobview("T", blob)
+    assert.equal(4, view.sp[MAX].x)
+    assert.same(value {}, s:unblob("T", s:blob("T", value {})))
+    for _, key in ipairs { 0, MAX + 1, 1.5, "a" } do
+      local bad = value { [3] = 1 }
+      bad.sp[key] = { x = 1 }
+      assert.matches("sp: sparse keys must be integers in %[1, 4294967294%]",
+                     errorof(s.blob, s, "T", bad))
+    end
+  end)
 end)
