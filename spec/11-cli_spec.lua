@@ -615,6 +615,33 @@ describe("bitwire numeric and repeated options", function()
     end
   end)
 
+  -- an argument past the last one a form reads was dropped without a word:
+  -- `encode defs T v.json out.bin` (no -o) printed hex and wrote nothing
+  it("refuses an argument past those the form reads, not ignoring it", function()
+    local BIN = tmpfile(bitwire.load(V3):blob("Snapshot", { tick = 1, entities = {} }))
+    for _, args in ipairs {
+      { "check", V3, "extra" },
+      { "layout", V3, "Entity", "extra" },
+      { "cost", V3, "Snapshot", J, "extra" },
+      { "encode", V3, "Snapshot", J, "extra" },
+      { "decode", V3, "Snapshot", "hex:050000", "extra" },
+      { "decode", V3, "hex:050000", "extra", "--protocol", "1" },
+      { "dissect", V3, "Snapshot", "hex:050000", "extra" },
+      { "dissect", V3, "Snapshot", "hex:050000", "extra", "--protocol", "1" },
+      { "diff", V3, V3, "extra" },
+      { "wireshark", V3, "extra", "--protocol", "1", "--udp-port", "7" },
+      { "blob", "header", V3, "extra" },
+      { "blob", V3, "Snapshot", BIN, "extra", "--json" },
+      { "blob", "upgrade", V3, "Snapshot", BIN, "extra", "-o", "-" },
+    } do
+      local status, out, err = run(table.unpack(args))
+      assert.equal(1, status, args[1])
+      assert.equal("", out, args[1])
+      assert.matches("^bitwire " .. args[1] .. ": unexpected argument 'extra'\n", err)
+    end
+    os.remove(BIN)
+  end)
+
   it("refuses a value given to a flag, and a single-dash option it does not know", function()
     local status, _, err = run("layout", V3, "Entity", "--sort=yes")
     assert.equal(1, status)

@@ -112,6 +112,12 @@ function M.need(pos, i, what, usage)
   return pos[i]
 end
 
+-- No positional argument past the 'n'-th: one the command would not read
+-- is refused (as an option given twice is), never silently dropped.
+function M.nomore(pos, n, usage)
+  if pos[n + 1] ~= nil then M.fail("unexpected argument '%s'\n%s", pos[n + 1], usage) end
+end
+
 -- A definitions file, loaded in bitwire's sandbox.
 function M.loadschema(path)
   local bitwire = require "bitwire"

@@ -102,6 +102,7 @@ function M.run(args, sysio)
   if pos[1] == "header" then
     only(opts, "blob header", "o", "prefix", "version")
     if not pos[2] then fail("%s", M.usage) end
+    util.nomore(pos, 2, M.usage)
     local bitwire = require "bitwire"
     local s, err = bitwire.load(pos[2])
     if s == nil then fail("%s", err) end
@@ -114,11 +115,13 @@ function M.run(args, sysio)
   if pos[1] == "upgrade" then
     only(opts, "blob upgrade", "o")
     if not (pos[2] and pos[3] and pos[4] and opts.o) then fail("%s", M.usage) end
+    util.nomore(pos, 4, M.usage)
     local s = load(pos[2], pos[3])
     writefile(opts.o, s:blob(pos[3], unblob(s, pos[3], pos[4], stdin)), out)
     return 0
   end
   if not (pos[1] and pos[2] and pos[3]) then fail("%s", M.usage) end
+  util.nomore(pos, 3, M.usage)
   local s, name = load(pos[1], pos[2]), pos[2]
   if opts.json then
     only(opts, "blob --json", "json", "o")

@@ -18,7 +18,7 @@ file does not load or compile.
 function M.run(args, io)
   local pos = util.parse(args, {}, M.usage)
   local path = util.need(pos, 1, "definitions file", M.usage)
-  if pos[2] then util.fail("unexpected argument '%s'\n%s", pos[2], M.usage) end
+  util.nomore(pos, 1, M.usage)
   local s = util.loadschema(path)
   local p = s:program()
   local out = io.stdout

@@ -28,6 +28,7 @@ function M.run(args, io)
   local json = require "bitwire.json"
   if frame then
     local src = util.need(pos, 2, "packet", M.usage)
+    util.nomore(pos, 2, M.usage)
     local bytes = util.readpacket(src, io.stdin)
     local dopts = {}
     for k, v in pairs(frame.opts) do dopts[k] = v end
@@ -46,6 +47,7 @@ function M.run(args, io)
   end
   local name = util.need(pos, 2, "type name (or --protocol for a framed packet)", M.usage)
   local src = util.need(pos, 3, "packet", M.usage)
+  util.nomore(pos, 3, M.usage)
   util.checktype(s, name, path)
   local bytes = util.readpacket(src, io.stdin)
   local baseline = util.baseline(s, opts, io.stdin)

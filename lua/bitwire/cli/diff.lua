@@ -16,6 +16,7 @@ fingerprints. Exit status 0 when nothing differs, 2 when something does
 
 function M.run(args, io)
   local pos = util.parse(args, {}, M.usage)
+  util.nomore(pos, 2, M.usage)
   local a = util.loadschema(util.need(pos, 1, "old definitions file", M.usage))
   local b = util.loadschema(util.need(pos, 2, "new definitions file", M.usage))
   local report = require("bitwire").diff(a, b)

@@ -62,6 +62,7 @@ function M.run(args, io)
   for k in pairs(util.FRAME_OPTIONS) do options[k] = true end
   local pos, opts = util.parse(args, { flags = flags, options = options }, M.usage)
   local path = util.need(pos, 1, "definitions file", M.usage)
+  util.nomore(pos, 3, M.usage)
   local s = util.loadschema(path)
   local frame = util.frame(s, opts, path, true)
   local name, src

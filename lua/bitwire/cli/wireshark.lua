@@ -25,6 +25,7 @@ function M.run(args, io)
   for k in pairs(util.FRAME_OPTIONS) do options[k] = true end
   local pos, opts = util.parse(args, { flags = flags, options = options }, M.usage)
   local path = util.need(pos, 1, "definitions file", M.usage)
+  util.nomore(pos, 1, M.usage)
   if opts.protocol == nil then util.fail("missing --protocol ID\n%s", M.usage) end
   if opts["udp-port"] == nil then util.fail("missing --udp-port N\n%s", M.usage) end
   local port = opts["udp-port"]
