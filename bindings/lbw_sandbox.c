@@ -537,18 +537,25 @@ static int copytable (Copy *c, int t, int depth) {
 /* Messages a file raises keep at most this many bytes. */
 #define MAXFAILMSG  1024
 
-int bw_deffail (lua_State *L, const char *path, int line, const char *msg) {
+/* Push 'msg' cut to MAXFAILMSG bytes, saying how long it was:
+** error(string.rep("x", 2^24)). */
+static void pushcut (lua_State *L, const char *msg) {
   size_t len = strlen(msg);
-  int cut = len > MAXFAILMSG;  /* error(string.rep("x", 2^24)) */
-  lua_pushnil(L);
-  if (line > 0)
-    lua_pushfstring(L, "%s:%d: %s", path, line, cut ? "" : msg);
-  else lua_pushfstring(L, "%s: %s", path, cut ? "" : msg);
-  if (cut) {
-    lua_pushlstring(L, msg, MAXFAILMSG);
-    lua_pushfstring(L, "... (%I bytes in all)", (LUAI_UACINT)len);
-    lua_concat(L, 3);
+  if (len <= MAXFAILMSG) {
+    lua_pushstring(L, msg);
+    return;
   }
+  lua_pushlstring(L, msg, MAXFAILMSG);
+  lua_pushfstring(L, "... (%I bytes in all)", (LUAI_UACINT)len);
+  lua_concat(L, 2);
+}
+
+int bw_deffail (lua_State *L, const char *path, int line, const char *msg) {
+  lua_pushnil(L);
+  if (line > 0) lua_pushfstring(L, "%s:%d: ", path, line);
+  else lua_pushfstring(L, "%s: ", path);
+  pushcut(L, msg);
+  lua_concat(L, 2);
   return 2;
 }
 
@@ -589,8 +596,14 @@ static int runerror (lua_State *L, Sandbox *sb, lua_State *co, int status,
                             luaL_typename(co, -1));
   }
   if (strncmp(msg, path, plen) == 0 && msg[plen] == ':') {
+    /* "path:line: ..." as error() wrote it: the message after it is cut */
+    const char *p = msg + plen + 1;
+    while (isdigit((unsigned char)*p)) p++;
+    p = p[0] == ':' && p[1] == ' ' ? p + 2 : msg + plen + 1;
     lua_pushnil(L);
-    lua_pushstring(L, msg);
+    lua_pushlstring(L, msg, (size_t)(p - msg));
+    pushcut(L, p);
+    lua_concat(L, 2);
     return 2;
   }
   return bw_deffail(L, path, fileline(co, sb), msg);

@@ -270,6 +270,12 @@ return { T = { { "a", "bytes", max = 4096, default = s }, { "b", "bytes", max = 
     assert.is_nil(none)
     assert.is_true(#err < 1200)
     assert.matches("xxxx%.%.%. %(1048576 bytes in all%)$", err)
+    -- with the position error() puts first, it came to the host whole
+    none, err = run("error(string.rep('x', 1 << 20))")
+    assert.is_nil(none)
+    assert.is_true(#err < 1200)
+    assert.matches("^f%.lua:1: xxxx", err)
+    assert.matches("xxxx%.%.%. %(1048576 bytes in all%)$", err)
   end)
 
   it("refuses keys that are not plain data", function()
