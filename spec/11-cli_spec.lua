@@ -1270,6 +1270,14 @@ describe("bitwire.json", function()
   it("names the path of a value of the wrong shape", function()
     local _, err = bitwire.json.decode(s, "T", '{"sp":{"x":1}}')
     assert.equal("bitwire.json.decode: T.sp: slot key 'x' is not an integer", err)
+    -- a slot key is decimal digits: tonumber's other forms were slots too,
+    -- and two keys of one slot kept either value
+    for _, key in ipairs { " 1", "1.0", "0x1", "1e0" } do
+      _, err = bitwire.json.decode(s, "T", '{"sp":{"' .. key .. '":1}}')
+      assert.equal("bitwire.json.decode: T.sp: slot key '" .. key .. "' is not an integer", err)
+    end
+    _, err = bitwire.json.decode(s, "T", '{"sp":{"1":1,"01":2}}')
+    assert.matches("^bitwire.json.decode: T.sp: keys '0?1' and '0?1' name the same slot$", err)
     -- an object where an array is wanted is not an empty array (cjson
     -- reads both as tables), nor an array a record or a sparse array
     for _, j in ipairs { '{"q":{"x":1}}', '{"q":{"1":0,"2":0,"3":0,"4":1}}' } do

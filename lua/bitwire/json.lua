@@ -337,10 +337,16 @@ function decvalue(c, types, f, v, path)
     return t
   elseif k == "sparse" then
     if not isobject(v) then fail(path, "expected an object keyed by slot") end
-    local t = {}
+    local t, seen = {}, {}
     for key, x in pairs(v) do
-      local i = math.tointeger(tonumber(key))
-      if i == nil then fail(path, "slot key '" .. tostring(key) .. "' is not an integer") end
+      -- decimal digits, as an int's string: tonumber took " 1", "1.0" and
+      -- "0x1" too, so two keys could name one slot and either one won
+      local i = type(key) == "string" and key:match("^%-?%d+$") and exactint(key)
+      if not i then fail(path, "slot key '" .. tostring(key) .. "' is not an integer") end
+      if seen[i] then
+        fail(path, string.format("keys '%s' and '%s' name the same slot", seen[i], key))
+      end
+      seen[i] = key
       if x ~= c.null then t[i] = decvalue(c, types, f.of, x, path .. "[" .. i .. "]") end
     end
     return t
