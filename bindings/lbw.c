@@ -538,6 +538,21 @@ static int reader_int_relative (lua_State *L) {
   return 1;
 }
 
+/* The unsigned chain of a sparse array's relative encoding (bw_readintrelative):
+** prev in [0, 2^32 - 2], a result in (prev, 2^32 - 1]. int_relative is
+** serialize.h's signed one, whose escape past 2^31 - 1 reads as negative. */
+static int reader_uint_relative (lua_State *L) {
+  LReader *lr = checkreader(L, 1);
+  lua_Integer prev = luaL_checkinteger(L, 2);
+  uint64_t v;
+  luaL_argcheck(L, 0 <= prev && prev < (lua_Integer)UINT32_MAX, 2,
+                "previous must be in [0, 4294967294]");
+  v = bw_readintrelative(&lr->r, (uint64_t)prev);
+  if (FAILED(lr)) return readfail(L, lr, "uint_relative");
+  lua_pushinteger(L, (lua_Integer)v);
+  return 1;
+}
+
 static int reader_check (lua_State *L) {
   LReader *lr = checkreader(L, 1);
   uint32_t magic = checkmagic(L, 2);
@@ -568,6 +583,7 @@ static const luaL_Reg reader_methods[] = {
   {"bytes", reader_bytes},
   {"string", reader_string},
   {"int_relative", reader_int_relative},
+  {"uint_relative", reader_uint_relative},
   {"check", reader_check},
   {"bits_read", reader_bits_read},
   {"bits_remaining", reader_bits_remaining},

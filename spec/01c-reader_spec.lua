@@ -221,6 +221,22 @@ describe("reader:int_relative", function ()
   end)
 end)
 
+describe("reader:uint_relative", function ()
+  local bitwire = require "bitwire"
+  it("reads the escape past 2^31 - 1 as unsigned, up to 2^32 - 1", function ()
+    local w = bitwire.writer():bits(0, 6):bits(0xFFFFFFFF, 32):bits(0, 6):bits(50, 32)
+    local r = bitwire.reader(w:tostring())
+    assert.equal(0xFFFFFFFF, r:uint_relative(3000000000))
+    local v, err, code = r:uint_relative(100)
+    assert.is_nil(v)
+    assert.equal("uint_relative: value out of range (bit 38)", err)
+    assert.equal("range", code)
+    assert.is_nil(bitwire.reader(w:tostring()):int_relative(100))  -- signed: -1
+    assert.has_error(function () r:uint_relative(-1) end)
+    assert.has_error(function () r:uint_relative(0xFFFFFFFF) end)
+  end)
+end)
+
 describe("reader:check", function ()
   local bitwire = require "bitwire"
   it("returns true on the magic value", function ()

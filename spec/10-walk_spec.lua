@@ -335,6 +335,29 @@ describe("s:dissect", function()
     assert.matches("(bit 8)", dmsg, 1, true)
   end)
 
+  -- the walk read slot indices with serialize.h's signed int_relative, so
+  -- a slot past 2^31 - 1 (its 32-bit escape) was range at bit 0
+  it("reads a relative sparse array's slots up to 2^32 - 2, as decode does", function()
+    local t = bitwire.schema { T = { { "x", "sparse", of = { "bool" }, max = 0xFFFFFFFE,
+                                       encoding = "relative" } } }
+    local v = { x = { [3] = true, [3000000000] = true, [3000000001] = false,
+                      [0xFFFFFFFE] = true } }
+    local bytes = t:encode("T", v)
+    local list, msg = t:dissect("T", bytes)
+    assert.is_nil(msg)
+    local slots = {}
+    for _, e in ipairs(list) do
+      if e.path == "x@" then slots[#slots + 1] = e.value end
+    end
+    assert.same({ 3, 3000000000, 3000000001, 0xFFFFFFFE, 0xFFFFFFFF }, slots)
+    -- and fails where decode fails: an escape to a slot, then no more bits
+    local cut = bytes:sub(1, 6)
+    local _, dmsg, dcode = t:decode("T", cut)
+    local _, wmsg, wcode = t:dissect("T", cut)
+    assert.equal(dcode, wcode)
+    assert.equal(dmsg:match("%(bit %d+%)$"), wmsg:match("%(bit %d+%)$"))
+  end)
+
   it("raises on a type that does not exist or bytes that are not a string", function()
     assert.has_error(function() s:dissect("Nope", "") end, "dissect: no type 'Nope' in this schema")
     assert.has_error(function() s:dissect("S", 5) end)

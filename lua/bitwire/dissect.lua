@@ -17,7 +17,8 @@ end
 function Reader:pos() return self.r:bits_read() end
 function Reader:remaining() return self.r:bits_remaining() end
 function Reader:bits(n) return self.r:bits(n) end
-function Reader:int_relative(prev) return self.r:int_relative(prev) end
+-- a sparse array's slot indices run up to 2^32 - 1: the unsigned chain
+function Reader:int_relative(prev) return self.r:uint_relative(prev) end
 function Reader:f32(x) return (string.unpack("<f", string.pack("<f", x))) end
 
 function Reader:leaf(f)

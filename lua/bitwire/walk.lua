@@ -10,7 +10,7 @@
 --   r:pos() -> bit offset          r:remaining() -> bits left
 --   r:bits(n) -> v | nil, msg, code (n <= 32 here)
 --   r:leaf(f) -> value of a scalar field f | nil, msg, code
---   r:int_relative(prev) -> v | nil, msg, code
+--   r:int_relative(prev) -> v | nil, msg, code  (unsigned: up to 2^32 - 1)
 --   r:f32(x) -> x rounded to float32
 local M = {}
 
