@@ -651,8 +651,8 @@ static int run (lua_State *L, Sandbox *sb, const char *path, size_t maxsize,
   if (status == LUA_ERRMEM) return bw_deffail(L, path, 0, memmsg(L, sb));
   if (sb->stop != NOSTOP) return bw_deffail(L, path, 0, stopmsg(L, sb));
   if (status != LUA_OK) {          /* a syntax error: "path:line: ..." */
-    lua_pushnil(L);
-    lua_pushstring(L, lua_tostring(S, -1));
+    lua_pushnil(L);  /* cut: it quotes the token, up to the whole file */
+    pushcut(L, lua_tostring(S, -1));
     return 2;
   }
   lua_pushvalue(S, -3);

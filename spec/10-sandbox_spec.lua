@@ -276,6 +276,12 @@ return { T = { { "a", "bytes", max = 4096, default = s }, { "b", "bytes", max = 
     assert.is_true(#err < 1200)
     assert.matches("^f%.lua:1: xxxx", err)
     assert.matches("xxxx%.%.%. %(1048576 bytes in all%)$", err)
+    -- a syntax error quotes its token: an unfinished string of the whole file
+    none, err = run("return '" .. string.rep("x", 1 << 19) .. "\n")
+    assert.is_nil(none)
+    assert.is_true(#err < 1200)
+    assert.matches("^f%.lua:1: unfinished string near ''xxxx", err)
+    assert.matches("xxxx%.%.%. %(%d+ bytes in all%)$", err)
   end)
 
   it("refuses keys that are not plain data", function()
