@@ -185,15 +185,11 @@ static void wscalar (Wr *c, const bw_BlobField *f, int idx, size_t p) {
     case BW_KENUM: {
       size_t len;
       const char *s;
-      int64_t i;
+      uint32_t i;
       if (lua_type(L, idx) != LUA_TSTRING) wexpect(c, idx, "an enum name");
       s = lua_tolstring(L, idx, &len);
-      for (i = 0; i <= sf->max; i++) {
-        uint32_t nm = sf->ref + (uint32_t)i;
-        if (c->S->namelens[nm] == len && memcmp(c->S->names[nm], s, len) == 0)
-          break;
-      }
-      if (i > sf->max) {
+      i = bw_enumvalue(c->S, sf, s, len);
+      if (i == BW_NONE) {
         lua_pushfstring(L, "unknown enum value '%s'", s);
         werror(c, lua_tostring(L, -1));
       }

@@ -376,21 +376,13 @@ static int view_index (lua_State *L) {
     return 1;
   }
   else {
-    const bw_Type *ty = &v->S->types[v->ref];
     size_t len;
     const char *k = lua_tolstring(L, 2, &len);
-    uint32_t i;
-    if (k != NULL && lua_type(L, 2) == LUA_TSTRING)
-      for (i = ty->first; i < ty->first + ty->count; i++) {
-        const bw_Field *sf = &v->S->fields[i];
-        if (sf->name == BW_NONE || v->S->namelens[sf->name] != len
-            || memcmp(v->S->names[sf->name], k, len) != 0)
-          continue;
-        if (bw_fieldpresent(sf, v->S->version)) viewfield(L, v, i);
-        else lua_pushnil(L);
-        return 1;
-      }
-    lua_pushnil(L);
+    const bw_Field *sf = k != NULL && lua_type(L, 2) == LUA_TSTRING
+                         ? bw_fieldnamed(v->S, v->ref, k, len) : NULL;
+    if (sf != NULL && bw_fieldpresent(sf, v->S->version))
+      viewfield(L, v, (uint32_t)(sf - v->S->fields));
+    else lua_pushnil(L);
     return 1;
   }
 }
@@ -422,14 +414,8 @@ static int view_next (lua_State *L) {
     if (!lua_isnil(L, 2)) {  /* past the field named by the key */
       size_t len;
       const char *k = luaL_checklstring(L, 2, &len);
-      for (; i < ty->first + ty->count; i++) {
-        const bw_Field *sf = &v->S->fields[i];
-        if (sf->name != BW_NONE && v->S->namelens[sf->name] == len
-            && memcmp(v->S->names[sf->name], k, len) == 0) {
-          i++;
-          break;
-        }
-      }
+      const bw_Field *sf = bw_fieldnamed(v->S, v->ref, k, len);
+      i = sf != NULL ? (uint32_t)(sf - v->S->fields) + 1 : ty->first + ty->count;
     }
     for (; i < ty->first + ty->count; i++) {
       const bw_Field *sf = &v->S->fields[i];

@@ -124,16 +124,13 @@ static INLINE int floatok (Ctx *c, const bw_Field *f, double x, int raise) {
 ** '*out'; as wanttype or REFUSE when it is none. */
 static INLINE int enumcode (Ctx *c, const bw_Field *f, int idx, int tt,
                             int raise, uint64_t *out) {
-  size_t len = 0, i, n = (size_t)f->max + 1;
+  size_t len = 0;
+  uint32_t i;
   const char *s;
   if (!wanttype(c, idx, tt, LUA_TSTRING, "a string", raise)) return 0;
   s = lua_tolstring(c->L, idx, &len);
-  for (i = 0; i < n; i++) {
-    uint32_t nm = f->ref + (uint32_t)i;
-    if (c->S->namelens[nm] == len && memcmp(c->S->names[nm], s, len) == 0)
-      break;
-  }
-  if (i == n) REFUSE(c, raise, "'%s' is not one of its enum values", s);
+  i = bw_enumvalue(c->S, f, s, len);
+  if (i == BW_NONE) REFUSE(c, raise, "'%s' is not one of its enum values", s);
   *out = (uint64_t)i;
   return 1;
 }

@@ -345,19 +345,6 @@ void bw_encodebody (Ctx *c, uint32_t t, int v, int b) {
   }
 }
 
-const bw_Field *bw_fieldnamed (const bw_Schema *S, uint32_t t, const char *k,
-                               size_t len) {
-  const bw_Type *ty = &S->types[t];
-  uint32_t i;
-  for (i = ty->first; i < ty->first + ty->count; i++) {
-    uint32_t nm = S->fields[i].name;
-    if (nm != BW_NONE && S->namelens[nm] == len
-        && memcmp(S->names[nm], k, len) == 0)
-      return &S->fields[i];
-  }
-  return NULL;
-}
-
 void bw_strictcheck (Ctx *c, uint32_t t, int idx) {
   lua_State *L = c->L;
   lua_pushnil(L);

@@ -697,9 +697,6 @@ int  bw_decodefrom (Ctx *c, uint32_t t, int into, int b);
 /* Strict encode: raise on a key of the record at 'idx' that no field of
 ** type 't' has (lbw_methods.c). */
 void bw_strictcheck (Ctx *c, uint32_t t, int idx);
-/* The field of type 't' that name 'k' ('len' bytes) names, or NULL. */
-const bw_Field *bw_fieldnamed (const bw_Schema *S, uint32_t t, const char *k,
-                               size_t len);
 /* The strict check of every record in the value at 'idx' of field 'f', as
 ** its full encode checks it: for what a delta keeps unwalked (a sparse
 ** array, kept or sent, checked whole before its changed bit). */

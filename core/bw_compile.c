@@ -42,17 +42,9 @@ static bw_Build *getbuild (bw_Schema *S) {
     S->build = (bw_Build *)calloc(1, sizeof(bw_Build));
     if (S->build != NULL) {
       S->build->type = BW_NONE;
-      S->build->scopes = S->ntypes;
     }
   }
   return S->build;
-}
-
-static uint32_t hashbytes (uint32_t scope, const char *s, size_t len) {
-  uint32_t h = 2166136261u ^ scope;
-  size_t i;
-  for (i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
-  return h;
 }
 
 static int rehash (bw_Build *B, const bw_Schema *S) {
@@ -64,11 +56,9 @@ static int rehash (bw_Build *B, const bw_Schema *S) {
   for (i = 0; i < ncap; i++) nh[i].name = BW_NONE;
   for (i = 0; i < B->hcap; i++) {
     Entry *o = &B->hash[i];
-    uint32_t j;
     if (o->name == BW_NONE) continue;
-    j = hashbytes(o->scope, S->names[o->name], S->namelens[o->name]) & (ncap - 1);
-    while (nh[j].name != BW_NONE) j = (j + 1) & (ncap - 1);
-    nh[j] = *o;
+    *bw_nameslot(S, nh, ncap, o->scope, S->names[o->name],
+                 S->namelens[o->name]) = *o;
   }
   free(B->hash);
   B->hash = nh;
@@ -80,17 +70,8 @@ static int rehash (bw_Build *B, const bw_Schema *S) {
 ** memory. */
 Entry *bw_buildlookup (bw_Build *B, const bw_Schema *S, uint32_t scope,
                        const char *s, size_t len) {
-  uint32_t j;
   if (B->hused + 1 > B->hcap / 2 && !rehash(B, S)) return NULL;
-  j = hashbytes(scope, s, len) & (B->hcap - 1);
-  for (;;) {
-    Entry *e = &B->hash[j];
-    if (e->name == BW_NONE) return e;
-    if (e->scope == scope && S->namelens[e->name] == len
-        && memcmp(S->names[e->name], s, len) == 0)
-      return e;
-    j = (j + 1) & (B->hcap - 1);
-  }
+  return bw_nameslot(S, B->hash, B->hcap, scope, s, len);
 }
 
 int bw_buildcount (Ctx *x, uint32_t n) {
@@ -223,7 +204,6 @@ uint32_t bw_schemadeclare (bw_Schema *S, const bw_Value *name, bw_SchemaError *e
   if (t == BW_NONE) { nomem(&x); return BW_NONE; }
   en->scope = TYPESCOPE; en->name = nm; en->value = t;
   x.B->hused++;
-  x.B->scopes = S->ntypes;   /* enum scopes come after the type scopes */
   return t;
 }
 
@@ -378,6 +358,10 @@ bw_Status bw_schemafinish (bw_Schema *S, bw_SchemaError *e) {
   }
   st = bw_schemaseal(S, msg, sizeof(msg));
   if (st != BW_OK) return errorat(e, NULL, "%s", msg), st;
+  /* the names index serves lookups by name from now on */
+  S->index = x.B->hash;
+  S->indexcap = x.B->hcap;
+  x.B->hash = NULL;
   bw_buildfree(S);
   return BW_OK;
 }

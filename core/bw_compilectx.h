@@ -15,16 +15,15 @@
 
 /* {===================== build state (bw_compile.c) ===================== */
 
-typedef struct Entry { uint32_t scope, name, value; } Entry;
+typedef bw_NameEntry Entry;
 
 typedef struct bw_Build {
-  Entry   *hash;        /* open addressing: names by (scope, bytes) */
+  Entry   *hash;        /* the names index (bw_Schema.index) as it grows */
   uint32_t hcap, hused;
   uint32_t total;       /* fields, elements and enum values so far */
   uint32_t type;        /* the type begun, BW_NONE before the first */
   uint32_t next, end;   /* its next field slot and the end of them */
   uint32_t nbegun;
-  uint32_t scopes;      /* fresh scopes for enum value sets */
   uint8_t *begun;
   /* bw_qfloatexact's tries: their sum, bounded per compile, and the last
   ** quantizers tried (fields of one range and res try once) */
@@ -34,7 +33,7 @@ typedef struct bw_Build {
   uint32_t ntried;
 } bw_Build;
 
-#define TYPESCOPE  UINT32_C(0xFFFFFFFF)
+#define TYPESCOPE  BW_TYPESCOPE
 
 typedef struct Ctx {
   bw_Schema *S;

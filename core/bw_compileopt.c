@@ -246,7 +246,7 @@ int bw_specenum (Ctx *x, bw_Field *F, const bw_FieldSpec *f) {
   if (!bw_buildcount(x, v->len > BW_MAXFIELDS ? BW_MAXFIELDS + 1
                                                : (uint32_t)v->len))
     return 0;
-  scope = x->B->scopes++;
+  scope = BW_ENUMSCOPE(x->S->nnames);  /* its first value's name, next */
   for (i = 0; i < v->len; i++) {
     const bw_Value *s = &v->items[i];
     Entry *en;
@@ -261,6 +261,7 @@ int bw_specenum (Ctx *x, bw_Field *F, const bw_FieldSpec *f) {
     en->scope = scope; en->name = nm; en->value = i;
     x->B->hused++;
     if (i == 0) F->ref = nm;
+    if (nm != F->ref + i) return fail(x, "enum values out of order");  /* cannot be */
   }
   if (!v->plain) return fail(x, "'values' must be a plain list");
   F->min = 0;
@@ -303,7 +304,7 @@ int bw_specdefault (Ctx *x, bw_Field *F, const bw_FieldSpec *f,
     case BW_KENUM: {
       Entry *en;
       if (d->type != BW_VSTRING) break;
-      en = bw_buildlookup(x->B, x->S, x->B->scopes - 1, d->s, d->len);
+      en = bw_buildlookup(x->B, x->S, BW_ENUMSCOPE(F->ref), d->s, d->len);
       if (en == NULL) return nomem(x);
       if (en->name != BW_NONE) {
         ok = 1;

@@ -15,6 +15,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "bw_schema.h"
 
@@ -27,10 +29,22 @@ const char *const bw_kindnames[BW_NKINDS + 1] = {
   "angle", NULL
 };
 
+/* A seed no definitions file can know: the schema's address, a stack
+** address, the clocks, mixed (splitmix64's finalizer). */
+static uint32_t newseed (const bw_Schema *S) {
+  int here = 0;
+  uint64_t x = (uint64_t)(uintptr_t)S ^ (uint64_t)(uintptr_t)&here << 16
+               ^ (uint64_t)time(NULL) << 32 ^ (uint64_t)clock();
+  x = (x ^ x >> 30) * UINT64_C(0xbf58476d1ce4e5b9);
+  x = (x ^ x >> 27) * UINT64_C(0x94d049bb133111eb);
+  return (uint32_t)(x ^ x >> 31);
+}
+
 bw_Schema *bw_schemanew (void) {
   bw_Schema *S = (bw_Schema *)calloc(1, sizeof(bw_Schema));
   if (S != NULL) {
     S->refs = 1;
+    S->seed = newseed(S);
   }
   return S;
 }
@@ -44,6 +58,7 @@ static void schemafree (bw_Schema *S) {
   free(S->fields);
   free(S->desc);
   free(S->messages);
+  free(S->index);
   bw_buildfree(S);
   free(S);
 }
@@ -152,13 +167,79 @@ uint32_t bw_schemaaddfields (bw_Schema *S, uint32_t n) {
   return first;
 }
 
+/* FNV-1a from the seed and scope, then mixed so that every bit of the
+** slot depends on every byte (FNV's low bits see only low bits). */
+static uint32_t namehash (uint32_t seed, uint32_t scope, const char *s,
+                          size_t len) {
+  uint32_t h = 2166136261u ^ seed;
+  size_t i;
+  h = (h ^ scope) * 16777619u;
+  for (i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
+  h ^= h >> 16;
+  h *= 0x7feb352du;
+  h ^= h >> 15;
+  h *= 0x846ca68bu;
+  return h ^ h >> 16;
+}
+
+bw_NameEntry *bw_nameslot (const bw_Schema *S, bw_NameEntry *tab,
+                           uint32_t cap, uint32_t scope, const char *s,
+                           size_t len) {
+  uint32_t j = namehash(S->seed, scope, s, len) & (cap - 1);
+  for (;;) {
+    bw_NameEntry *e = &tab[j];
+    if (e->name == BW_NONE) return e;
+    if (e->scope == scope && S->namelens[e->name] == len
+        && memcmp(S->names[e->name], s, len) == 0)
+      return e;
+    j = (j + 1) & (cap - 1);
+  }
+}
+
+/* The value of (scope, s) in the index, or BW_NONE. */
+static uint32_t lookup (const bw_Schema *S, uint32_t scope, const char *s,
+                        size_t len) {
+  const bw_NameEntry *e = bw_nameslot(S, S->index, S->indexcap, scope, s, len);
+  return e->name == BW_NONE ? BW_NONE : e->value;
+}
+
+static int named (const bw_Schema *S, uint32_t nm, const char *s, size_t len) {
+  return nm != BW_NONE && S->namelens[nm] == len
+         && memcmp(S->names[nm], s, len) == 0;
+}
+
+/* A few names are found faster one by one than by hashing the key. */
+#define SCANNED  8
+
 uint32_t bw_schemafind (const bw_Schema *S, const char *s, size_t len) {
   uint32_t i;
-  for (i = 0; i < S->ntypes; i++) {
-    uint32_t nm = S->types[i].name;
-    if (S->namelens[nm] == len && memcmp(S->names[nm], s, len) == 0)
-      return i;
+  if (S->index != NULL && S->ntypes > SCANNED)
+    return lookup(S, BW_TYPESCOPE, s, len);
+  for (i = 0; i < S->ntypes; i++)
+    if (named(S, S->types[i].name, s, len)) return i;
+  return BW_NONE;
+}
+
+const bw_Field *bw_fieldnamed (const bw_Schema *S, uint32_t t, const char *k,
+                               size_t len) {
+  const bw_Type *ty = &S->types[t];
+  uint32_t i;
+  if (S->index != NULL && ty->count > SCANNED) {
+    i = lookup(S, t, k, len);
+    return i == BW_NONE ? NULL : &S->fields[i];
   }
+  for (i = ty->first; i < ty->first + ty->count; i++)
+    if (named(S, S->fields[i].name, k, len)) return &S->fields[i];
+  return NULL;
+}
+
+uint32_t bw_enumvalue (const bw_Schema *S, const bw_Field *f, const char *s,
+                       size_t len) {
+  uint32_t i, n = (uint32_t)f->max + 1;
+  if (S->index != NULL && n > SCANNED)
+    return lookup(S, BW_ENUMSCOPE(f->ref), s, len);
+  for (i = 0; i < n; i++)
+    if (named(S, f->ref + i, s, len)) return i;
   return BW_NONE;
 }
 

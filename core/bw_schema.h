@@ -89,6 +89,15 @@ typedef struct bw_Type {
                              them first) */
 } bw_Type;
 
+/* The names index: the name of a type's field, of a type, of an enum's
+** value, by its scope (BW_TYPESCOPE, a type's index for its fields,
+** BW_ENUMSCOPE of an enum's first value name) and bytes; 'value' is the
+** field's index in fields, the type's, the enum value's. */
+typedef struct bw_NameEntry { uint32_t scope, name, value; } bw_NameEntry;
+
+#define BW_TYPESCOPE      UINT32_C(0xFFFFFFFF)
+#define BW_ENUMSCOPE(ref) (UINT32_C(0x80000000) | (ref))
+
 typedef struct bw_Schema {
   long      refs;
   uint32_t  ntypes, nfields, nnames;
@@ -108,6 +117,12 @@ typedef struct bw_Schema {
   int       explicitids;  /* a messages list or message_bits was given:
                              the fingerprint covers the ids */
   int       strict;       /* encode refuses undeclared keys (not on the wire) */
+  bw_NameEntry *index;    /* open addressing over 'indexcap' slots (a power
+                             of 2; an empty one's name is BW_NONE): the
+                             compiler's, kept; NULL when built without it */
+  uint32_t  indexcap;
+  uint32_t  seed;         /* of the index's hash: new per schema, so no
+                             file can pick names that collide */
   struct bw_Build *build; /* the compiler's state until sealed (bw_compile.c) */
 } bw_Schema;
 
@@ -115,6 +130,18 @@ typedef struct bw_Schema {
 
 /* A new, empty schema with one reference, or NULL without memory. */
 bw_Schema *bw_schemanew (void);
+/* The slot of (scope, the 'len' bytes at 's') in index 'tab' of 'cap'
+** slots (a power of 2, never full), or the empty slot where it goes. */
+bw_NameEntry *bw_nameslot (const bw_Schema *S, bw_NameEntry *tab,
+                           uint32_t cap, uint32_t scope, const char *s,
+                           size_t len);
+/* The field of type 't' named by the 'len' bytes at 'k', or NULL. */
+const bw_Field *bw_fieldnamed (const bw_Schema *S, uint32_t t, const char *k,
+                               size_t len);
+/* The index of the value of enum field 'f' named by the 'len' bytes at
+** 's', or BW_NONE. */
+uint32_t bw_enumvalue (const bw_Schema *S, const bw_Field *f, const char *s,
+                       size_t len);
 /* Take and drop references; the last release frees. Thread-safe. */
 void bw_schemaretain (bw_Schema *S);
 void bw_schemarelease (bw_Schema *S);

@@ -609,6 +609,78 @@ static void test_compile_fingerprint (void) {
 
 /* }========================================================== */
 
+/* FNV-1a as the names index hashed before it had a seed: the hash a file
+** could aim at. */
+static uint32_t plainfnv (const char *s, size_t len) {
+  uint32_t h = 2166136261u;  /* scope 0: the first type's fields */
+  size_t i;
+  for (i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
+  return h;
+}
+
+#define NCRAFTED 3000
+
+/* Names whose plain hashes agree in their low 13 bits (the slot of an
+** index of 8192) fill one run of slots under the plain hash: each lookup
+** walks them all. The index's seed and mixing scatter them; the longest
+** walk from a name's home slot to its entry stays short, and every name,
+** enum value and type is found by name. */
+static void test_names_index (void) {
+  static char names[NCRAFTED][12];
+  static bw_FieldSpec fs[NCRAFTED + 1];
+  static bw_Value vals[1000];
+  static char vnames[1000][8];
+  bw_SchemaError e;
+  bw_Schema *S;
+  uint32_t i, n = 0, worst = 0;
+  uint64_t k;
+  for (k = 0; n < NCRAFTED; k++) {
+    int len = snprintf(names[n], sizeof(names[n]), "f%lx", (unsigned long)k);
+    if ((plainfnv(names[n], (size_t)len) & 8191) == 0) n++;
+  }
+  for (i = 0; i < NCRAFTED; i++) fs[i] = spec(names[i], "bool");
+  for (i = 0; i < 1000; i++) {
+    snprintf(vnames[i], sizeof(vnames[i]), "v%u", (unsigned)i);
+    vals[i] = bw_vstr(vnames[i]);
+  }
+  fs[NCRAFTED] = spec("e", "enum");
+  fs[NCRAFTED].opt[BW_OVALUES] = bw_vlist(vals, 1000);
+  S = build1(fs, NCRAFTED + 1, &e);
+  CHECK(S != NULL);
+  if (S == NULL) return;
+  CHECK(S->index != NULL && S->indexcap >= 2 * (NCRAFTED + 1002));
+  for (i = 0; S->index != NULL && i < S->indexcap; i++) {
+    const bw_NameEntry *en = &S->index[i];
+    uint32_t at;
+    if (en->name == BW_NONE) continue;
+    at = (uint32_t)(bw_nameslot(S, S->index, S->indexcap, en->scope,
+                                S->names[en->name], S->namelens[en->name])
+                    - S->index);
+    CHECK(at == i);
+  }
+  /* the walk from each home: the run of full slots before its entry */
+  for (i = 0; S->index != NULL && i < S->indexcap; i++) {
+    uint32_t run = 0;
+    while (run < S->indexcap
+           && S->index[(i + run) & (S->indexcap - 1)].name != BW_NONE)
+      run++;
+    if (run > worst) worst = run;
+  }
+  CHECK(worst < 64);
+  for (i = 0; i < NCRAFTED; i++) {
+    const bw_Field *f = bw_fieldnamed(S, 0, names[i], strlen(names[i]));
+    CHECK(f != NULL && f == &S->fields[S->types[0].first + i]);
+  }
+  CHECK(bw_fieldnamed(S, 0, "nope", 4) == NULL);
+  for (i = 0; i < 1000; i++)
+    CHECK(bw_enumvalue(S, &S->fields[S->types[0].first + NCRAFTED], vnames[i],
+                       strlen(vnames[i])) == i);
+  CHECK(bw_enumvalue(S, &S->fields[S->types[0].first + NCRAFTED], "v1000", 5)
+        == BW_NONE);
+  CHECK(bw_schemafind(S, "T", 1) == 0 && bw_schemafind(S, "U", 1) == BW_NONE);
+  bw_schemarelease(S);
+}
+
 int main (void) {
   test_seal_sizes();
   test_seal_shrinks();
@@ -626,5 +698,6 @@ int main (void) {
   test_compile_limits();
   test_compile_messages();
   test_compile_fingerprint();
+  test_names_index();
   return check_summary("test_schema");
 }
