@@ -203,6 +203,46 @@ describe("bitwire.gen.c", function()
       1, true)
   end)
 
+  it("reads a delta into its own baseline ('v' may be 'base') as into another", function()
+    -- the baseline lacks the optional record, has fewer elements and
+    -- other slots: its flag, count and presence mask must be read before
+    -- the delta's overwrite them
+    local c = bitwire.schema {
+      Pos = { { "x", "int", min = 0, max = 255 } },
+      T = { { "p", "Pos", optional = true },
+            { "a", "array", of = "Pos", max = 4 },
+            { "s", "sparse", of = "Pos", max = 8 } },
+    }
+    local base = { a = { { x = 1 } }, s = { [2] = { x = 3 } } }
+    local v = { p = { x = 7 }, a = { { x = 1 }, { x = 9 }, { x = 10 } },
+                s = { [2] = { x = 3 }, [5] = { x = 4 } } }
+    local function bytes(str)
+      return (str:gsub(".", function (ch) return string.byte(ch) .. ", " end))
+    end
+    local got = runc(c, "inplace", SHOW:gsub("NAME", "inplace") .. string.format([[
+int main (void) {
+  static const uint8_t b[] = { %s }, d[] = { %s };
+  static T base, v;
+  uint8_t buf[64];
+  bw_Reader r;
+  bw_Writer w;
+  bw_readerinit(&r, b, sizeof(b));
+  if (!T_read(&r, &base)) return 1;
+  bw_readerinit(&r, d, sizeof(d));
+  if (!T_read_delta(&r, &v, &base)) return 1;
+  bw_writerinit(&w, buf, sizeof(buf));
+  show(&w, T_write(&w, &v));
+  bw_readerinit(&r, d, sizeof(d));
+  if (!T_read_delta(&r, &base, &base)) return 1;
+  bw_writerinit(&w, buf, sizeof(buf));
+  show(&w, T_write(&w, &base));
+  return 0;
+}
+]], bytes(c:encode("T", base)), bytes(c:encode("T", v, { baseline = base }))))
+    local want = H.tohex(c:encode("T", v))
+    assert.equal(want .. "\n" .. want .. "\n", got)
+  end)
+
   it("takes a NULL err in every reader that has one, as nullerr_read_id does", function()
     -- the dispatch table's read and read_delta pass err through to them
     local c = bitwire.schema { T = { { "x", "int", min = 0, max = 1000 },

@@ -157,7 +157,6 @@ local function arrayread(G, E, f, v, base, owner, C, segs, depth)
   else
     E:line("if (!bw_genspan(r, %d, %du, &%s)) %s", f.bits, f.max - f.min, u, FAIL)
     E:line("%s = %s + %du;", n, u, f.min)
-    E:line("%s%s_count = (%s)%s;", v.base, v.name, (ctypes.inttype(0, f.max)), n)
   end
   E:line("if (!bw_gendeltacount(r, start, %s, %s, %s)) %s", n, bn,
     ctypes.uint(e.minbits), FAIL)
@@ -177,6 +176,9 @@ local function arrayread(G, E, f, v, base, owner, C, segs, depth)
   G.readvalue(E, e, ev, eo, inner)
   E:close()
   E:close()
+  if not f.fixed then   -- 'v' may be 'base': the count once its is read
+    E:line("%s%s_count = (%s)%s;", v.base, v.name, (ctypes.inttype(0, f.max)), n)
+  end
 end
 
 -- delta = "relative": the value at 'v' as a difference from the baseline's
@@ -298,20 +300,24 @@ local function typebodies(G, t)
       rE:line("%s = bw_readbits(r, 1);", u)
       rE:line("if (r->status != BW_OK) %s", FAIL)
       rE:open("if (%s)", u)
+      -- 'v' may be 'base': its flag is set once the baseline's is read
       if f.optional then
-        rE:line("v->has_%s = bw_readbits(r, 1) != 0;", name)
+        rE:line("%s = bw_readbits(r, 1);", u)
         rE:line("if (r->status != BW_OK) %s", FAIL)
-        rE:open("if (v->has_%s && %s)", name, bhas)
+        rE:open("if (%s && %s)", u, bhas)
+        rE:line("v->has_%s = true;", name)
       else
         rE:open("")
       end
       readdelta(G, rE, f, v, base, owner, T, segs, 0)
       rE:close()
       if f.optional then
-        rE:open("else if (v->has_%s)", name)
+        rE:open("else if (%s)", u)
+        rE:line("v->has_%s = true;", name)
         rE.depth = 0
         G.readvalue(rE, f, v, owner, segs)
         rE:close()
+        rE:line("else v->has_%s = false;", name)
       end
       rE:close()
     end
@@ -373,10 +379,14 @@ function M.sparseread(G, E, f, v, base, owner, segs, depth)
   E:line("if (!bw_genreadslotsbegin(r, &%s, &%s)) %s", sp, st, FAIL)
   E:open("while ((%s = bw_genreadslot(r, &%s, &%s, &%s)) > 0)", more, sp, st, slot)
   E:line("%s = (size_t)%s - 1;", i, slot)
-  E:line("if (bw_readbits(r, 1) == 0) %s[%s >> 3] &= (uint8_t)~(1u << (%s & 7));", pv, i, i)
-  E:line("else %s[%s >> 3] |= (uint8_t)(1u << (%s & 7));", pv, i, i)
+  -- 'v' may be 'base': the slot is marked present once the baseline's is read
+  local u = E:var("u", "uint64_t")
+  E:line("%s = bw_readbits(r, 1);", u)
   E:line("if (r->status != BW_OK) %s", IFAIL)
-  E:line("if (!bw_genhas(%s, %s)) continue;", pv, i)
+  E:open("if (%s == 0)", u)
+  E:line("%s[%s >> 3] &= (uint8_t)~(1u << (%s & 7));", pv, i, i)
+  E:line("continue;")
+  E:close()
   local ev, eb = G.elem(v, e, i), G.elem(base, e, i)
   local eo = elemowner(e, owner)
   if e.kind == "struct" or e.relative or G.elemwise then
@@ -390,6 +400,7 @@ function M.sparseread(G, E, f, v, base, owner, segs, depth)
   E.depth = depth + 1
   G.readvalue(E, e, ev, eo, inner)
   E:close()
+  E:line("%s[%s >> 3] |= (uint8_t)(1u << (%s & 7));", pv, i, i)
   E:close()
   E:line("if (%s < 0) %s", more, FAIL)
 end
