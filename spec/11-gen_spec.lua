@@ -405,6 +405,13 @@ int main (void) {
       { one("T", "_Bool"), "field 'T._Bool' clashes with " .. std .. " ('_Bool' in struct T)" },
       { one "u", "a local of the generated functions and type 'u' both become the C name 'u'" },
       { one "i0", "a local of the generated functions and type 'i0' both become the C name 'i0'" },
+      -- the delta writer's flags and sparse masks (-Wshadow over a type)
+      { one "changed", "a local of the generated functions and type 'changed' both become"
+        .. " the C name 'changed'" },
+      { one "changed_i0", "a local of the generated functions and type 'changed_i0' both"
+        .. " become the C name 'changed_i0'" },
+      { { T = { { "s", "sparse", of = { "bool" }, max = 3 } }, sent_T_s = { { "y", "bool" } } },
+        "type 'sent_T_s' and field 'T.s' both become the C name 'sent_T_s'" },
     } do
       local ok, err = pcall(bitwire.gen.c, bitwire.schema(case[1]))
       assert.is_false(ok)

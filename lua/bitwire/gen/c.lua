@@ -579,9 +579,9 @@ local PERTYPE = { "%s_write", "%s_read", "%s_read_err", "%s_bits", "%s_MAXBITS",
 local PARAMS = { "w", "r", "v", "a", "b", "base", "err", "pos" }
 -- Their locals, which -Wshadow would report over a type of that name; the
 -- loop locals are numbered by depth, below the core's nesting limit.
-local LOCALS = { "u", "more", "slot", "scratch", "start", "id", "i" }
+local LOCALS = { "u", "more", "slot", "scratch", "start", "id", "i", "changed" }
 for d = 0, 32 do
-  for _, l in ipairs { "i%d", "n%d", "slots%d" } do LOCALS[#LOCALS + 1] = fmt(l, d) end
+  for _, l in ipairs { "i%d", "n%d", "slots%d", "changed_i%d" } do LOCALS[#LOCALS + 1] = fmt(l, d) end
 end
 
 -- bitwire.gen.c(schema, opts): opts.name (default "messages") names the

@@ -332,7 +332,7 @@ function M.sparsewrite(G, E, f, v, base, owner, C, depth)
   local sp = G.c.sparseconst(G, f, owner, 1, "spd")
   local st = E:var("slots" .. depth, "bw_GenSlots")
   local i = E:var("i" .. depth, "size_t")
-  local sent = fmt("sent_%s", owner)
+  local sent = G.N:ownclaim(fmt("sent_%s", owner), owner)
   local pv, pb = v.base .. v.name .. "_present", base.base .. base.name .. "_present"
   local e = f.of
   local same = samefn(G, f, owner, C, v.name)
