@@ -882,6 +882,27 @@ describe("bitwire wireshark", function()
     end
   end)
 
+  it("reports a wrong end check under a good CRC, not the field it cuts short", function()
+    -- framed with no check: the walk fails on the last bytes, which the core
+    -- never reads (it refuses the frame first)
+    local s = bitwire.schema { T = { { "a", "uint", bits = 9 }, { "s", "string", max = 9 } } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = true }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    local w = bitwire.writer()
+    w:frame_begin()
+    w:bits(1, 9):bits(9, 4):bits(0, 3):bits(0x616161, 24)
+    w:frame_end(0x42, false)
+    local packet = w:tostring()
+    local list, _, _, err = require("bitwire.dissect").frame(s, packet, frame)
+    assert.same({ {}, "frame", "check", 8 * (#packet - 4) },
+                { list, err.path, err.code, err.bit })
+    local got = wsrun(text, packet)
+    assert.matches("[bits 0..31] ok\n", got, 1, true)
+    assert.matches("\nerror: frame: serialization check failed (bit "
+      .. 8 * (#packet - 4) .. ") [check]", got, 1, true)
+    assert.not_matches("truncated", got, 1, true)
+  end)
+
   it("reads tiered ints whose range lies past 2^53 exactly", function()
     local s = bitwire.schema { T = {
       {"t", "tiered", min = math.maxinteger - 1000, max = math.maxinteger, tiers = {2, 5, 10}},

@@ -440,7 +440,11 @@ function proto.dissector(tvb, pinfo, tree)
       end })
     info = h.name .. (h.delta == 1 and " (delta)" or "") .. info
   end
-  if err then
+  -- under a good CRC a wrong end check is what the core refuses the frame
+  -- for, before reading it (WIRE.md, Packet framing): not a field's error
+  local checkfirst = crc == want and SETTINGS.endcheck
+    and tvb(n - 4, 4):le_uint() ~= 0x12345678
+  if err and not checkfirst then
     root:add_proto_expert_info(MALFORMED, err.code .. ": " .. err.path)
     root:add(tvb(), string.format("error: %s%s%s (bit %d) [%s]", err.path,
       err.path ~= "" and ": " or "", tostring(err.message):gsub(" %(bit %d+%)$", ""),
