@@ -655,6 +655,15 @@ LUAMOD_API int luaopen_bitwire_core (lua_State *L) {
   lua_pushinteger(L, (lua_Integer)BW_MAXVERSION);
   lua_setfield(L, -2, "version");
   lua_setfield(L, -2, "limits");
+  {  /* code -> message, for code written elsewhere (the dissector) */
+    int k;
+    lua_createtable(L, 0, BW_NSTATUS);
+    for (k = 1; k < BW_NSTATUS; k++) {
+      lua_pushstring(L, bw_strerror((bw_Status)k));
+      lua_setfield(L, -2, bw_codename((bw_Status)k));
+    }
+    lua_setfield(L, -2, "messages");
+  }
   bw_openschema(L);
   bw_openblob(L);
   bw_opensandbox(L);

@@ -292,7 +292,7 @@ static void wvalue (Wr *c, const bw_BlobField *f, int idx, size_t p) {
       }
       wcount(c, f, len, "length");
       if (f->form == BW_BSTRING && !bw_utf8valid(s, len))
-        werror(c, "string with NUL or malformed UTF-8");
+        werror(c, bw_strerror(BW_EUTF8));
       if (len == 0 && f->form == BW_BBYTES) return;  /* offset 0 */
       t = walloc(c, len + (f->form == BW_BSTRING), 1);
       memcpy(c->w->buf + t, s, len);

@@ -344,8 +344,7 @@ int bw_decleaf (Ctx *c, const bw_Field *f) {
       p = bw_readbytes(r, (size_t)v);
       if (p == NULL) return bw_readfail(c);
       if (f->kind == BW_KSTRING && !bw_utf8valid((const char *)p, (size_t)v))
-        return bw_decfail(c, BW_EUTF8, start,
-                       "string with NUL or malformed UTF-8");
+        return bw_decfail(c, BW_EUTF8, start, bw_strerror(BW_EUTF8));
       lua_pushlstring(L, (const char *)p, (size_t)v);
       return 1;
     }

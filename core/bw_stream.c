@@ -24,7 +24,8 @@
 
 static const char *const messages[BW_NSTATUS] = {
   "ok", "truncated input", "value out of range", "non-zero padding bits",
-  "serialization check failed", "CRC32 mismatch", "invalid string",
+  "serialization check failed", "CRC32 mismatch",
+  "string with NUL or malformed UTF-8",
   "bad tag", "nesting too deep", "out of memory", "schema mismatch",
   "bad argument", "unknown baseline"
 };

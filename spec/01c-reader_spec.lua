@@ -186,8 +186,8 @@ describe("reader:string", function ()
     assert.equal("héllo", bitwire.reader(fromhex("0668c3a96c6c6f")):string(63))
   end)
   local bad = {
-    {"02c328", 15, "utf8", "string: invalid string (bit 4)"},
-    {"026100", 15, "utf8", "string: invalid string (bit 4)"},
+    {"02c328", 15, "utf8", "string: string with NUL or malformed UTF-8 (bit 4)"},
+    {"026100", 15, "utf8", "string: string with NUL or malformed UTF-8 (bit 4)"},
     {"0361", 15, "truncated", "string: truncated input (bit 8)"},
     {"1061", 15, "align", "string: non-zero padding bits (bit 4)"},
     {"ff", 100, "range", "string: value out of range (bit 0)"},

@@ -378,7 +378,7 @@ describe("serializer:decode", function ()
     { "check", function (s) s:check(7) end, "\1\2\3\4",
       "check: serialization check failed (bit 0)", "check" },
     { "string", function (s, p) s:string(p, "name", 15) end, "\2\195\40",
-      "name: string: invalid string (bit 4)", "utf8" },
+      "name: string: string with NUL or malformed UTF-8 (bit 4)", "utf8" },
     { "int_relative", function (s, p) s:int_relative(p, "i", 0x7fffffff) end,
       "\1", "i: int_relative: value out of range (bit 0)", "range" },
   }

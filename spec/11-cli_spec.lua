@@ -952,6 +952,25 @@ describe("bitwire wireshark", function()
       wsrun(text, w:tostring()), 1, true)
   end)
 
+  it("words padding and check errors as dissect does: the core's messages", function()
+    local s = bitwire.schema { T = { {"a", "uint", bits = 3}, {"align"}, {"b", "bool"}, {"check"} } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = true }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    for _, case in ipairs { { pad = 5, magic = 0x12345678, code = "align" },
+                            { pad = 0, magic = 0x12345679, code = "check" } } do
+      local w = bitwire.writer()
+      w:frame_begin()
+      w:bits(1, 3):bits(case.pad, 5):bool(true):align():bits(case.magic, 32)
+      w:frame_end(0x42, true)
+      local packet = w:tostring()
+      local _, _, _, err = require("bitwire.dissect").frame(s, packet, frame)
+      assert.equal(case.code, err.code)
+      assert.equal(require("bitwire.core").messages[case.code], err.message)
+      assert.matches(string.format("error: %s: %s (bit %d) [%s]", err.path, err.message,
+        err.bit, err.code), wsrun(text, packet), 1, true)
+    end
+  end)
+
   it("shows a NaN with its sign, as dissect does", function()
     local s = bitwire.schema { T = { {"f", "float32"}, {"g", "float32"}, {"d", "float64"},
                                      {"e", "float64"} } }

@@ -40,7 +40,7 @@ function Reader:leaf(f)
     b, msg, code = r:bytes(n)
     if b == nil then return nil, msg, code end
     if utf8.len(b) == nil or b:find("\0", 1, true) then
-      return nil, "string with NUL or malformed UTF-8 (bit " .. at .. ")", "utf8", at
+      return nil, core.messages.utf8 .. " (bit " .. at .. ")", "utf8", at
     end
     return b
   elseif k == "bytes" then

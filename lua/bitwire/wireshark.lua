@@ -3,6 +3,8 @@
 -- bitwire/walk.lua as it is, over a reader of the packet's bits written for
 -- the Lua 5.2 that Wireshark embeds (no integer division, no bit operators:
 -- Wireshark's `bit` library for the CRC, UInt64 for 64-bit values).
+local core = require "bitwire.core"
+
 local M = {}
 
 -- A Lua 5.2 constructor for plain data; integers past 2^53 become strings
@@ -60,6 +62,11 @@ end
 -- The part of the plugin that does not depend on the schema.
 local RUNTIME = [==[
 -- {===== bit reader over a Tvb (Lua 5.2) =====
+-- a failure as bitwire reports it: the core's message for 'code'
+local function fail(code, at)
+  return nil, MESSAGES[code] .. " (bit " .. at .. ")", code
+end
+
 local Reader = {}
 Reader.__index = Reader
 
@@ -73,7 +80,7 @@ function Reader:remaining() return self.nbits - self.p end
 -- n <= 32 bits, least significant first
 function Reader:bits(n)
   if n > self.nbits - self.p then
-    return nil, "truncated input (bit " .. self.p .. ")", "truncated"
+    return fail("truncated", self.p)
   end
   local v, scale = 0, 1
   while n > 0 do
@@ -93,7 +100,7 @@ end
 -- first bit, as the core's reader, not at its second half
 function Reader:wide(n)
   if n > self.nbits - self.p then
-    return nil, "truncated input (bit " .. self.p .. ")", "truncated"
+    return fail("truncated", self.p)
   end
   local lo, m1, c1 = self:bits(32)
   if lo == nil then return nil, m1, c1 end
@@ -143,7 +150,7 @@ function Reader:align()
     local at = self.p
     local v, msg, code = self:bits(pad)
     if v == nil then return nil, msg, code end
-    if v ~= 0 then return nil, "non-zero padding (bit " .. at .. ")", "align" end
+    if v ~= 0 then return fail("align", at) end
   end
   return true
 end
@@ -152,7 +159,7 @@ function Reader:bytes(n)
   local ok, msg, code = self:align()
   if not ok then return nil, msg, code end
   if 8 * n > self.nbits - self.p then
-    return nil, "truncated input (bit " .. self.p .. ")", "truncated"
+    return fail("truncated", self.p)
   end
   local s = n > 0 and self.tvb(self.first + self.p / 8, n):raw() or ""
   self.p = self.p + 8 * n
@@ -195,7 +202,7 @@ function Reader:int(min, max)
   local at = self.p
   local u, msg, code = self:bits(bitsfor(max - min))
   if u == nil then return nil, msg, code end
-  if u > max - min then return nil, "value out of range (bit " .. at .. ")", "range" end
+  if u > max - min then return fail("range", at) end
   return min + u
 end
 
@@ -210,7 +217,7 @@ function Reader:leaf(f)
     end
     if u == nil then return nil, msg, code end
     if u > UInt64.new(f.spanlo, f.spanhi) then
-      return nil, "value out of range (bit " .. at .. ")", "range"
+      return fail("range", at)
     end
     return tostring(Int64.new(u:lower(), u:higher()) + Int64.new(f.minlo, f.minhi))
   elseif k == "uint" and f.bits > 32 then
@@ -233,7 +240,7 @@ function Reader:leaf(f)
     return ieee(v, nil, 8, 23)
   elseif k == "float64" then
     if 64 > self.nbits - self.p then   -- cut short: at its first bit, as wide
-      return nil, "truncated input (bit " .. self.p .. ")", "truncated"
+      return fail("truncated", self.p)
     end
     local lo = self:bits(32)
     return ieee(self:bits(32), lo, 11, 20)
@@ -247,7 +254,7 @@ function Reader:leaf(f)
     local at = self.p
     local s, msg, code = self:bytes(n)
     if k == "string" and s ~= nil and not utf8valid(s) then
-      return nil, "string with NUL or malformed UTF-8 (bit " .. at .. ")", "utf8"
+      return fail("utf8", at)
     end
     return s, msg, code
   elseif k == "align" then return self:align()
@@ -258,7 +265,7 @@ function Reader:leaf(f)
     local v
     v, msg, code = self:bits(32)
     if v == nil then return nil, msg, code end
-    if v ~= f.magic then return nil, "check mismatch (bit " .. at .. ")", "check" end
+    if v ~= f.magic then return fail("check", at) end
     return true
   end
   return nil, "field kind " .. tostring(k) .. " not supported", "schema"
@@ -278,14 +285,14 @@ function Reader:int_relative(prev)
         u, msg, code = self:bits(t[2])
         if u == nil then return nil, msg, code end
         d = d + u
-        if d > IRHI[i] then return nil, "value out of range (bit " .. at .. ")", "range" end
+        if d > IRHI[i] then return fail("range", at) end
       end
       return prev + d
     end
   end
   local cur, msg, code = self:bits(32)
   if cur == nil then return nil, msg, code end
-  if cur <= prev then return nil, "value out of range (bit " .. at .. ")", "range" end
+  if cur <= prev then return fail("range", at) end
   return cur
 end
 -- }=====
@@ -457,7 +464,7 @@ function proto.dissector(tvb, pinfo, tree)
     if check ~= 0x12345678 then   -- the protocol refuses the frame (check)
       root:add_proto_expert_info(MALFORMED, "check: frame")
       root:add(tvb(n - 4, 4), string.format(
-        "error: frame: serialization check failed (bit %d) [check]", 8 * (n - 4)))
+        "error: frame: %s (bit %d) [check]", MESSAGES.check, 8 * (n - 4)))
       info = info .. " [check]"
     end
   end
@@ -545,6 +552,9 @@ function M.generate(s, frame, opts)
     tag = frame.tag or false }
   local out = {}
   literal(settings, out)
+  local mout = {}
+  literal(core.messages, mout)
+  local messages = table.concat(mout)
   local walksrc = source()
   return table.concat {
     "-- Wireshark dissector for bitwire packets, written by `bitwire wireshark`.\n",
@@ -552,6 +562,7 @@ function M.generate(s, frame, opts)
       p.fingerprint, frame.id, opts.port),
     "-- Load with: tshark -X lua_script:<this file> (or copy to the plugins folder).\n",
     "local SETTINGS = ", table.concat(out), "\n",
+    "local MESSAGES = ", messages, "\n",
     "local PROGRAM = ", program_literal(p), "\n",
     "do local byname = {}; for _, t in ipairs(PROGRAM.types) do byname[t.name] = t end;",
     " PROGRAM.byname = byname end\n",
