@@ -736,6 +736,24 @@ describe("bitwire wireshark", function()
     end, "bitwire.wireshark: name 'or' is a Wireshark display filter keyword")
   end)
 
+  it("refuses a --name of a protocol tshark has, when there is a tshark to ask", function()
+    local ws = require "bitwire.wireshark"
+    local set = ws.protocols("User Datagram Protocol\tUDP\tudp\tT\tT\tT\n"
+      .. "Ethernet\tEthernet\teth\tT\tT\tT\n")
+    assert.same({ udp = true, eth = true }, set)
+    assert.is_nil(ws.protocols(""))
+    local status, out, err = run("wireshark", V3, "--protocol", "1", "--udp-port", "7",
+      "--name", "Udp")
+    if ws.protocols() then
+      assert.equal(1, status)
+      assert.equal("", out)
+      assert.equal("bitwire wireshark: --name 'Udp' is a protocol Wireshark has already"
+        .. " (tshark -G protocols)\n", err)
+    else  -- no tshark: the name goes, as README says
+      assert.equal(0, status)
+    end
+  end)
+
   it("needs --protocol and --udp-port, and a port in range", function()
     local status, _, err = run("wireshark", V3, "--udp-port", "4000")
     assert.equal(1, status)

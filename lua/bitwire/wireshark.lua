@@ -494,6 +494,27 @@ function M.badname(name)
   return nil
 end
 
+-- The filter names of the protocols tshark has, as a set, from the text of
+-- `tshark -G protocols` (read from tshark when not given); nil when there
+-- is no tshark to ask.
+function M.protocols(text)
+  if text == nil then
+    local p = io.popen("tshark -G protocols 2>/dev/null")
+    if p == nil then return nil end
+    text = p:read("a")
+    p:close()
+  end
+  local set, any = {}, false
+  for line in text:gmatch("[^\n]+") do
+    local filter = line:match("^[^\t]*\t[^\t]*\t([^\t]+)")
+    if filter then
+      set[filter:lower()] = true
+      any = true
+    end
+  end
+  return any and set or nil
+end
+
 -- The plugin text for the frames 'frame' describes (as bitwire.cliutil's
 -- frame() gives them: id, wire_id, endcheck, deltas, version_bits, tag,
 -- checked there and by bitwire.protocol). opts: port, name, title.

@@ -30,8 +30,15 @@ function M.run(args, io)
   if opts["udp-port"] == nil then util.fail("missing --udp-port N\n%s", M.usage) end
   local port = opts["udp-port"]
   local name = opts.name or "bitwire"
-  local bad = require("bitwire.wireshark").badname(name)
+  local ws = require "bitwire.wireshark"
+  local bad = ws.badname(name)
   if bad then util.fail("--name %s", bad) end
+  -- a name tshark has already fails when Wireshark loads the plugin; asked
+  -- only of a name given, since tshark takes a second to start
+  local taken = opts.name and ws.protocols()
+  if taken and taken[name:lower()] then
+    util.fail("--name '%s' is a protocol Wireshark has already (tshark -G protocols)", name)
+  end
   local s = util.loadschema(path)
   -- the framing options as encode, decode and dissect read and check them
   local frame = util.frame(s, opts, path)
