@@ -71,6 +71,7 @@ typedef struct Sandbox {
   int stop;               /* NOSTOP, STOPBUDGET, STOPTIME */
   int line;               /* the file's line at the stop, 0 if unknown */
   const char *source;     /* "@path": the file's chunks */
+  char shortsrc[LUA_IDSIZE];  /* what Lua writes for it in positions */
 } Sandbox;
 
 
@@ -573,11 +574,31 @@ static const char *stopmsg (lua_State *L, const Sandbox *sb) {
                          (LUAI_UACNUMBER)sb->maxtime);
 }
 
+/* nil, "path:line: text" for the file's message 'msg': the position Lua
+** put first names the file by its short_src ("...tail" for a long path),
+** so it is written again with the full path; a message without one gets
+** 'line'. The text after the position is cut. */
+static int filefail (lua_State *L, const Sandbox *sb, const char *path,
+                     int line, const char *msg) {
+  size_t slen = strlen(sb->shortsrc);
+  if (strncmp(msg, sb->shortsrc, slen) == 0 && msg[slen] == ':') {
+    const char *p = msg + slen + 1;
+    while (isdigit((unsigned char)*p)) p++;
+    p = p[0] == ':' && p[1] == ' ' ? p + 2 : msg + slen + 1;
+    lua_pushnil(L);
+    lua_pushstring(L, path);
+    lua_pushlstring(L, msg + slen, (size_t)(p - msg) - slen);
+    pushcut(L, p);
+    lua_concat(L, 3);
+    return 2;
+  }
+  return bw_deffail(L, path, line, msg);
+}
+
 /* The file's error (status 'status', value on top of 'co') as nil, msg. */
 static int runerror (lua_State *L, Sandbox *sb, lua_State *co, int status,
                      const char *path) {
   const char *msg;
-  size_t plen = strlen(path);
   if (sb->stop != NOSTOP)
     return bw_deffail(L, path, sb->line, stopmsg(L, sb));
   if (status == LUA_ERRMEM)
@@ -595,18 +616,7 @@ static int runerror (lua_State *L, Sandbox *sb, lua_State *co, int status,
       msg = lua_pushfstring(L, "error object is a %s value",
                             luaL_typename(co, -1));
   }
-  if (strncmp(msg, path, plen) == 0 && msg[plen] == ':') {
-    /* "path:line: ..." as error() wrote it: the message after it is cut */
-    const char *p = msg + plen + 1;
-    while (isdigit((unsigned char)*p)) p++;
-    p = p[0] == ':' && p[1] == ' ' ? p + 2 : msg + plen + 1;
-    lua_pushnil(L);
-    lua_pushlstring(L, msg, (size_t)(p - msg));
-    pushcut(L, p);
-    lua_concat(L, 2);
-    return 2;
-  }
-  return bw_deffail(L, path, fileline(co, sb), msg);
+  return filefail(L, sb, path, fileline(co, sb), msg);
 }
 
 /* Limits from the options table at 'opts', as the loader checked them. */
@@ -626,6 +636,7 @@ static int run (lua_State *L, Sandbox *sb, const char *path, size_t maxsize,
   size_t len;
   const char *src = lua_tolstring(L, 1, &len);
   lua_State *S = sb->S, *co;
+  lua_Debug ar;
   int status, nres, top;
   Source in;
   Copy c;
@@ -642,6 +653,12 @@ static int run (lua_State *L, Sandbox *sb, const char *path, size_t maxsize,
     return bw_deffail(L, path, 0, lua_pushfstring(L, "more than %d goto "
                       "and break words: the parser matches them to labels in "
                       "quadratic time", MAXJUMPS));
+  /* an empty chunk of the file's name gives its short_src (only memory
+  ** can fail) */
+  if (luaL_loadbufferx(S, "", 0, sb->source, "t") != LUA_OK)
+    return bw_deffail(L, path, 0, memmsg(L, sb));
+  lua_getinfo(S, ">S", &ar);
+  memcpy(sb->shortsrc, ar.short_src, sizeof sb->shortsrc);
   sb->start = cputime();
   sb->lastwall = wallclock();
   in.sb = sb;
@@ -650,11 +667,8 @@ static int run (lua_State *L, Sandbox *sb, const char *path, size_t maxsize,
   status = lua_load(S, readsource, &in, sb->source, "t");
   if (status == LUA_ERRMEM) return bw_deffail(L, path, 0, memmsg(L, sb));
   if (sb->stop != NOSTOP) return bw_deffail(L, path, 0, stopmsg(L, sb));
-  if (status != LUA_OK) {          /* a syntax error: "path:line: ..." */
-    lua_pushnil(L);  /* cut: it quotes the token, up to the whole file */
-    pushcut(L, lua_tostring(S, -1));
-    return 2;
-  }
+  if (status != LUA_OK)  /* a syntax error, quoting a token up to the file */
+    return filefail(L, sb, path, 0, lua_tostring(S, -1));
   lua_pushvalue(S, -3);
   lua_setupvalue(S, -2, 1);                        /* _ENV = env */
   lua_xmove(S, co, 1);

@@ -284,6 +284,21 @@ return { T = { { "a", "bytes", max = 4096, default = s }, { "b", "bytes", max = 
     assert.matches("xxxx%.%.%. %(%d+ bytes in all%)$", err)
   end)
 
+  it("gives a long path once and in full, where Lua shortens it to ...tail", function()
+    local path = "/tmp/" .. string.rep("a", 70) .. "/defs.lua"
+    local function load(source)
+      local o = { time = 60 }
+      for k, v in pairs(loader.DEFAULTS) do o[k] = o[k] or v end
+      return core.sandbox(source, path, o)
+    end
+    local none, err = load("local x = 1\nerror('boom')")
+    assert.is_nil(none)
+    assert.equal(path .. ":2: boom", err)
+    none, err = load("return {\n x = = 1 }")
+    assert.is_nil(none)
+    assert.equal(path .. ":2: unexpected symbol near '='", err)
+  end)
+
   it("refuses keys that are not plain data", function()
     local d, err = run("return { [{}] = 1 }")
     assert.is_nil(d)
