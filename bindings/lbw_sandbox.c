@@ -539,14 +539,18 @@ static int copytable (Copy *c, int t, int depth) {
 #define MAXFAILMSG  1024
 
 /* Push 'msg' cut to MAXFAILMSG bytes, saying how long it was:
-** error(string.rep("x", 2^24)). */
+** error(string.rep("x", 2^24)). The cut goes before a UTF-8 character
+** the limit falls in (its lead byte and up to 3 continuation bytes), so
+** valid text stays valid. */
 static void pushcut (lua_State *L, const char *msg) {
-  size_t len = strlen(msg);
+  size_t len = strlen(msg), cut = MAXFAILMSG, k = 0;
   if (len <= MAXFAILMSG) {
     lua_pushstring(L, msg);
     return;
   }
-  lua_pushlstring(L, msg, MAXFAILMSG);
+  while (k < 3 && ((unsigned char)msg[cut - k] & 0xC0) == 0x80) k++;
+  if (((unsigned char)msg[cut - k] & 0xC0) == 0xC0) cut -= k;
+  lua_pushlstring(L, msg, cut);
   lua_pushfstring(L, "... (%I bytes in all)", (LUAI_UACINT)len);
   lua_concat(L, 2);
 }

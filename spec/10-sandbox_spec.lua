@@ -282,6 +282,14 @@ return { T = { { "a", "bytes", max = 4096, default = s }, { "b", "bytes", max = 
     assert.is_true(#err < 1200)
     assert.matches("^f%.lua:1: unfinished string near ''xxxx", err)
     assert.matches("xxxx%.%.%. %(%d+ bytes in all%)$", err)
+    -- the cut falls between UTF-8 characters, never inside one
+    for _, pre in ipairs { "", "x", "xx", "xxx" } do
+      none, err = run("error('" .. pre .. "' .. string.rep('\u{20AC}\u{E9}', 1000), 0)")
+      assert.is_nil(none)
+      assert.is_true(#err < 1200)
+      assert.is_not_nil(utf8.len(err), err)
+      assert.matches("%.%.%. %(" .. 5000 + #pre .. " bytes in all%)$", err)
+    end
   end)
 
   it("gives a long path once and in full, where Lua shortens it to ...tail", function()
