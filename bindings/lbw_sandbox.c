@@ -538,30 +538,46 @@ static int copytable (Copy *c, int t, int depth) {
 /* Messages a file raises keep at most this many bytes. */
 #define MAXFAILMSG  1024
 
-/* Push 'msg' cut to MAXFAILMSG bytes, saying how long it was:
-** error(string.rep("x", 2^24)). The cut goes before a UTF-8 character
-** the limit falls in (its lead byte and up to 3 continuation bytes), so
-** valid text stays valid. */
-static void pushcut (lua_State *L, const char *msg) {
-  size_t len = strlen(msg), cut = MAXFAILMSG, k = 0;
-  if (len <= MAXFAILMSG) {
-    lua_pushstring(L, msg);
+/* Push the file's text 'msg' of 'len' bytes cut to MAXFAILMSG bytes,
+** saying how long it was: error(string.rep("x", 2^24)). A NUL is written
+** \0 as %q writes it, or the message would end there. The cut goes before
+** a UTF-8 character the limit falls in (its lead byte and up to 3
+** continuation bytes), so valid text stays valid. */
+static void pushcut (lua_State *L, const char *msg, size_t len) {
+  luaL_Buffer b;
+  size_t i, k = 0;
+  luaL_buffinit(L, &b);
+  for (i = 0; i < len; i++) {   /* msg[len] is a '\0': msg[i + 1] is safe */
+    const char *esc = isdigit((unsigned char)msg[i + 1]) ? "\\000" : "\\0";
+    size_t n = msg[i] != '\0' ? 1 : strlen(esc);
+    if (luaL_bufflen(&b) + n > MAXFAILMSG) break;
+    if (n == 1) luaL_addchar(&b, msg[i]);
+    else luaL_addstring(&b, esc);
+  }
+  if (i == len) {
+    luaL_pushresult(&b);
     return;
   }
-  while (k < 3 && ((unsigned char)msg[cut - k] & 0xC0) == 0x80) k++;
-  if (((unsigned char)msg[cut - k] & 0xC0) == 0xC0) cut -= k;
-  lua_pushlstring(L, msg, cut);
+  while (k < 3 && k < i && ((unsigned char)msg[i - k] & 0xC0) == 0x80) k++;
+  if (((unsigned char)msg[i - k] & 0xC0) == 0xC0) luaL_buffsub(&b, k);
+  luaL_pushresult(&b);
   lua_pushfstring(L, "... (%I bytes in all)", (LUAI_UACINT)len);
   lua_concat(L, 2);
 }
 
-int bw_deffail (lua_State *L, const char *path, int line, const char *msg) {
+/* nil, "path:line: msg" ("path: msg" for line 0), 'msg' of 'len' bytes */
+static int deffail (lua_State *L, const char *path, int line,
+                    const char *msg, size_t len) {
   lua_pushnil(L);
   if (line > 0) lua_pushfstring(L, "%s:%d: ", path, line);
   else lua_pushfstring(L, "%s: ", path);
-  pushcut(L, msg);
+  pushcut(L, msg, len);
   lua_concat(L, 2);
   return 2;
+}
+
+int bw_deffail (lua_State *L, const char *path, int line, const char *msg) {
+  return deffail(L, path, line, msg, strlen(msg));
 }
 
 static const char *memmsg (lua_State *L, const Sandbox *sb) {
@@ -578,12 +594,12 @@ static const char *stopmsg (lua_State *L, const Sandbox *sb) {
                          (LUAI_UACNUMBER)sb->maxtime);
 }
 
-/* nil, "path:line: text" for the file's message 'msg': the position Lua
-** put first names the file by its short_src ("...tail" for a long path),
-** so it is written again with the full path; a message without one gets
-** 'line'. The text after the position is cut. */
+/* nil, "path:line: text" for the file's message 'msg' of 'len' bytes: the
+** position Lua put first names the file by its short_src ("...tail" for a
+** long path), so it is written again with the full path; a message
+** without one gets 'line'. The text after the position is cut. */
 static int filefail (lua_State *L, const Sandbox *sb, const char *path,
-                     int line, const char *msg) {
+                     int line, const char *msg, size_t len) {
   size_t slen = strlen(sb->shortsrc);
   if (strncmp(msg, sb->shortsrc, slen) == 0 && msg[slen] == ':') {
     const char *p = msg + slen + 1;
@@ -592,35 +608,38 @@ static int filefail (lua_State *L, const Sandbox *sb, const char *path,
     lua_pushnil(L);
     lua_pushstring(L, path);
     lua_pushlstring(L, msg + slen, (size_t)(p - msg) - slen);
-    pushcut(L, p);
+    pushcut(L, p, len - (size_t)(p - msg));
     lua_concat(L, 3);
     return 2;
   }
-  return bw_deffail(L, path, line, msg);
+  return deffail(L, path, line, msg, len);
 }
 
 /* The file's error (status 'status', value on top of 'co') as nil, msg. */
 static int runerror (lua_State *L, Sandbox *sb, lua_State *co, int status,
                      const char *path) {
   const char *msg;
+  size_t len;
   if (sb->stop != NOSTOP)
     return bw_deffail(L, path, sb->line, stopmsg(L, sb));
   if (status == LUA_ERRMEM)
     return bw_deffail(L, path, fileline(co, sb), memmsg(L, sb));
   switch (lua_type(co, -1)) {
     case LUA_TSTRING:
-      msg = lua_pushstring(L, lua_tostring(co, -1));
+      msg = lua_tolstring(co, -1, &len);
+      msg = lua_pushlstring(L, msg, len);
       break;
     case LUA_TNUMBER:
       if (lua_isinteger(co, -1)) lua_pushinteger(L, lua_tointeger(co, -1));
       else lua_pushnumber(L, lua_tonumber(co, -1));
-      msg = luaL_tolstring(L, -1, NULL);
+      msg = luaL_tolstring(L, -1, &len);
       break;
     default:
       msg = lua_pushfstring(L, "error object is a %s value",
                             luaL_typename(co, -1));
+      len = strlen(msg);
   }
-  return filefail(L, sb, path, fileline(co, sb), msg);
+  return filefail(L, sb, path, fileline(co, sb), msg, len);
 }
 
 /* Limits from the options table at 'opts', as the loader checked them. */
@@ -671,8 +690,11 @@ static int run (lua_State *L, Sandbox *sb, const char *path, size_t maxsize,
   status = lua_load(S, readsource, &in, sb->source, "t");
   if (status == LUA_ERRMEM) return bw_deffail(L, path, 0, memmsg(L, sb));
   if (sb->stop != NOSTOP) return bw_deffail(L, path, 0, stopmsg(L, sb));
-  if (status != LUA_OK)  /* a syntax error, quoting a token up to the file */
-    return filefail(L, sb, path, 0, lua_tostring(S, -1));
+  if (status != LUA_OK) {  /* a syntax error, quoting a token up to the file */
+    size_t mlen;
+    const char *msg = lua_tolstring(S, -1, &mlen);
+    return filefail(L, sb, path, 0, msg, mlen);
+  }
   lua_pushvalue(S, -3);
   lua_setupvalue(S, -2, 1);                        /* _ENV = env */
   lua_xmove(S, co, 1);

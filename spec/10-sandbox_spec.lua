@@ -292,6 +292,21 @@ return { T = { { "a", "bytes", max = 4096, default = s }, { "b", "bytes", max = 
     end
   end)
 
+  it("keeps the text after a NUL in a message, the NUL written \\0", function()
+    local none, err = run("error('\\0abc')")
+    assert.is_nil(none)
+    assert.equal("f.lua:1: \\0abc", err)
+    none, err = run("error('a\\0' .. 12 .. '\\0', 0)")  -- before a digit, as %q writes it
+    assert.is_nil(none)
+    assert.equal("f.lua:1: a\\00012\\0", err)
+    -- escaped, the text still stops at 1 KiB
+    none, err = run("error(string.rep('\\0', 1 << 20))")
+    assert.is_nil(none)
+    assert.is_true(#err < 1200)
+    assert.matches("^f%.lua:1: \\0\\0", err)
+    assert.matches("\\0%.%.%. %(1048576 bytes in all%)$", err)
+  end)
+
   it("gives a long path once and in full, where Lua shortens it to ...tail", function()
     local path = "/tmp/" .. string.rep("a", 70) .. "/defs.lua"
     local function load(source)
