@@ -439,6 +439,28 @@ describe("bitwire encode, decode, cost, dissect", function()
     os.remove(defs)
   end)
 
+  it("refuses --baseline-id where no delta frame names its baseline", function()
+    local J = "json:" .. SNAP
+    local t = bitwire.load(V3)
+    local v = bitwire.json.decode(t, "Snapshot", SNAP)
+    local plain = "hex:" .. H.tohex(t:encode("Snapshot", v))
+    local framed = "hex:" .. H.tohex(bitwire.protocol(t, { id = 1 }):encode("Snapshot", v))
+    local WHY = ": --baseline-id names a delta frame's baseline: it needs --protocol, "
+      .. "--deltas and --baseline\n"
+    for _, args in ipairs {
+      { "encode", V3, "Snapshot", J, "--baseline", J, "--baseline-id", "1" },
+      { "encode", V3, "Snapshot", J, "--protocol", "1", "--baseline-id", "1" },
+      { "encode", V3, "Snapshot", J, "--protocol", "1", "--deltas", "--baseline-id", "1" },
+      { "decode", V3, "Snapshot", plain, "--baseline", J, "--baseline-id", "1" },
+      { "decode", V3, framed, "--protocol", "1", "--baseline", J, "--baseline-id", "1" },
+    } do
+      local status, out, err = run(table.unpack(args))
+      assert.equal(1, status)
+      assert.equal("", out)
+      assert.equal("bitwire " .. args[1] .. WHY, err)
+    end
+  end)
+
   it("reads a frame's message id through the messages list, not as a type id", function()
     -- the types sort Move, Ping, Pos, Zed; the messages are Ping 0, Move 1, Zed 2
     local defs = tmpfile([[return { messages = { "Ping", "Move", "Zed" }, Ping = {},

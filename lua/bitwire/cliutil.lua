@@ -262,10 +262,12 @@ end
 -- --baseline (JSON: a file, - or json:...) as a function (type name) ->
 -- value, or nil without the option. A delta is read and written against it.
 function M.baseline(s, opts, stdin)
-  if opts.baseline == nil then
-    if opts["baseline-id"] then M.fail("--baseline-id needs --baseline") end
-    return nil
+  -- the id names the baseline of a delta frame: anywhere else it does nothing
+  if opts["baseline-id"] and not (opts.protocol and opts.deltas and opts.baseline) then
+    M.fail("--baseline-id names a delta frame's baseline: it needs --protocol, "
+      .. "--deltas and --baseline")
   end
+  if opts.baseline == nil then return nil end
   local text = opts.baseline:match("^json:(.*)$") or M.readfile(opts.baseline, stdin)
   return function (name)
     local b, msg = require("bitwire.json").decode(s, name, text)
