@@ -167,6 +167,19 @@ describe("bitwire check", function()
     assert.equal(1, status)
     assert.matches("missing definitions file\nusage: bitwire check", err, 1, true)
   end)
+
+  it("refuses - for a definitions file, which is read only from a path", function()
+    local WHY = ": a definitions file must be a file's path, not - (standard input)\n"
+    for _, args in ipairs { { "check", "-" }, { "fingerprint", "-", V3 }, { "diff", V3, "-" },
+                            { "layout", "-", "Entity" }, { "decode", "-", "Snapshot", "hex:00" },
+                            { "blob", "-", "Snapshot", "x.json", "-o", "x.bin" },
+                            { "blob", "header", "-" } } do
+      local status, out, err = run(table.unpack(args))
+      assert.equal(1, status)
+      assert.equal("", out)
+      assert.equal("bitwire " .. args[1] .. WHY, err)
+    end
+  end)
 end)
 
 describe("bitwire layout", function()

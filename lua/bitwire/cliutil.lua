@@ -118,8 +118,12 @@ function M.nomore(pos, n, usage)
   if pos[n + 1] ~= nil then M.fail("unexpected argument '%s'\n%s", pos[n + 1], usage) end
 end
 
--- A definitions file, loaded in bitwire's sandbox.
+-- A definitions file, loaded in bitwire's sandbox. It is a path, never -:
+-- bitwire.load reads only a regular file, its size checked first.
 function M.loadschema(path)
+  if path == "-" then
+    M.fail("a definitions file must be a file's path, not - (standard input)")
+  end
   local bitwire = require "bitwire"
   local s, err = bitwire.load(path)
   if s == nil then M.fail("%s", err) end

@@ -18,8 +18,8 @@ upgrade reads a blob written at any older version of the description and
 writes it again at the current one: new fields get their defaults, removed
 fields are dropped. header prints bitwire.gen.blob's C header: structs,
 accessors and T_blob_check for every type, for blobs of version N if
-given. An input file of - is stdin, and -o - is stdout. A form refuses the options it does
-not take. The blob layout is in
+given. An input file of - is stdin (defs.lua is always a path), and -o - is
+stdout. A form refuses the options it does not take. The blob layout is in
 WIRE.md, "Blobs".
 ]=]
 
@@ -34,9 +34,7 @@ local function parse(args)
 end
 
 local function load(path, name)
-  local bitwire = require "bitwire"
-  local s, err = bitwire.load(path)
-  if s == nil then fail("%s", err) end
+  local s = util.loadschema(path)
   local known = false
   for _, t in ipairs(s:types()) do known = known or t == name end
   if not known then fail("%s: no type '%s'", path, name) end
@@ -103,9 +101,7 @@ function M.run(args, sysio)
     only(opts, "blob header", "o", "prefix", "version")
     if not pos[2] then fail("%s", M.usage) end
     util.nomore(pos, 2, M.usage)
-    local bitwire = require "bitwire"
-    local s, err = bitwire.load(pos[2])
-    if s == nil then fail("%s", err) end
+    local s = util.loadschema(pos[2])
     local ok, text = pcall(require("bitwire.gen.blob"), s,
       { prefix = opts.prefix, version = opts.version })
     if not ok then fail("%s", (tostring(text):gsub("^[^\n]-%.lua:%d+: ", ""))) end
