@@ -474,6 +474,34 @@ describe("bitwire encode, decode, cost, dissect", function()
     end
   end)
 
+  it("refuses - for both the input and --baseline, before reading stdin", function()
+    local t = bitwire.load(V3)
+    local v = bitwire.json.decode(t, "Snapshot", SNAP)
+    for _, args in ipairs {
+      { "decode", V3, "Snapshot", "-", "--baseline", "-" },
+      { "decode", V3, "-", "--protocol", "1", "--deltas", "--baseline", "-" },
+      { "dissect", V3, "Snapshot", "-", "--baseline", "-" },
+      { "dissect", V3, "-", "--protocol", "1", "--deltas", "--baseline", "-" },
+      { "encode", V3, "Snapshot", "-", "--baseline", "-" },
+    } do
+      local stdin = { text = args[1] == "encode" and SNAP or t:encode("Snapshot", v) }
+      function stdin:read()
+        local text = self.text
+        self.text = ""
+        return text
+      end
+      local full = stdin.text
+      local out, err = buffer(), buffer()
+      local status = cli.main(args, { stdout = out, stderr = err, stdin = stdin })
+      assert.equal(1, status)
+      assert.equal("", out.text)
+      assert.equal("bitwire " .. args[1] .. ": --baseline - and the "
+        .. (args[1] == "encode" and "value" or "packet")
+        .. " - would both read standard input: give one as a file\n", err.text)
+      assert.equal(full, stdin.text)
+    end
+  end)
+
   it("reads a frame's message id through the messages list, not as a type id", function()
     -- the types sort Move, Ping, Pos, Zed; the messages are Ping 0, Move 1, Zed 2
     local defs = tmpfile([[return { messages = { "Ping", "Move", "Zed" }, Ping = {},

@@ -265,13 +265,19 @@ end
 
 -- --baseline (JSON: a file, - or json:...) as a function (type name) ->
 -- value, or nil without the option. A delta is read and written against it.
-function M.baseline(s, opts, stdin)
+-- 'src' is the command's other input (its 'what'): call this before
+-- reading it, so a - for both is refused before stdin is read at all.
+function M.baseline(s, opts, stdin, src, what)
   -- the id names the baseline of a delta frame: anywhere else it does nothing
   if opts["baseline-id"] and not (opts.protocol and opts.deltas and opts.baseline) then
     M.fail("--baseline-id names a delta frame's baseline: it needs --protocol, "
       .. "--deltas and --baseline")
   end
   if opts.baseline == nil then return nil end
+  if opts.baseline == "-" and src == "-" then
+    M.fail("--baseline - and the %s - would both read standard input: give one as a file",
+      what)
+  end
   local text = opts.baseline:match("^json:(.*)$") or M.readfile(opts.baseline, stdin)
   return function (name)
     local b, msg = require("bitwire.json").decode(s, name, text)

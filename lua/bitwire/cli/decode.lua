@@ -29,10 +29,10 @@ function M.run(args, io)
   if frame then
     local src = util.need(pos, 2, "packet", M.usage)
     util.nomore(pos, 2, M.usage)
+    local baseline = util.baseline(s, opts, io.stdin, src, "packet")
     local bytes = util.readpacket(src, io.stdin)
     local dopts = {}
     for k, v in pairs(frame.opts) do dopts[k] = v end
-    local baseline = util.baseline(s, opts, io.stdin)
     if baseline then
       -- the baseline's type is the message's: read it from the header
       local r = require("bitwire.core").frame_open(bytes, frame.wire_id, frame.endcheck)
@@ -49,8 +49,8 @@ function M.run(args, io)
   local src = util.need(pos, 3, "packet", M.usage)
   util.nomore(pos, 3, M.usage)
   util.checktype(s, name, path)
+  local baseline = util.baseline(s, opts, io.stdin, src, "packet")
   local bytes = util.readpacket(src, io.stdin)
-  local baseline = util.baseline(s, opts, io.stdin)
   local value, msg, code = s:decode(name, bytes, {
     version = opts.version,
     baseline = baseline and baseline(name) })

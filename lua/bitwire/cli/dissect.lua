@@ -77,8 +77,8 @@ function M.run(args, io)
     src = util.need(pos, 3, "packet", M.usage)
     util.checktype(s, name, path)
   end
+  local baseline = util.baseline(s, opts, io.stdin, src, "packet")
   local bytes = util.readpacket(src, io.stdin)
-  local baseline = util.baseline(s, opts, io.stdin)
   local dissect = require "bitwire.dissect"
   local out = io.stdout
   out:write(string.format("%s: %d bytes%s\n", src:sub(1, 40), #bytes,

@@ -42,10 +42,10 @@ function M.run(args, io)
   local s = util.loadschema(path)
   util.checktype(s, name, path)
   local frame = util.frame(s, opts, path)
+  local baseline = util.baseline(s, opts, io.stdin, src, "value")
   local text = src:match("^json:(.*)$") or util.readfile(src, io.stdin)
   local value, err = require("bitwire.json").decode(s, name, text)
   if value == nil then util.fail("%s: %s", src, err) end
-  local baseline = util.baseline(s, opts, io.stdin)
   local eopts = { version = opts.version,
                   baseline = baseline and baseline(name) }
   local ok, packet
