@@ -274,6 +274,8 @@ function M.baseline(s, opts, stdin, src, what)
       .. "--deltas and --baseline")
   end
   if opts.baseline == nil then return nil end
+  -- a frame without deltas carries no delta to read against it
+  if opts.protocol ~= nil and not opts.deltas then M.fail("--baseline in a frame needs --deltas") end
   if opts.baseline == "-" and src == "-" then
     M.fail("--baseline - and the %s - would both read standard input: give one as a file",
       what)

@@ -50,7 +50,6 @@ function M.run(args, io)
                   baseline = baseline and baseline(name) }
   local ok, packet
   if frame then
-    if eopts.baseline and not frame.deltas then util.fail("--baseline in a frame needs --deltas") end
     for k, v in pairs(frame.opts) do eopts[k] = v end
     eopts.baseline_id = eopts.baseline and util.baseline_id(opts) or nil
     ok, packet = pcall(frame.protocol.encode, frame.protocol, name, value, eopts)
