@@ -392,7 +392,8 @@ int bw_utf8valid (const char *s, size_t n);
 /* Reserve the CRC field at the start of an empty writer. */
 bw_Status bw_framebegin (bw_Writer *w);
 /* Append the end check if 'endcheck', flush, and fill in the CRC.
-** The packet is then bw_writerdata(w, ...). */
+** The packet is then bw_writerdata(w, ...). A writer that holds no CRC
+** field (under 32 bits: no bw_framebegin) fails with BW_EARG. */
 bw_Status bw_frameend (bw_Writer *w, uint64_t protocolid, int endcheck);
 /* Verify a packet and start 'r' on its payload (without the end check).
 ** Fails with BW_ETRUNC (too short), BW_ECRC or BW_ECHECK. */

@@ -42,10 +42,11 @@ bw_Status bw_frameend (bw_Writer *w, uint64_t protocolid, int endcheck) {
   const uint8_t *data;
   size_t len;
   uint32_t crc;
+  /* no CRC field before the end check: the check must not be taken for it */
+  if (bw_bitswritten(w) < 32) return bw_writerfail(w, BW_EARG);
   if (endcheck) bw_writecheck(w, BW_CHECKMAGIC);
   else bw_writealign(w);
   if (w->status != BW_OK) return w->status;
-  if (bw_bitswritten(w) < 32) return bw_writerfail(w, BW_EARG);
   data = bw_writerdata(w, &len);
   crc = bw_framecrc(protocolid, data + BW_FRAMEHEADER, len - BW_FRAMEHEADER);
   /* the CRC is the first 32 bits: patch the bytes already out, and the

@@ -468,6 +468,12 @@ static void test_frame_misuse (void) {
   bw_writerinit(&w, buf, sizeof(buf));
   bw_writebits(&w, 0, 8);
   CHECK(bw_frameend(&w, PID, 0) == BW_EARG);
+  /* nor with the end check, whose 32 bits are no CRC field */
+  bw_writerinit(&w, buf, sizeof(buf));
+  CHECK(bw_frameend(&w, PID, 1) == BW_EARG && w.errpos == 0);
+  bw_writerinit(&w, buf, sizeof(buf));
+  bw_writebits(&w, 0, 8);
+  CHECK(bw_frameend(&w, PID, 1) == BW_EARG && bw_bitswritten(&w) == 8);
   /* no room for the header, or for the check */
   bw_writerinit(&w, buf, 3);
   CHECK(bw_framebegin(&w) == BW_ETRUNC);
