@@ -277,6 +277,11 @@ describe("serializer:encode", function ()
     local ok, err = pcall(ser.encode, ser, { b = "abc" })
     assert.is_false(ok)
     assert.matches("b: bytes: 3 bytes, expected 4 %(bit 0%)$", err)
+    -- a number goes out as its string: its length is checked too
+    ok, err = pcall(ser.encode, ser, { b = 12 })
+    assert.is_false(ok)
+    assert.matches("b: bytes: 2 bytes, expected 4 %(bit 0%)$", err)
+    assert.equal("1234", ser:encode({ b = 1234 }))
   end)
 
   it("raises when a nested table is missing", function ()

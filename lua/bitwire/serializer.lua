@@ -127,9 +127,11 @@ local wbytes = WM.bytes
 function Write:bytes (a, b, len)
   local key, v = NOKEY, a
   if type(a) == "table" then key, v = b, a[b] else len = b end
-  if type(v) == "string" and len ~= nil and #v ~= len then
+  -- a number goes out as its string (the writer's coercion): count that
+  local n = type(v) == "string" and #v or type(v) == "number" and #tostring(v)
+  if n and len ~= nil and n ~= len then
     fieldfail(self, key, format("bytes: %d bytes, expected %s (bit %d)",
-                                #v, tostring(len), self._w:bits_written()))
+                                n, tostring(len), self._w:bits_written()))
   end
   self._at, self._op = key, "bytes"
   wbytes(self._w, v)
