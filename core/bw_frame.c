@@ -140,7 +140,7 @@ bw_Status bw_framereadheader (bw_Reader *r, const void *data, size_t n,
       bw_readerfail(r, BW_ESCHEMA);
       return r->status;
     }
-    if (h->typebits > 32) {
+    if (!headervalid(h)) {  /* the width the lookup gave, as the writer's */
       bw_readerfail(r, BW_EARG);
       return r->status;
     }
