@@ -204,6 +204,10 @@ uint32_t bw_schemadeclare (bw_Schema *S, const bw_Value *name, bw_SchemaError *e
   if (t == BW_NONE) { nomem(&x); return BW_NONE; }
   en->scope = TYPESCOPE; en->name = nm; en->value = t;
   x.B->hused++;
+  /* a refused bw_schemabegin may have sized 'begun' (all zero: nbegun is
+  ** 0) for fewer types: the next begin sizes it again */
+  free(x.B->begun);
+  x.B->begun = NULL;
   return t;
 }
 
