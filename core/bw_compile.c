@@ -317,6 +317,15 @@ bw_Status bw_schemamessages (bw_Schema *S, const bw_Value *list,
   unsigned width;
   bw_Status st = BW_OK;
   if (!initctx(&x, S, e)) return BW_ESCHEMA;
+  if (list->type == BW_VNONE && bits->type == BW_VNONE) {
+    /* neither given: the default, as if not called (ids by index for every
+    ** type, declared later too, and no ids in the fingerprint) */
+    free(S->messages);
+    S->messages = NULL;
+    S->nmessages = 0;
+    S->typebits = 0;
+    return BW_OK;
+  }
   if (list->type != BW_VNONE) {
     if (list->type != BW_VLIST || !list->plain || list->len == 0
         || list->len > S->ntypes)

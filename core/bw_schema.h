@@ -259,7 +259,8 @@ bw_Status bw_schemabegin (bw_Schema *S, uint32_t t, uint32_t nfields,
 /* Check and add the next field of the type begun. */
 bw_Status bw_schemaaddfield (bw_Schema *S, const bw_FieldSpec *f, bw_SchemaError *e);
 /* Message ids: 'list' (NONE: every type, by index) of type names, and the
-** id width 'bits' (NONE: just enough). */
+** id width 'bits' (NONE: just enough). Both NONE is the default, as if not
+** called: the ids stay out of the fingerprint (WIRE.md). */
 bw_Status bw_schemamessages (bw_Schema *S, const bw_Value *list,
                              const bw_Value *bits, bw_SchemaError *e);
 /* Check that every type got its fields, then seal. */

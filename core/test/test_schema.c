@@ -534,6 +534,27 @@ static void test_compile_messages (void) {
   /* the ids and their width are on the wire: the fingerprint covers them */
   CHECK(S[0]->fingerprint != S[1]->fingerprint);
   CHECK(S[1]->fingerprint != S[2]->fingerprint);
+  /* neither a list nor a width is the default, as if not called: the same
+  ** fingerprint as S[0], and a type declared after it is a message too */
+  {
+    bw_Schema *T = bw_schemanew();
+    const char *nm[3] = { "A", "B", "C" };
+    int i;
+    for (i = 0; i < 3; i++) {
+      bw_Value v = bw_vstr(nm[i]);
+      bw_schemadeclare(T, &v, &e);
+      if (i == 1) CHECK(bw_schemamessages(T, &none, &none, &e) == BW_OK);
+    }
+    for (i = 0; i < 3; i++) {
+      bw_FieldSpec f = spec("x", "bool");
+      bw_schemabegin(T, (uint32_t)i, 1, &e);
+      bw_schemaaddfield(T, &f, &e);
+    }
+    CHECK(bw_schemafinish(T, &e) == BW_OK);
+    CHECK(T->nmessages == 3 && T->typebits == 2 && !T->explicitids);
+    CHECK(bw_msgid(T, 2) == 2 && T->fingerprint == S[0]->fingerprint);
+    bw_schemarelease(T);
+  }
   for (k = 0; k < 3; k++) bw_schemarelease(S[k]);
   {
     bw_Schema *T = bw_schemanew();
