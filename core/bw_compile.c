@@ -192,6 +192,11 @@ uint32_t bw_schemadeclare (bw_Schema *S, const bw_Value *name, bw_SchemaError *e
     fail(&x, "%s: types are declared before any field", bw_valuetext(name).s);
     return BW_NONE;
   }
+  if (S->nmessages > 0) {  /* the ids were counted over the types before */
+    fail(&x, "%s: types are declared before the messages",
+         bw_valuetext(name).s);
+    return BW_NONE;
+  }
   en = bw_buildlookup(x.B, S, TYPESCOPE, name->s, name->len);
   if (en == NULL) { nomem(&x); return BW_NONE; }
   if (en->name != BW_NONE) {

@@ -555,6 +555,17 @@ static void test_compile_messages (void) {
     CHECK(bw_msgid(T, 2) == 2 && T->fingerprint == S[0]->fingerprint);
     bw_schemarelease(T);
   }
+  /* a width counts the types declared before it: none may follow it */
+  {
+    bw_Schema *T = bw_schemanew();
+    bw_Value a = bw_vstr("A"), b = bw_vstr("B"), one = bw_vint(1);
+    bw_schemadeclare(T, &a, &e);
+    CHECK(bw_schemamessages(T, &none, &one, &e) == BW_OK);
+    CHECK(bw_schemadeclare(T, &b, &e) == BW_NONE);
+    CHECK(strcmp(e.msg, "B: types are declared before the messages") == 0);
+    CHECK(T->ntypes == 1 && T->nmessages == 1);
+    bw_schemarelease(T);
+  }
   for (k = 0; k < 3; k++) bw_schemarelease(S[k]);
   {
     bw_Schema *T = bw_schemanew();
