@@ -70,7 +70,8 @@ typedef struct bw_Writer {
 } bw_Writer;
 
 /* Start a writer over the caller's 'buf' of 'cap' bytes; writing more than
-** 'cap' bytes fails with BW_ETRUNC. The caller keeps 'buf'. */
+** 'cap' bytes fails with BW_ETRUNC. The caller keeps 'buf'. A NULL 'buf'
+** has no room: with a 'cap' above 0 the writer starts failed (BW_EARG). */
 void bw_writerinit (bw_Writer *w, void *buf, size_t cap);
 /* Start a growable writer that allocates with 'alloc' up to 'maxbytes'.
 ** Free its memory with bw_writerfree. */

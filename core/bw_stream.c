@@ -51,6 +51,10 @@ const char *bw_codename (bw_Status code) {
 void bw_writerinit (bw_Writer *w, void *buf, size_t cap) {
   memset(w, 0, sizeof(*w));
   w->buf = (uint8_t *)buf;
+  if (buf == NULL && cap != 0) {  /* no bytes behind the count, as a reader */
+    w->status = BW_EARG;
+    cap = 0;
+  }
   w->cap = cap < MAXCAP ? cap : MAXCAP;
   w->maxbytes = w->cap;
 }

@@ -353,6 +353,22 @@ static void test_fixed_free (void) {
   CHECK(w.buf == buf && w.cap == sizeof(buf) && bw_bitswritten(&w) == 2);
 }
 
+/* a NULL buffer has no room whatever 'cap' says: no write lands at NULL */
+static void test_fixed_null (void) {
+  bw_Writer w;
+  size_t len;
+  int i;
+  bw_writerinit(&w, NULL, 64);
+  CHECK(w.status == BW_EARG && w.errpos == 0 && w.cap == 0);
+  for (i = 0; i < 4; i++) bw_writebits(&w, UINT64_MAX, 64);
+  CHECK(bw_writebytes(&w, "abc", 3) == BW_EARG);
+  CHECK(*bw_writerdata(&w, &len) == 0 && len == 0);
+  bw_writerreset(&w);
+  CHECK(bw_writebits(&w, 1, 1) == BW_ETRUNC);
+  bw_writerinit(&w, NULL, 0);
+  CHECK(w.status == BW_OK && bw_writebits(&w, 0, 0) == BW_OK);
+}
+
 /* }========================================================== */
 
 
@@ -504,6 +520,7 @@ int main (void) {
   test_growable_limit();
   test_growable_nomem();
   test_fixed_free();
+  test_fixed_null();
   test_reader_bounds();
   test_reader_five_bytes();
   test_huge_lengths();
