@@ -96,6 +96,17 @@ static lua_Integer u2i (uint64_t u) {
                                        : -(lua_Integer)(~u) - 1;
 }
 
+/* A string's maxlen argument: it sets the length field's width, so it is
+** taken whole or refused, never saturated (a size_t of 32 bits cannot hold
+** every maxlen a 64-bit peer writes with). */
+static size_t checkmaxlen (lua_State *L, int arg) {
+  lua_Integer n = luaL_checkinteger(L, arg);
+  luaL_argcheck(L, n >= 0, arg, "maxlen must be >= 0");
+  luaL_argcheck(L, (lua_Unsigned)n <= (lua_Unsigned)(SIZE_MAX / 2), arg,
+                "maxlen too large for this platform's sizes");
+  return (size_t)n;
+}
+
 /* a non-negative integer argument as a size_t, saturating */
 static size_t checksize (lua_State *L, int arg, const char *msg) {
   lua_Integer n = luaL_checkinteger(L, arg);
@@ -299,7 +310,7 @@ static int writer_string (lua_State *L) {
   LWriter *lw = checkwriter(L, 1);
   size_t n;
   const char *s = luaL_checklstring(L, 2, &n);
-  size_t maxlen = checksize(L, 3, "maxlen must be >= 0");
+  size_t maxlen = checkmaxlen(L, 3);
   Mark m;
   beginwrite(L, lw, "string", &m);
   if (n > maxlen) {
@@ -519,7 +530,7 @@ static int reader_bytes (lua_State *L) {
 
 static int reader_string (lua_State *L) {
   LReader *lr = checkreader(L, 1);
-  size_t maxlen = checksize(L, 2, "maxlen must be >= 0"), n;
+  size_t maxlen = checkmaxlen(L, 2), n;
   const char *s = bw_readstring(&lr->r, maxlen, &n);
   if (FAILED(lr)) return readfail(L, lr, "string");
   lua_pushlstring(L, s, n);
