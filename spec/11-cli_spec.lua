@@ -27,6 +27,14 @@ local function run(...)
   return status, out.text, err.text
 end
 
+-- The command 'args' fails with 'why' alone on stderr, nothing on stdout.
+local function refuses(args, why)
+  local status, out, err = run(table.unpack(args))
+  assert.equal(1, status, args[1])
+  assert.equal("", out, args[1])
+  assert.equal("bitwire " .. args[1] .. ": " .. why .. "\n", err)
+end
+
 local function tmpfile(data)
   local name = os.tmpname()
   local f = assert(io.open(name, "wb"))
@@ -169,15 +177,12 @@ describe("bitwire check", function()
   end)
 
   it("refuses - for a definitions file, which is read only from a path", function()
-    local WHY = ": a definitions file must be a file's path, not - (standard input)\n"
+    local WHY = "a definitions file must be a file's path, not - (standard input)"
     for _, args in ipairs { { "check", "-" }, { "fingerprint", "-", V3 }, { "diff", V3, "-" },
                             { "layout", "-", "Entity" }, { "decode", "-", "Snapshot", "hex:00" },
                             { "blob", "-", "Snapshot", "x.json", "-o", "x.bin" },
                             { "blob", "header", "-" } } do
-      local status, out, err = run(table.unpack(args))
-      assert.equal(1, status)
-      assert.equal("", out)
-      assert.equal("bitwire " .. args[1] .. WHY, err)
+      refuses(args, WHY)
     end
   end)
 end)
@@ -449,10 +454,7 @@ describe("bitwire encode, decode, cost, dissect", function()
       table.insert(args, bj)
       table.insert(args, "--protocol")
       table.insert(args, "3")
-      status, out, err = run(table.unpack(args))
-      assert.equal(1, status, args[1])
-      assert.equal("", out)
-      assert.equal("bitwire " .. args[1] .. ": --baseline in a frame needs --deltas\n", err)
+      refuses(args, "--baseline in a frame needs --deltas")
     end
     status, out, err = run("dissect", defs, framed, "--protocol", "3", "--deltas")
     assert.equal(1, status)
@@ -467,8 +469,8 @@ describe("bitwire encode, decode, cost, dissect", function()
     local v = bitwire.json.decode(t, "Snapshot", SNAP)
     local plain = "hex:" .. H.tohex(t:encode("Snapshot", v))
     local framed = "hex:" .. H.tohex(bitwire.protocol(t, { id = 1 }):encode("Snapshot", v))
-    local WHY = ": --baseline-id names a delta frame's baseline: it needs --protocol, "
-      .. "--deltas and --baseline\n"
+    local WHY = "--baseline-id names a delta frame's baseline: it needs --protocol, "
+      .. "--deltas and --baseline"
     for _, args in ipairs {
       { "encode", V3, "Snapshot", J, "--baseline", J, "--baseline-id", "1" },
       { "encode", V3, "Snapshot", J, "--protocol", "1", "--baseline-id", "1" },
@@ -476,10 +478,7 @@ describe("bitwire encode, decode, cost, dissect", function()
       { "decode", V3, "Snapshot", plain, "--baseline", J, "--baseline-id", "1" },
       { "decode", V3, framed, "--protocol", "1", "--baseline", J, "--baseline-id", "1" },
     } do
-      local status, out, err = run(table.unpack(args))
-      assert.equal(1, status)
-      assert.equal("", out)
-      assert.equal("bitwire " .. args[1] .. WHY, err)
+      refuses(args, WHY)
     end
   end)
 
@@ -638,11 +637,8 @@ describe("bitwire numeric and repeated options", function()
       for _, v in ipairs(JUNK) do
         for _, form in ipairs { { "--" .. c[1], v }, { "--" .. c[1] .. "=" .. v } } do
           local args = table.move(form, 1, #form, #c[3] + 1, table.move(c[3], 1, #c[3], 1, {}))
-          local status, out, err = run(table.unpack(args))
-          assert.equal(1, status)
-          assert.equal("", out)
-          assert.equal("bitwire " .. c[3][1] .. ": option --" .. c[1] .. " takes an integer in "
-            .. c[2] .. " (decimal or 0x hex), not '" .. v .. "'\n", err)
+          refuses(args, "option --" .. c[1] .. " takes an integer in "
+            .. c[2] .. " (decimal or 0x hex), not '" .. v .. "'")
         end
       end
     end
