@@ -1207,3 +1207,12 @@ describe("bitwire gen (command)", function()
     os.execute("rm -rf " .. dir)
   end)
 end)
+
+describe("bitwire.gen.blob", function()
+  it("is listed by bitwire.gen, as gen.c and gen.serialize_h are", function()
+    local s = bitwire.schema(defs)
+    assert.equal(require "bitwire.gen.blob", bitwire.gen.blob)
+    assert.equal(require("bitwire.gen.blob")(s, { prefix = "P_" }),
+      bitwire.gen.blob(s, { prefix = "P_" }))
+  end)
+end)

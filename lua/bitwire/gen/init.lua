@@ -1,9 +1,10 @@
 -- bitwire.gen: code generators that read a schema's compiled program.
--- bitwire.gen.c(schema, opts), bitwire.gen.serialize_h(schema, opts); each
--- is loaded on first use.
+-- bitwire.gen.c(schema, opts), bitwire.gen.serialize_h(schema, opts),
+-- bitwire.gen.blob(schema, opts); each is loaded on first use.
 local M = {}
 
-local modules = { c = "bitwire.gen.c", serialize_h = "bitwire.gen.serialize_h" }
+local modules = { c = "bitwire.gen.c", serialize_h = "bitwire.gen.serialize_h",
+                  blob = "bitwire.gen.blob" }
 
 return setmetatable(M, { __index = function(t, k)
   local name = modules[k]
