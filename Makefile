@@ -91,7 +91,9 @@ help:
 	@echo "make rockspec rewrite the rockspec's modules from the Makefile and lua/"
 	@echo "make wireshark-test  the generated dissector under tshark"
 	@echo "make fp-test  float steps alike with and without FMA contraction"
-	@echo "make install  PREFIX=... DESTDIR=... (core.so, lua/bitwire/**, bin/bitwire)"
+	@echo "make lint     luacheck and cppcheck"
+	@echo "make install  PREFIX=... DESTDIR=... (core.so, lua/bitwire/**, bin/bitwire,"
+	@echo "              libbitwire, its headers and bitwire.pc); make uninstall"
 
 # $(call pkg_install,<Debian packages>,<commands>): on Debian installs the
 # packages that are missing (sudo when not root); elsewhere installs
