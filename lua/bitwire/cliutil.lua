@@ -205,7 +205,7 @@ framing (bitwire.protocol packets):
   --no-check          frames without the end check (check = false)
   --no-fingerprint    the id is used as it is (fingerprint = false)
   --deltas            frames carry the delta bit (deltas = true)
-  --version-bits N    frames carry the version in N bits (registries)
+  --version-bits N    frames carry the version in N bits (version_bits = N)
   --tag               a registry's frames (bitwire.protocol(bitwire.watch(defs))):
                       the 32-bit schema tag, the id not folded
 ]]
