@@ -12,13 +12,16 @@ local schema = assert(bitwire.load(here .. "/defs.lua"))
 
 local ID = 0x6269747769726531   -- the protocol id; server.c has it too
 
--- framed as the server's core frames: CRC32, message id, message, check
+-- framed as the server's core frames: CRC32 over the id as it is (no
+-- fingerprint folded in), message id, message, end check
+local HDR = { id = ID, check = true }
+
 local function frame(name, value)
-  return schema:frame_encode(ID, true, name, value, true)
+  return schema:frame_encode(HDR, name, value)
 end
 
 local function unframe(packet)
-  return schema:frame_decode(packet, ID, true, nil, true)
+  return schema:frame_decode(HDR, packet)
 end
 
 local server = assert(io.popen(server_bin .. " " .. port, "r"))
