@@ -1452,6 +1452,15 @@ describe("bin/bitwire", function()
     out = sh("cd bin && env -u LUA_PATH -u LUA_CPATH lua5.4 ../bin/bitwire help")
     assert.matches("status=0\n$", out)
   end)
+
+  it("finds the checkout when run from bin/ by its own name", function()
+    -- arg[0] is then "bitwire" or "./bitwire", with no "bin/" in it
+    for _, cmd in ipairs { "lua5.4 bitwire", "lua5.4 ./bitwire", "./bitwire" } do
+      local out = sh("cd bin && env -u LUA_PATH -u LUA_CPATH " .. cmd .. " help")
+      assert.matches("  dissect      every field", out, 1, true)
+      assert.matches("status=0\n$", out)
+    end
+  end)
 end)
 
 describe("examples/demo.lua (make demo)", function()
