@@ -6,7 +6,8 @@
 --
 -- The transport is the caller's: server:packet_for(client) and
 -- server:receive(client, packet) on one side, client:receive(packet) (which
--- returns the ack to send back) on the other.
+-- returns the ack to send back) on the other. A module, not a script: run
+-- it through examples/game_server.lua and game_client.lua.
 local bitwire = require "bitwire"
 
 local M = {}
