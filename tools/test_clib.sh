@@ -42,6 +42,10 @@ $MAKE --no-print-directory -s install PREFIX="$odd" >/dev/null
 [ -f "$odd/share/lua/5.4/bitwire/init.lua" ] && [ -x "$odd/bin/bitwire" ] \
   && [ -f "$odd/lib/lua/5.4/bitwire/core.so" ] && [ -f "$odd/include/bitwire/bw.h" ] \
   || { echo "install: files missing under $odd"; fail=1; }
+# the installed command finds its own modules, with no LUA_PATH to help
+help=$(env -u LUA_PATH -u LUA_CPATH -u LUA_PATH_5_4 -u LUA_CPATH_5_4 \
+  "$odd/bin/bitwire" help 2>&1) && echo "$help" | grep -q "^usage: bitwire" \
+  || { echo "install: $odd/bin/bitwire help: $help"; fail=1; }
 $MAKE --no-print-directory -s uninstall PREFIX="$odd" >/dev/null
 left=$(find "$odd" -type f -o -type l -o -name bitwire)
 [ -z "$left" ] || { echo "uninstall left: $left"; fail=1; }
