@@ -83,6 +83,7 @@ build = {
     ["bitwire.cli.fingerprint"] = "lua/bitwire/cli/fingerprint.lua",
     ["bitwire.cli.gen"] = "lua/bitwire/cli/gen.lua",
     ["bitwire.cli.layout"] = "lua/bitwire/cli/layout.lua",
+    ["bitwire.cli.version"] = "lua/bitwire/cli/version.lua",
     ["bitwire.cli.wireshark"] = "lua/bitwire/cli/wireshark.lua",
     ["bitwire.cliutil"] = "lua/bitwire/cliutil.lua",
     ["bitwire.diff"] = "lua/bitwire/diff.lua",

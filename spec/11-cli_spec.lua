@@ -111,6 +111,18 @@ describe("bitwire help", function()
     assert.equal("bitwire decode: bitwire.json needs lua-cjson (module 'cjson')\n", e2)
   end)
 
+  it("prints bitwire.version with --version and version, listed in help", function()
+    assert.matches("^%d+%.%d+%.%d+$", bitwire.version)
+    for _, arg in ipairs { "--version", "version" } do
+      local status, out, err = run(arg)
+      assert.equal(0, status)
+      assert.equal("bitwire " .. bitwire.version .. "\n", out)
+      assert.equal("", err)
+    end
+    assert.matches("\n  version      print bitwire's version\n", select(2, run("help")), 1, true)
+    refuses({ "version", "x" }, "unexpected argument 'x'\n" .. cli.load("version").usage)
+  end)
+
   it("refuses an unknown command and an unknown option", function()
     local status, _, err = run("frobnicate")
     assert.equal(1, status)

@@ -20,6 +20,7 @@ M.commands = {
   "wireshark",    -- a Wireshark dissector for framed packets
   "gen",          -- code generators
   "blob",         -- blob tools
+  "version",      -- bitwire's version
 }
 
 -- The module of subcommand 'name', or nil and why it is not available.
@@ -63,6 +64,7 @@ function M.main(args, sysio)
     end
     name, args = topic, { topic, "--help" }
   end
+  if name == "--version" then name = "version" end   -- as most commands take it
   if not known(name) then
     sysio.stderr:write("bitwire: unknown command '" .. tostring(name)
       .. "' (bitwire help lists them)\n")
