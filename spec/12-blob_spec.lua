@@ -627,6 +627,12 @@ describe("bitwire blob (the command)", function()
     assert.equal('{"a":5}\n', table.concat(out))
   end)
 
+  it("takes the JSON inline as json:{...}, as encode and cost do", function()
+    write(defs, [[return { T = { {"a", "int", min = 0, max = 9} } }]])
+    local s = bitwire.load(defs)
+    assert.same({ true, s:blob("T", { a = 6 }) }, { run { defs, "T", 'json:{"a": 6}', "-o", "-" } })
+  end)
+
   it("prints the C header and fails cleanly on bad input", function()
     write(defs, [[return { T = { {"a", "int", min = 0, max = 9}, {"s", "string", max = 4} } }]])
     local ok, out = run { "header", defs }

@@ -188,6 +188,11 @@ function M.tohex(s)
   return (s:gsub(".", function (c) return string.format("%02x", c:byte()) end))
 end
 
+-- A JSON argument's text: json:{...} inline, - (stdin) or a file name.
+function M.readjson(arg, stdin)
+  return arg:match("^json:(.*)$") or M.readfile(arg, stdin)
+end
+
 -- A packet argument: hex:0a1b..., - (stdin) or a file name.
 function M.readpacket(arg, stdin)
   local h = arg:match("^hex:(.*)$")
@@ -280,7 +285,7 @@ function M.baseline(s, opts, stdin, src, what)
     M.fail("--baseline - and the %s - would both read standard input: give one as a file",
       what)
   end
-  local text = opts.baseline:match("^json:(.*)$") or M.readfile(opts.baseline, stdin)
+  local text = M.readjson(opts.baseline, stdin)
   return function (name)
     local b, msg = require("bitwire.json").decode(s, name, text)
     if b == nil then M.fail("--baseline: %s", msg) end

@@ -18,9 +18,9 @@ upgrade reads a blob written at any older version of the description and
 writes it again at the current one: new fields get their defaults, removed
 fields are dropped. header prints bitwire.gen.blob's C header: structs,
 accessors and T_blob_check for every type, for blobs of version N if
-given. An input file of - is stdin (defs.lua is always a path), and -o - is
-stdout. A form refuses the options it does not take. The blob layout is in
-WIRE.md, "Blobs".
+given. An input file of - is stdin (defs.lua is always a path), in.json
+may be json:{...} inline, and -o - is stdout. A form refuses the options
+it does not take. The blob layout is in WIRE.md, "Blobs".
 ]=]
 
 local util = require "bitwire.cliutil"
@@ -127,7 +127,7 @@ function M.run(args, sysio)
   end
   only(opts, "blob (JSON to blob)", "o", "version")
   if not opts.o then fail("missing -o out.bin\n%s", M.usage) end
-  local value = fromjson(s, name, readfile(pos[3], stdin))
+  local value = fromjson(s, name, util.readjson(pos[3], stdin))
   local ok, blob = pcall(s.blob, s, name, value, opts.version and { version = opts.version } or nil)
   if not ok then fail("%s: %s", pos[3], tostring(blob)) end
   writefile(opts.o, blob, out)

@@ -23,7 +23,7 @@ function M.run(args, io)
   util.nomore(pos, 3, M.usage)
   local s = util.loadschema(path)
   util.checktype(s, name, path)
-  local text = src:match("^json:(.*)$") or util.readfile(src, io.stdin)
+  local text = util.readjson(src, io.stdin)
   local value, err = require("bitwire.json").decode(s, name, text)
   if value == nil then util.fail("%s: %s", src, err) end
   local ok, list, total = pcall(s.cost, s, name, value)

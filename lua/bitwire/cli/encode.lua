@@ -43,7 +43,7 @@ function M.run(args, io)
   util.checktype(s, name, path)
   local frame = util.frame(s, opts, path)
   local baseline = util.baseline(s, opts, io.stdin, src, "value")
-  local text = src:match("^json:(.*)$") or util.readfile(src, io.stdin)
+  local text = util.readjson(src, io.stdin)
   local value, err = require("bitwire.json").decode(s, name, text)
   if value == nil then util.fail("%s: %s", src, err) end
   local eopts = { version = opts.version,
