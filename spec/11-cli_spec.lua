@@ -333,6 +333,15 @@ describe("bitwire encode, decode, cost, dissect", function()
     end
   end)
 
+  it("words a value's error alike in cost and encode: file, type, field", function()
+    local bad = 'json:{"tick":5,"entities":[{"id":7,"health":999}]}'
+    local _, _, cerr = run("cost", V3, "Snapshot", bad)
+    local _, _, eerr = run("encode", V3, "Snapshot", bad)
+    assert.equal("bitwire encode: " .. bad .. ": Snapshot: entities[1].health: 999 out of range "
+      .. "[0, 100] (bit 36)\n", eerr)
+    assert.equal(eerr:gsub("^bitwire encode", "bitwire cost"), cerr)
+  end)
+
   it("says where a bad packet fails, with its code", function()
     local bad = H.tohex(packet:sub(1, 9))
     local status, _, err = run("decode", V3, "Snapshot", "hex:" .. bad)

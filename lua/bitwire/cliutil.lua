@@ -193,6 +193,12 @@ function M.readjson(arg, stdin)
   return arg:match("^json:(.*)$") or M.readfile(arg, stdin)
 end
 
+-- Stop with the library's error 'err' about the value of type 'name' that
+-- argument 'src' gave: encode and cost word the same bad value alike.
+function M.valuefail(src, name, err)
+  M.fail("%s: %s: %s", src, name, tostring(err))
+end
+
 -- A packet argument: hex:0a1b..., - (stdin) or a file name.
 function M.readpacket(arg, stdin)
   local h = arg:match("^hex:(.*)$")

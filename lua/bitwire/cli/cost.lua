@@ -27,7 +27,7 @@ function M.run(args, io)
   local value, err = require("bitwire.json").decode(s, name, text)
   if value == nil then util.fail("%s: %s", src, err) end
   local ok, list, total = pcall(s.cost, s, name, value)
-  if not ok then util.fail("%s: %s", src, tostring(list)) end
+  if not ok then util.valuefail(src, name, list) end
   if opts["by-field"] then
     local byf, order = {}, {}
     for i, c in ipairs(list) do

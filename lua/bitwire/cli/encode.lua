@@ -56,7 +56,7 @@ function M.run(args, io)
   else
     ok, packet = pcall(s.encode, s, name, value, eopts)
   end
-  if not ok then util.fail("%s: %s: %s", src, name, tostring(packet)) end
+  if not ok then util.valuefail(src, name, packet) end
   if opts.o then util.writefile(opts.o, packet, io.stdout)
   else io.stdout:write(util.tohex(packet), "\n") end
   return 0
