@@ -144,7 +144,8 @@ local function install(self, s)
   table.insert(self.kept, 1, s)
   while #self.kept > self.keep do table.remove(self.kept) end
   self.schema, self.tag = s, tag
-  self.bytag = {}                -- tag -> schema, for the decoding path
+  -- tag -> schema, for the decoding path; internal: users call reg:get_tag
+  self.bytag = {}
   for _, k in ipairs(self.kept) do self.bytag[tagof(k)] = k end
 end
 
@@ -155,7 +156,8 @@ function M.watch(path, opts)
   local s, source = protect(path, loaddefs, path, opts)
   if not s then return nil, source end
   local self = setmetatable({
-    path = path, opts = opts, keep = opts.keep, kept = {},
+    path = path, opts = opts, keep = opts.keep,
+    kept = {},         -- newest first; internal: reg:schemas() gives a copy
     seen = source,     -- the content last looked at, loaded or refused
     source = source,   -- the content the current schema was made from
     seen_err = nil,    -- the read error last reported
