@@ -333,13 +333,19 @@ describe("bitwire encode, decode, cost, dissect", function()
     end
   end)
 
-  it("words a value's error alike in cost and encode: file, type, field", function()
+  it("words a value's error alike in cost, encode and blob: file, type, field", function()
     local bad = 'json:{"tick":5,"entities":[{"id":7,"health":999}]}'
     local _, _, cerr = run("cost", V3, "Snapshot", bad)
     local _, _, eerr = run("encode", V3, "Snapshot", bad)
     assert.equal("bitwire encode: " .. bad .. ": Snapshot: entities[1].health: 999 out of range "
       .. "[0, 100] (bit 36)\n", eerr)
     assert.equal(eerr:gsub("^bitwire encode", "bitwire cost"), cerr)
+    local out = os.tmpname()
+    local status, _, berr = run("blob", V3, "Snapshot", bad, "-o", out)
+    os.remove(out)
+    assert.equal(1, status)
+    assert.equal("bitwire blob: " .. bad .. ": Snapshot: entities[1].health: 999 out of range "
+      .. "[0, 100]\n", berr)
   end)
 
   it("says where a bad packet fails, with its code", function()

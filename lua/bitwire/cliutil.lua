@@ -194,7 +194,7 @@ function M.readjson(arg, stdin)
 end
 
 -- Stop with the library's error 'err' about the value of type 'name' that
--- argument 'src' gave: encode and cost word the same bad value alike.
+-- argument 'src' gave: encode, cost and blob word the same bad value alike.
 function M.valuefail(src, name, err)
   M.fail("%s: %s: %s", src, name, tostring(err))
 end

@@ -129,7 +129,7 @@ function M.run(args, sysio)
   if not opts.o then fail("missing -o out.bin\n%s", M.usage) end
   local value = fromjson(s, name, util.readjson(pos[3], stdin))
   local ok, blob = pcall(s.blob, s, name, value, opts.version and { version = opts.version } or nil)
-  if not ok then fail("%s: %s", pos[3], tostring(blob)) end
+  if not ok then util.valuefail(pos[3], name, blob) end
   writefile(opts.o, blob, out)
   return 0
 end
