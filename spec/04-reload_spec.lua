@@ -381,6 +381,25 @@ describe("bitwire.watch", function()
     assert.equal(old, reg:current())
   end)
 
+  it("poll reads again after a read failed with the file's stamp unchanged", function()
+    local core = require "bitwire.core"
+    local path = tempdefs(entity_defs(100))
+    local reg = assert(bitwire.watch(path))
+    reg:poll()
+    write(path, entity_defs(200))
+    -- a failure that leaves the file as it is (out of descriptors, EACCES)
+    local real = core.readdefs
+    core.readdefs = function (p) return nil, p .. ": Too many open files" end
+    local ok, changed, err = pcall(reg.poll, reg)
+    core.readdefs = real
+    assert.is_true(ok, changed)
+    assert.is_false(changed)
+    assert.matches("Too many open files", err)
+    assert.is_true((reg:poll()))
+    assert.same({ id = 1, health = 150 }, reg:current():decode("Entity",
+      reg:current():encode("Entity", { id = 1, health = 150 })))
+  end)
+
   it("reload compiles the file even when it is unchanged", function()
     local path = tempdefs(entity_defs(100))
     local reg = assert(bitwire.watch(path))

@@ -203,8 +203,9 @@ local function try(self, source)
 end
 
 -- reg:poll() checks the file's modification time (nanoseconds) and size,
--- and only when they moved reads it and compares its content with what it
--- last looked at, so a touch without an edit swaps nothing.
+-- and only when they moved (or the last read failed) reads it and
+-- compares its content with what it last looked at, so a touch without an
+-- edit swaps nothing.
 --   true            changed, loaded, compiled and swapped in
 --   false, nil      unchanged since the last poll (a refused file that is
 --                   still the same is not reported again), or back to the
@@ -218,6 +219,9 @@ local function poll(self)
   self.stamp = stamp
   local source, err = core.readdefs(self.path, self.opts.max_size)
   if not source then
+    -- a read can fail with the stamp unchanged (EMFILE, EACCES): read again
+    -- next poll rather than wait for an edit
+    self.stamp = nil
     if self.seen_err == err then return false, nil end
     self.seen_err, self.last_error = err, err
     return false, err
