@@ -379,6 +379,16 @@ describe("bitwire.watch", function()
     write(path, entity_defs(100))          -- back as it was: nothing to do
     assert.same({ false, nil }, { reg:poll() })
     assert.equal(old, reg:current())
+    assert.is_nil(reg.last_error)          -- and no error left to show
+    -- a refused edit that vanishes and comes back is refused again, with its
+    -- own message rather than the vanished file's
+    write(path, "return 1")
+    assert.matches("must return a table", select(2, reg:poll()))
+    os.remove(path)
+    assert.matches("No such file", select(2, reg:poll()))
+    write(path, "return 1")
+    assert.matches("must return a table", select(2, reg:poll()))
+    assert.matches("must return a table", reg.last_error)
   end)
 
   it("poll reads again after a read failed with the file's stamp unchanged", function()

@@ -226,7 +226,9 @@ local function poll(self)
     self.seen_err, self.last_error = err, err
     return false, err
   end
-  self.seen_err = nil
+  if self.seen_err then  -- readable again: judge the content afresh, so
+    self.seen_err, self.seen = nil, nil  -- last_error no longer names the read
+  end
   if source == self.seen then return false, nil end
   self.seen = source
   if source == self.source then   -- an edit undone: the schema serves on
