@@ -613,9 +613,12 @@ static int core_bits_required (lua_State *L) {
   return 1;
 }
 
-/* core.filestamp(path) -> "mtime.ns:size" | nil, message. What a watch
-** registry compares before it reads a definitions file again; false where
-** the platform has no stat (the registry then reads on every poll). */
+/* core.filestamp(path) -> "mtime.ns:size:ctime.ns:dev:ino" | nil, message.
+** What a watch registry compares before it reads a definitions file again;
+** false where the platform has no stat (the registry then reads on every
+** poll). The change time and the inode are there because the modification
+** time can be set back (touch -r, cp -p, tar, a store of files dated 1):
+** a same-size edit or another file renamed or linked in its place. */
 static int core_filestamp (lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
 #ifdef HAVESTAT
@@ -625,8 +628,10 @@ static int core_filestamp (lua_State *L) {
     lua_pushfstring(L, "%s: %s", path, strerror(errno));
     return 2;
   }
-  lua_pushfstring(L, "%I.%I:%I", (lua_Integer)st.st_mtim.tv_sec,
-                  (lua_Integer)st.st_mtim.tv_nsec, (lua_Integer)st.st_size);
+  lua_pushfstring(L, "%I.%I:%I:%I.%I:%I:%I", (lua_Integer)st.st_mtim.tv_sec,
+                  (lua_Integer)st.st_mtim.tv_nsec, (lua_Integer)st.st_size,
+                  (lua_Integer)st.st_ctim.tv_sec, (lua_Integer)st.st_ctim.tv_nsec,
+                  (lua_Integer)st.st_dev, (lua_Integer)st.st_ino);
 #else
   (void)path;
   lua_pushboolean(L, 0);

@@ -329,6 +329,24 @@ describe("bitwire.watch", function()
     assert.not_equal(old, reg:current())
   end)
 
+  it("poll swaps in a same-size edit whose modification time was set back", function()
+    local path = tempdefs(entity_defs(100))
+    local function date(p) assert(os.execute("touch -d @1000000000 '" .. p .. "'")) end
+    date(path)
+    local reg = assert(bitwire.watch(path))
+    reg:poll()
+    write(path, entity_defs(200))     -- in place (cp -p, touch -r)
+    date(path)
+    assert.is_true((reg:poll()))
+    local other = temp.path()         -- another file renamed over it
+    write(other, entity_defs(300))
+    date(other)
+    assert(os.rename(other, path))
+    assert.is_true((reg:poll()))
+    assert.same({ id = 1, health = 250 }, reg:current():decode("Entity",
+      reg:current():encode("Entity", { id = 1, health = 250 })))
+  end)
+
   it("poll refuses a bad edit with false, message and keeps the old schema", function()
     local path = tempdefs(entity_defs(100))
     local reg = assert(bitwire.watch(path))

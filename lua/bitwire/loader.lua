@@ -202,8 +202,8 @@ local function try(self, source)
   return true
 end
 
--- reg:poll() checks the file's modification time (nanoseconds) and size,
--- and only when they moved (or the last read failed) reads it and
+-- reg:poll() checks the file's stamp (modification and change times, size,
+-- inode: core.filestamp), and only when it moved (or the last read failed) reads it and
 -- compares its content with what it last looked at, so a touch without an
 -- edit swaps nothing.
 --   true            changed, loaded, compiled and swapped in
