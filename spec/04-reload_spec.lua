@@ -419,10 +419,14 @@ describe("bitwire.watch", function()
     local real = core.readdefs
     core.readdefs = function (p) return nil, p .. ": Too many open files" end
     local ok, changed, err = pcall(reg.poll, reg)
+    local ok2, changed2, err2 = pcall(reg.reload, reg)
     core.readdefs = real
     assert.is_true(ok, changed)
     assert.is_false(changed)
     assert.matches("Too many open files", err)
+    assert.is_true(ok2, changed2)      -- a reload's failed read, the same
+    assert.is_false(changed2)
+    assert.matches("Too many open files", err2)
     assert.is_true((reg:poll()))
     assert.same({ id = 1, health = 150 }, reg:current():decode("Entity",
       reg:current():encode("Entity", { id = 1, health = 150 })))

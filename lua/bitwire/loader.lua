@@ -213,15 +213,21 @@ end
 --   false, message  changed (or unreadable) and refused; the old schema
 --                   keeps serving. reg.last_error keeps the message.
 -- Neither poll nor reload raises: a memory error is a refusal too.
+-- The file's content | nil, message; 'stamp' (taken before the read, so
+-- an edit during it moves the stamp) is kept only when the read succeeds:
+-- a read can fail with the stamp unchanged (EMFILE, EACCES), and the next
+-- poll must read again rather than wait for an edit.
+local function read(self, stamp)
+  local source, err = core.readdefs(self.path, self.opts.max_size)
+  self.stamp = source and stamp or nil
+  return source, err
+end
+
 local function poll(self)
   local stamp = core.filestamp(self.path)
   if stamp and stamp == self.stamp then return false, nil end
-  self.stamp = stamp
-  local source, err = core.readdefs(self.path, self.opts.max_size)
+  local source, err = read(self, stamp)
   if not source then
-    -- a read can fail with the stamp unchanged (EMFILE, EACCES): read again
-    -- next poll rather than wait for an edit
-    self.stamp = nil
     if self.seen_err == err then return false, nil end
     self.seen_err, self.last_error = err, err
     return false, err
@@ -240,8 +246,7 @@ end
 
 -- reg:reload() -> true | false, message: like poll, even when unchanged.
 local function reload(self)
-  self.stamp = core.filestamp(self.path)
-  local source, err = core.readdefs(self.path, self.opts.max_size)
+  local source, err = read(self, core.filestamp(self.path))
   if not source then
     self.last_error = err
     return false, err
