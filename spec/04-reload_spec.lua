@@ -432,6 +432,30 @@ describe("bitwire.watch", function()
       reg:current():encode("Entity", { id = 1, health = 150 })))
   end)
 
+  it("poll called during a poll does nothing, and the outer one serves the newest file", function()
+    local path = tempdefs(entity_defs(100))
+    local reg = assert(bitwire.watch(path))
+    reg:poll()
+    write(path, entity_defs(200))
+    local nested
+    -- a hook (or a finalizer) that polls after a newer edit, mid-poll
+    debug.sethook(function ()
+      if nested == nil and debug.getinfo(2, "n").name == "install" then
+        write(path, entity_defs(300))
+        nested = { pcall(reg.poll, reg) }
+      end
+    end, "c")
+    local ok, changed = pcall(reg.poll, reg)
+    debug.sethook()
+    assert.is_true(ok, changed)
+    assert.is_true(nested[1])
+    assert.is_false(nested[2])
+    assert.matches("called during another poll or reload", nested[3])
+    assert.is_true((reg:poll()))       -- the newer file, not left behind
+    assert.same({ id = 1, health = 250 }, reg:current():decode("Entity",
+      reg:current():encode("Entity", { id = 1, health = 250 })))
+  end)
+
   it("reload compiles the file even when it is unchanged", function()
     local path = tempdefs(entity_defs(100))
     local reg = assert(bitwire.watch(path))

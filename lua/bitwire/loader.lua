@@ -255,17 +255,24 @@ local function reload(self)
   return try(self, source)
 end
 
-local function guard(f)
+local function guard(f, name)
   return function(self)
+    -- one from a hook or a finalizer during another would install under
+    -- it, which then installs its older file and keeps the newer's stamp
+    if self.busy then
+      return false, self.path .. ": reg:" .. name .. " called during another poll or reload"
+    end
+    self.busy = true
     local ok, changed, err = pcall(f, self)
+    self.busy = nil
     if ok then return changed, err end
     err = self.path .. ": " .. (type(changed) == "string" and changed or tostring(changed))
     self.last_error = err
     return false, err
   end
 end
-Registry.poll = guard(poll)
-Registry.reload = guard(reload)
+Registry.poll = guard(poll, "poll")
+Registry.reload = guard(reload, "reload")
 
 function Registry:__tostring()
   return string.format("bitwire.Registry (%s, %s, %d kept)", self.path,
