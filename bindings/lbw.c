@@ -23,6 +23,7 @@
 #if defined(__unix__) || defined(__APPLE__)
 #define _POSIX_C_SOURCE 200809L  /* stat's st_mtim, for core.filestamp */
 #include <sys/stat.h>
+#include <time.h>
 #define HAVESTAT 1
 #endif
 
@@ -613,12 +614,15 @@ static int core_bits_required (lua_State *L) {
   return 1;
 }
 
-/* core.filestamp(path) -> "mtime.ns:size:ctime.ns:dev:ino" | nil, message.
-** What a watch registry compares before it reads a definitions file again;
-** false where the platform has no stat (the registry then reads on every
-** poll). The change time and the inode are there because the modification
-** time can be set back (touch -r, cp -p, tar, a store of files dated 1):
-** a same-size edit or another file renamed or linked in its place. */
+/* core.filestamp(path) -> "mtime.ns:size:ctime.ns:dev:ino", fresh |
+** nil, message. What a watch registry compares before it reads a
+** definitions file again; false where the platform has no stat (the
+** registry then reads on every poll). The change time and the inode are
+** there because the modification time can be set back (touch -r, cp -p,
+** tar, a store of files dated 1): a same-size edit or another file renamed
+** or linked in its place. 'fresh': changed less than 2 s ago (or in the
+** future), so a later write within the filesystem's timestamp tick (up to
+** 2 s) may leave the same stamp, which then cannot be trusted. */
 static int core_filestamp (lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
 #ifdef HAVESTAT
@@ -632,11 +636,17 @@ static int core_filestamp (lua_State *L) {
                   (lua_Integer)st.st_mtim.tv_nsec, (lua_Integer)st.st_size,
                   (lua_Integer)st.st_ctim.tv_sec, (lua_Integer)st.st_ctim.tv_nsec,
                   (lua_Integer)st.st_dev, (lua_Integer)st.st_ino);
+  {
+    struct timespec now;
+    lua_pushboolean(L, clock_gettime(CLOCK_REALTIME, &now) != 0
+                       || st.st_ctim.tv_sec >= now.tv_sec - 2);
+  }
+  return 2;
 #else
   (void)path;
   lua_pushboolean(L, 0);
-#endif
   return 1;
+#endif
 }
 
 static const luaL_Reg core_funcs[] = {

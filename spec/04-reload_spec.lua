@@ -347,6 +347,26 @@ describe("bitwire.watch", function()
       reg:current():encode("Entity", { id = 1, health = 250 })))
   end)
 
+  it("poll reads again while the stamp is fresh: a write in the same tick keeps it", function()
+    local core = require "bitwire.core"
+    local path = tempdefs(entity_defs(100))
+    assert.is_true(select(2, core.filestamp(path)))  -- just written
+    local reg = assert(bitwire.watch(path))
+    -- a filesystem whose timestamps tick slower than these writes: every
+    -- stamp is the same, fresh, as the first
+    local real, stamp = core.filestamp, core.filestamp(path)
+    core.filestamp = function () return stamp, true end
+    local ok, a, b = pcall(function ()
+      local first = { reg:poll() }
+      write(path, entity_defs(200))
+      return first, { reg:poll() }
+    end)
+    core.filestamp = real
+    assert.is_true(ok, a)
+    assert.same({ false, nil }, a)
+    assert.same({ true }, b)
+  end)
+
   it("poll refuses a bad edit with false, message and keeps the old schema", function()
     local path = tempdefs(entity_defs(100))
     local reg = assert(bitwire.watch(path))

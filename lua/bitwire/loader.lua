@@ -202,10 +202,21 @@ local function try(self, source)
   return true
 end
 
+-- The file's content | nil, message; 'stamp' (taken before the read, so
+-- an edit during it moves the stamp) is kept only when the read succeeds:
+-- a read can fail with the stamp unchanged (EMFILE, EACCES), and the next
+-- poll must read again rather than wait for an edit. Nor is a 'fresh' one
+-- kept: a write later in the same timestamp tick would leave it as it is.
+local function read(self, stamp, fresh)
+  local source, err = core.readdefs(self.path, self.opts.max_size)
+  self.stamp = source and not fresh and stamp or nil
+  return source, err
+end
+
 -- reg:poll() checks the file's stamp (modification and change times, size,
--- inode: core.filestamp), and only when it moved (or the last read failed) reads it and
--- compares its content with what it last looked at, so a touch without an
--- edit swaps nothing.
+-- inode: core.filestamp), and only when it moved (or none was kept: read)
+-- reads it and compares its content with what it last looked at, so a
+-- touch without an edit swaps nothing.
 --   true            changed, loaded, compiled and swapped in
 --   false, nil      unchanged since the last poll (a refused file that is
 --                   still the same is not reported again), or back to the
@@ -213,20 +224,10 @@ end
 --   false, message  changed (or unreadable) and refused; the old schema
 --                   keeps serving. reg.last_error keeps the message.
 -- Neither poll nor reload raises: a memory error is a refusal too.
--- The file's content | nil, message; 'stamp' (taken before the read, so
--- an edit during it moves the stamp) is kept only when the read succeeds:
--- a read can fail with the stamp unchanged (EMFILE, EACCES), and the next
--- poll must read again rather than wait for an edit.
-local function read(self, stamp)
-  local source, err = core.readdefs(self.path, self.opts.max_size)
-  self.stamp = source and stamp or nil
-  return source, err
-end
-
 local function poll(self)
-  local stamp = core.filestamp(self.path)
+  local stamp, fresh = core.filestamp(self.path)
   if stamp and stamp == self.stamp then return false, nil end
-  local source, err = read(self, stamp)
+  local source, err = read(self, stamp, fresh)
   if not source then
     if self.seen_err == err then return false, nil end
     self.seen_err, self.last_error = err, err
