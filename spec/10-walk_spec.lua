@@ -358,6 +358,22 @@ describe("s:dissect", function()
     assert.equal(dmsg:match("%(bit %d+%)$"), wmsg:match("%(bit %d+%)$"))
   end)
 
+  it("takes a relative quat's baseline only when decode does: four numbers", function()
+    -- decode sends the value whole from a baseline it cannot encode; the
+    -- walk read a same-index flag there and ran out of bits
+    local t = bitwire.schema { T = { { "q", "quat", bits = 7, delta = "relative" } } }
+    for _, q in ipairs { { "a", 1, 0, 0 }, { "0", 1, 0, 0 }, { 0, 1, 0, 0, 5 },
+                         { 0, 1, 0, 0 } } do
+      local opts = { baseline = { q = q } }
+      local bytes = t:encode("T", { q = { 0, 1, 0, 0.3 } }, opts)
+      local v = assert(t:decode("T", bytes, opts))
+      local list, msg = t:dissect("T", bytes, opts)
+      assert.is_nil(msg)
+      assert.same(v.q, list[#list].value)
+      assert.equal(t:bits("T", v, opts), list[#list].bit + list[#list].bits)
+    end
+  end)
+
   it("raises on a type that does not exist or bytes that are not a string", function()
     assert.has_error(function() s:dissect("Nope", "") end, "dissect: no type 'Nope' in this schema")
     assert.has_error(function() s:dissect("S", 5) end)

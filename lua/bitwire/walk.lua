@@ -194,9 +194,13 @@ end
 -- bw_quatencode: the canonical code of 'q' (a table of four numbers, as
 -- bw_quatof reads it), or nil when it is no quaternion.
 function Walk:quatencode(f, q)
-  if type(q) ~= "table" then return nil end
+  -- exactly four numbers, raw, as bw_quatnums: else decode sends it whole
+  if type(q) ~= "table" or rawlen(q) ~= 4 then return nil end
   local x = {}
-  for i = 1, 4 do x[i] = tonumber(q[i]) or 0 end
+  for i = 1, 4 do
+    x[i] = rawget(q, i)
+    if type(x[i]) ~= "number" then return nil end
+  end
   local out = self:quatraw(f, x)
   if out == nil or f.bits > 22 then return out end
   local round = 0
