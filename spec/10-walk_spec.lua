@@ -374,6 +374,37 @@ describe("s:dissect", function()
     end
   end)
 
+  it("reads a sparse slot holding an array or a sparse array as a delta, as decode does", function()
+    local t = bitwire.schema { T = {
+      { "a", "sparse", max = 8, encoding = "index",
+        of = { "array", max = 6, of = { "int", min = 1, max = 4 } } },
+      { "s", "sparse", max = 4, encoding = "mask",
+        of = { "sparse", max = 3, encoding = "mask", of = { "int", min = 0, max = 3 } } } } }
+    local base = { a = { [2] = { 4, 4, 2, 1 }, [5] = { 2, 3 } }, s = { [1] = { [2] = 1 } } }
+    local v = { a = { [2] = { 4, 4, 2, 1, 3 }, [6] = { 2, 2 } }, s = { [1] = { [2] = 2, [3] = 0 } } }
+    local opts = { baseline = base }
+    local bytes = t:encode("T", v, opts)
+    local list, msg = t:dissect("T", bytes, opts)
+    assert.is_nil(msg)
+    local last = list[#list]
+    assert.equal(t:bits("T", v, opts), last.bit + last.bits)
+    local d = assert(t:decode("T", bytes, opts))
+    assert.same(d.a[2], v.a[2])
+    assert.same(d.s[1], v.s[1])
+  end)
+
+  it("reads a record whose baseline value is no table in full, as decode does", function()
+    local t = bitwire.schema { P = { { "x", "int", min = 0, max = 7 }, { "y", "int", min = 0, max = 7 } },
+                               T = { { "p", "P" }, { "n", "int", min = 0, max = 3 } } }
+    local opts = { baseline = { p = 5, n = 1 } }
+    local v = { p = { x = 1, y = 2 }, n = 1 }
+    local bytes = t:encode("T", v, opts)
+    assert.same(v, t:decode("T", bytes, opts))
+    local list, msg = t:dissect("T", bytes, opts)
+    assert.is_nil(msg)
+    assert.equal(t:bits("T", v, opts), list[#list].bit + list[#list].bits)
+  end)
+
   it("raises on a type that does not exist or bytes that are not a string", function()
     assert.has_error(function() s:dissect("Nope", "") end, "dissect: no type 'Nope' in this schema")
     assert.has_error(function() s:dissect("S", 5) end)

@@ -558,7 +558,7 @@ function Walk:deltavalue(p, f, b)
     if v ~= false then return v end
   end
   local known = b == M.UNKNOWN or type(b) == "table"
-  if b ~= nil and f.kind == "struct" then
+  if known and f.kind == "struct" then
     local e = self:open(p, "struct", "delta")
     local v = self:deltastruct(p, self.types[f.type], b)
     if v ~= nil then self:close(e, v) end
@@ -614,7 +614,7 @@ function Walk:deltaarray(path, f, base)
 end
 
 -- One sparse slot; against a baseline a presence bit, then a delta when
--- the baseline has a record there.
+-- the baseline has a table there.
 function Walk:slot(path, f, t, base, i)
   local p = path .. "[" .. i .. "]"
   if base == nil then
@@ -631,19 +631,12 @@ function Walk:slot(path, f, t, base, i)
   end
   local bv = M.UNKNOWN
   if base ~= M.UNKNOWN then bv = base[i] end
-  if base == M.UNKNOWN and f.of.kind == "struct" then
+  local k = f.of.kind
+  if base == M.UNKNOWN and (k == "struct" or k == "array" or k == "sparse") then
     return self:fail(p, "a slot delta needs the baseline", "baseline")
   end
-  local v
-  if f.of.kind == "struct" and type(bv) == "table" then
-    local e = self:open(p, "struct", "delta")
-    v = self:deltastruct(p, self.types[f.of.type], bv)
-    if v ~= nil then self:close(e, v) end
-  elseif f.of.relative then   -- a difference from the baseline's slot
-    v = self:deltavalue(p, f.of, bv)
-  else
-    v = self:value(p, f.of)
-  end
+  -- as bw_decdeltavalue: arrays and sparse arrays are deltas too
+  local v = self:deltavalue(p, f.of, bv)
   if v == nil then return nil end
   t[i] = v
   return true
