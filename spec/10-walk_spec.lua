@@ -405,6 +405,21 @@ describe("s:dissect", function()
     assert.equal(t:bits("T", v, opts), list[#list].bit + list[#list].bits)
   end)
 
+  it("reads a sparse array in full when its baseline has a key that is no slot", function()
+    local t = bitwire.schema { T = { { "s", "sparse", max = 4, encoding = "mask",
+                                       of = { "int", min = 0, max = 3 } } } }
+    for _, b in ipairs { { [1] = 2, [7] = 1 }, { [1] = 2, x = 1 }, { [0] = 1 } } do
+      local opts = { baseline = { s = b } }
+      local v = { s = { [1] = 3 } }
+      local bytes = t:encode("T", v, opts)
+      assert.same(v, t:decode("T", bytes, opts))
+      local list, msg = t:dissect("T", bytes, opts)
+      assert.is_nil(msg)
+      assert.equal(t:bits("T", v, opts), list[#list].bit + list[#list].bits)
+      assert.equal(t:bits("T", v, opts), select(2, t:cost("T", v, opts)))
+    end
+  end)
+
   it("raises on a type that does not exist or bytes that are not a string", function()
     assert.has_error(function() s:dissect("Nope", "") end, "dissect: no type 'Nope' in this schema")
     assert.has_error(function() s:dissect("S", 5) end)

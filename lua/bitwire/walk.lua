@@ -451,6 +451,15 @@ function Walk:leafvalue(path, f, role)
   return v
 end
 
+-- Whether every key of sparse baseline 'b' is a slot 1..max: else the driver
+-- sends the array in full (WIRE.md, "Delta against a baseline")
+local function slotsonly(b, max)
+  for k in pairs(b) do
+    if type(k) ~= "number" or k % 1 ~= 0 or k < 1 or k > max then return false end
+  end
+  return true
+end
+
 local function present(f, version)
   return (f.since or 0) <= version and (f.removed == nil or version < f.removed)
 end
@@ -566,6 +575,7 @@ function Walk:deltavalue(p, f, b)
   elseif known and f.kind == "array" then
     return self:deltaarray(p, f, b)
   elseif known and f.kind == "sparse" then
+    if b ~= M.UNKNOWN and not slotsonly(b, f.max) then return self:value(p, f) end
     return self:value(p, f, b)
   end
   return self:value(p, f)
