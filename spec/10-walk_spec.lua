@@ -420,6 +420,23 @@ describe("s:dissect", function()
     end
   end)
 
+  it("counts an array baseline up to its first hole, as decode does", function()
+    local t = bitwire.schema { T = { { "a", "array", of = { "int", min = 0, max = 15 }, max = 7 } } }
+    local b = { 1, 2, 3 }
+    b[4] = 4
+    b[3] = nil   -- '#b' may be 4; the driver counts 2
+    for _, base in ipairs { b, { nil, 2, 3 } } do
+      local opts = { baseline = { a = base } }
+      local v = { a = { 1, 2, 9, 5 } }
+      local bytes = t:encode("T", v, opts)
+      assert.same(v, t:decode("T", bytes, opts))
+      local list, msg = t:dissect("T", bytes, opts)
+      assert.is_nil(msg)
+      assert.equal(t:bits("T", v, opts), list[#list].bit + list[#list].bits)
+      assert.equal(t:bits("T", v, opts), select(2, t:cost("T", v, opts)))
+    end
+  end)
+
   it("raises on a type that does not exist or bytes that are not a string", function()
     assert.has_error(function() s:dissect("Nope", "") end, "dissect: no type 'Nope' in this schema")
     assert.has_error(function() s:dissect("S", 5) end)

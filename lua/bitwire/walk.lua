@@ -594,7 +594,9 @@ function Walk:deltaarray(path, f, base)
     n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max }, "count")
     if n == nil then return nil end
   end
-  local t, blen = {}, #base
+  -- its first border, as the driver counts it: '#' may pass a hole
+  local t, blen = {}, 0
+  while base[blen + 1] ~= nil do blen = blen + 1 end
   -- as the driver: a kept element costs a bit, a new one its minbits
   local need = math.min(n, blen) + math.max(n - blen, 0) * (f.of.minbits or 0)
   if need > self.r:remaining() then
