@@ -437,6 +437,21 @@ describe("s:dissect", function()
     end
   end)
 
+  it("takes a relative field the baseline lacks from its default, as decode does", function()
+    local t = bitwire.schema { T = {
+      { "f", "float", min = 0, max = 10, res = 0.5, default = 2, delta = "relative" },
+      { "h", "angle", bits = 8, default = 1, delta = "relative" },
+      { "n", "int", min = 0, max = 3 } } }
+    local opts = { baseline = {} }
+    local v = { f = 2.5, h = 1.1, n = 1 }
+    local bytes = t:encode("T", v, opts)
+    local d = assert(t:decode("T", bytes, opts))
+    local list, msg = t:dissect("T", bytes, opts)
+    assert.is_nil(msg)
+    assert.equal(t:bits("T", v, opts), list[#list].bit + list[#list].bits)
+    assert.equal(d.f, list[2].value)
+  end)
+
   it("raises on a type that does not exist or bytes that are not a string", function()
     assert.has_error(function() s:dissect("Nope", "") end, "dissect: no type 'Nope' in this schema")
     assert.has_error(function() s:dissect("S", 5) end)

@@ -506,10 +506,11 @@ function Walk:deltastruct(path, ty, base)
       if b ~= M.UNKNOWN then
         if type(base) == "table" then b = base[f.name] else b = nil end
       end
+      -- a field the baseline lacks is its default, kept or changed from
+      if b == nil and not f.optional then b = f.default end
       local changed = self:meta(p .. "^", "bool", 1, "changed")
       if changed == nil then return nil end
       if changed == 0 then
-        if b == nil and not f.optional then b = f.default end
         t[f.name] = self:kept(f, b)
       else
         local here = true
