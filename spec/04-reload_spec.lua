@@ -369,6 +369,24 @@ describe("bitwire.watch", function()
     assert.same({ true }, b)
   end)
 
+  it("poll tries an edit again after the host ran out of memory compiling it", function()
+    local core = require "bitwire.core"
+    local path = tempdefs(entity_defs(100))
+    local reg = assert(bitwire.watch(path))
+    local real = core.sandbox
+    core.sandbox = function () core.sandbox = real; error("not enough memory", 0) end
+    local ok, a, b = pcall(function ()
+      write(path, entity_defs(200))
+      local first = { reg:poll() }
+      return first, { reg:poll() }
+    end)
+    core.sandbox = real
+    assert.is_true(ok, a)
+    assert.same({ false, path .. ": not enough memory" }, a)
+    assert.same({ true }, b)   -- the same content, read and swapped in
+    assert.is_nil(reg.last_error)
+  end)
+
   it("poll refuses a bad edit with false, message and keeps the old schema", function()
     local path = tempdefs(entity_defs(100))
     local reg = assert(bitwire.watch(path))

@@ -92,12 +92,14 @@ local function fromsource(source, path, opts)
   return compile(desc, path)
 end
 
--- f(...) -> its two results | nil, message: a memory error of the host
--- while copying or compiling is a refusal too, never a raise.
+-- f(...) -> its two results | nil, message, memory: a memory error of the
+-- host while copying or compiling is a refusal too, never a raise ('memory'
+-- says it was one: Lua's error object for it is exactly this string).
 local function protect(path, f, ...)
   local ok, a, b = pcall(f, ...)
   if ok then return a, b end
-  return nil, path .. ": " .. (type(a) == "string" and a or tostring(a))
+  return nil, path .. ": " .. (type(a) == "string" and a or tostring(a)),
+         a == "not enough memory"
 end
 
 local function loaddefs(path, opts)
@@ -191,8 +193,10 @@ function Registry:schemas()
 end
 
 local function try(self, source)
-  local s, err = protect(self.path, fromsource, source, self.path, self.opts)
+  local s, err, memory = protect(self.path, fromsource, source, self.path, self.opts)
   if not s then
+    -- the host ran short, the content was not judged: the next poll tries it
+    if memory then self.seen = nil end
     self.last_error = err
     return false, err
   end
