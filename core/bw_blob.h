@@ -120,6 +120,20 @@ static inline const void *bw_relarray_data (const bw_RelArray *a) {
 /* Element 'i' (< a->count) of relative array 'a' of 'T'. */
 #define bw_relarray_at(a, T, i)  ((const T *)bw_relarray_data(a) + (i))
 
+/* What generated headers pin their layout with, in C99, C11 and C++: C99
+** has no _Static_assert or _Alignof, C++ spells them otherwise. The C99
+** form redeclares one extern array, legal any number of times. */
+#if defined(__cplusplus)
+#define BW_BLOBASSERT(c, msg)  static_assert(c, msg)
+#define BW_BLOBALIGNOF(T)      alignof(T)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define BW_BLOBASSERT(c, msg)  _Static_assert(c, msg)
+#define BW_BLOBALIGNOF(T)      _Alignof(T)
+#else
+#define BW_BLOBASSERT(c, msg)  extern char bw_blobassert_[(c) ? 1 : -1]
+#define BW_BLOBALIGNOF(T)      offsetof(struct { char c; T x; }, x)
+#endif
+
 /* }========================================================== */
 
 /* Byte sizes of the C types; the names of the integer ones ("uint8",

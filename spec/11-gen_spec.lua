@@ -967,6 +967,45 @@ describe("bitwire.gen.blob", function()
     end
   end)
 
+  it("compiles as C99 and C++11, not only C11, and checks a blob there", function()
+    -- the header spelled its layout checks _Static_assert and _Alignof, and
+    -- a quantized float's range as a hex float: C++ (and C99 -Wpedantic)
+    -- refused it
+    local genblob = require "bitwire.gen.blob"
+    local s = bitwire.schema {
+      P = { { "x", "float", min = -10, max = 10, res = 0.01 }, { "k", "float64" } },
+      T = { { "p", "P" }, { "name", "string", max = 8 }, { "o", "P", optional = true } } }
+    local blob = s:blob("T", { p = { x = 2.5, k = 1 }, name = "hi", o = { x = -3, k = 0 } })
+    local hex = {}
+    for i = 1, #blob do hex[i] = string.format("0x%02x", blob:byte(i)) end
+    local main = [[
+#include <stdio.h>
+#include <stdlib.h>
+#include "c_blob.h"
+static const unsigned char bytes[] = { ]] .. table.concat(hex, ", ") .. [[ };
+int main (void) {
+  void *b = malloc(sizeof(bytes));
+  const T *t;
+  if (b == NULL) return 1;
+  memcpy(b, bytes, sizeof(bytes));
+  if (!T_blob_check(b, sizeof(bytes), NULL)) return 1;
+  t = T_blob_root(b);
+  printf("%g %s %g", (double)t->p.x, T_name(t), (double)T_o(t)->x);
+  free(b);
+  return 0;
+}
+]]
+    local h = genblob(s, { prefix = "" })
+    local cc, cxx = os.getenv("CC") or "cc", os.getenv("CXX") or "c++"
+    for _, build in ipairs {
+      cc .. " -std=c99 -Wall -Wextra -Wpedantic -Wshadow -Werror -Icore -IDIR "
+        .. "-o DIR/main DIR/main.c build/libbitwire.a -lz -lm",
+      cxx .. " -std=c++11 -Wall -Wextra -Wpedantic -Wshadow -Werror -Icore -IDIR "
+        .. "-o DIR/main -x c++ DIR/main.c -x none build/libbitwire.a -lz -lm" } do
+      assert.equal("2.5 hi -3", runin({ ["c_blob.h"] = h, ["main.c"] = main }, build))
+    end
+  end)
+
   it("lays out fields of no bytes with no alignment, as C, which declares none", function()
     -- a count-0 array of doubles aligned its place to 8 in the layout, and
     -- the header's struct (without the member) came out smaller

@@ -638,7 +638,7 @@ describe("bitwire blob (the command)", function()
     local ok, out = run { "header", defs }
     assert.is_true(ok)
     assert.matches("struct T {", out, 1, true)
-    assert.matches("_Static_assert(offsetof(T, s) == 4", out, 1, true)
+    assert.matches("BW_BLOBASSERT(offsetof(T, s) == 4", out, 1, true)
     assert.matches("T_blob_check", out, 1, true)
     write(tmp .. ".bin", "not a blob")
     local ok2, msg = run { defs, "T", tmp .. ".bin", "--json" }

@@ -1,7 +1,7 @@
 -- bitwire.gen.blob(schema [, opts]) -> C header text for mapped blobs.
 --
 -- Every number comes from s:blob_layout(), the core's layout: the structs
--- are printed from it and checked against it with _Static_assert on every
+-- are printed from it and checked against it with BW_BLOBASSERT on every
 -- size, alignment and offset, so a compiler that lays a struct out any other
 -- way refuses the header. The same layout is printed as a static
 -- bw_BlobLayout that T_blob_check hands to libbitwire's validator
@@ -89,7 +89,7 @@ function M.generate(s, opts)
       local n = hint .. "_entry"
       typedef(n, string.format("typedef struct %s { uint32_t index; } %s;", n, n))
       asserts[#asserts + 1] = string.format(
-        "_Static_assert(sizeof(%s) == %d, \"%s layout\");", n, f.stride, n)
+        "BW_BLOBASSERT(sizeof(%s) == %d, \"%s layout\");", n, f.stride, n)
       return n
     end
     local et = ctypeof(e, hint .. "_e")
@@ -98,12 +98,12 @@ function M.generate(s, opts)
       typedef(n, string.format(
         "typedef struct %s { uint32_t index; %s value; } %s;", n, et, n))
       asserts[#asserts + 1] = string.format(
-        "_Static_assert(sizeof(%s) == %d && offsetof(%s, value) == %d, \"%s layout\");",
+        "BW_BLOBASSERT(sizeof(%s) == %d && offsetof(%s, value) == %d, \"%s layout\");",
         n, f.stride, n, f.voff, n)
       return n
     end
     asserts[#asserts + 1] = string.format(
-      "_Static_assert(sizeof(%s) == %d, \"%s element size\");", et, f.stride, hint)
+      "BW_BLOBASSERT(sizeof(%s) == %d, \"%s element size\");", et, f.stride, hint)
     return et
   end
 
@@ -155,7 +155,7 @@ function M.generate(s, opts)
       if f.presence then
         members[#members + 1] = string.format("  uint8_t %s;", claim("has_" .. fname, what, cn))
         asserts[#asserts + 1] = string.format(
-          "_Static_assert(offsetof(%s, has_%s) == %d, \"%s.has_%s\");",
+          "BW_BLOBASSERT(offsetof(%s, has_%s) == %d, \"%s.has_%s\");",
           cn, fname, f.presence, cn, fname)
       end
       if f.size == 0 then  -- count 0: no bytes, and ISO C has no zero-length arrays
@@ -182,7 +182,7 @@ function M.generate(s, opts)
       members[#members + 1] = string.format("  %s %s;%s", ct, fname,
         note and ("  /* " .. note .. " */") or "")
       asserts[#asserts + 1] = string.format(
-        "_Static_assert(offsetof(%s, %s) == %d && sizeof(((%s *)0)->%s) == %d, \"%s.%s\");",
+        "BW_BLOBASSERT(offsetof(%s, %s) == %d && sizeof(((%s *)0)->%s) == %d, \"%s.%s\");",
         cn, fname, f.offset, cn, fname, f.size, cn, fname)
       -- accessors
       local acc = { string = { "", "_len" }, pointer = { "" }, array = { "_count", "_at" },
@@ -229,7 +229,7 @@ function M.generate(s, opts)
     for _, m in ipairs(members) do body[#body + 1] = m end
     body[#body + 1] = "};"
     body[#body + 1] = string.format(
-      "_Static_assert(sizeof(%s) == %d && _Alignof(%s) == %d, \"%s size\");",
+      "BW_BLOBASSERT(sizeof(%s) == %d && BW_BLOBALIGNOF(%s) == %d, \"%s size\");",
       cn, t.size, cn, t.align, cn)
     for _, a in ipairs(asserts) do body[#body + 1] = a end
     body[#body + 1] = ""
@@ -244,8 +244,8 @@ function M.generate(s, opts)
       f.name and ctypes.cstring(f.name) or "NULL", f.offset,
       f.presence and tostring(f.presence) or "BW_BLOBNONE", f.size, f.align,
       f.formid, f.ctypeid, f.check and 1 or 0, f.ref, f.stride, f.voff,
-      f.count, int64(f.min), int64(f.max), string.format("%a", f.dmin),
-      string.format("%a", f.dmax), 0)
+      f.count, int64(f.min), int64(f.max), string.format("%.17g", f.dmin),
+      string.format("%.17g", f.dmax), 0)
   end
   if #fields == 0 then emit("  {NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}") end
   emit("};")
