@@ -147,7 +147,7 @@ static void cleanvalue (Ctx *c, const bw_Field *f, int v, int seen) {
 
 /* Clear the table at 'into' along type 't' (known: this schema decoded
 ** it as 't', and it holds no other keys). */
-static void cleaninto (Ctx *c, uint32_t t, int into, int known) {
+void bw_intoclean (Ctx *c, uint32_t t, int into, int known) {
   lua_State *L = c->L;
   int seen;
   if (known) return;
@@ -167,12 +167,7 @@ void bw_intoprepare (Ctx *c, uint32_t t, int into, int b) {
   ** rewritten or dropped at the end (bw_decodetop) */
   if (b != 0) return;
   known = bw_decodedas(c, t, into, &tape);
-  cleaninto(c, t, into, known);
+  bw_intoclean(c, t, into, known);
   /* what it was sent as, it is no longer: its entry goes */
   if (!known || tape != NULL) bw_tapedrop(c->L, into);
-}
-
-void bw_intoclean (Ctx *c, uint32_t t, int into) {
-  const struct Tape *tape;
-  cleaninto(c, t, into, bw_decodedas(c, t, into, &tape));
 }

@@ -469,9 +469,10 @@ int bw_decodetop (Ctx *c, uint32_t t, int into, int b);
 ** lacks cleared (lbw_into.c). A delta's ('b' set) is left as it is. */
 void bw_intoprepare (Ctx *c, uint32_t t, int into, int b);
 /* A delta's 'into', which its tape walk refills in place: cleared as
-** bw_intoprepare clears a full decode's, after the baseline is read
-** (its tape made), since the two may share tables (lbw_into.c). */
-void bw_intoclean (Ctx *c, uint32_t t, int into);
+** bw_intoprepare clears a full decode's ('known': this schema decoded it
+** as 't'), after the baseline is read (its tape made), since the two may
+** share tables (lbw_into.c). */
+void bw_intoclean (Ctx *c, uint32_t t, int into, int known);
 
 /* }========================================================== */
 

@@ -388,8 +388,6 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
 ** changed by hand afterwards is the caller's to keep valid. One table
 ** makes one entry per decoded value, and one lookup per baseline. */
 
-#define pushknown  bw_pushknown
-
 /* The entry of a table this schema decoded as type 't'; -1 (no entry is)
 ** for a type id too large for it. */
 static lua_Integer knownmark (const Ctx *c, uint32_t t) {
@@ -415,7 +413,7 @@ int bw_decodedas (Ctx *c, uint32_t t, int b, const Tape **tape) {
   int ok, type;
   *tape = NULL;
   if (c->version != c->S->version) return 0;
-  pushknown(L);
+  bw_pushknown(L);
   lua_pushvalue(L, b);
   type = lua_rawget(L, -2);
   ok = decodedentry(c, t, type);
@@ -427,10 +425,10 @@ int bw_decodedas (Ctx *c, uint32_t t, int b, const Tape **tape) {
 
 void bw_setdecoded (Ctx *c, uint32_t t, int tbl, int ok) {
   lua_State *L = c->L;
-  pushknown(L);
+  lua_Integer mark = knownmark(c, t);
+  bw_pushknown(L);
   lua_pushvalue(L, tbl);
-  if (ok && c->version == c->S->version && knownmark(c, t) >= 0)
-    lua_pushinteger(L, knownmark(c, t));
+  if (ok && c->version == c->S->version && mark >= 0) lua_pushinteger(L, mark);
   else lua_pushnil(L);
   lua_rawset(L, -3);
   lua_pop(L, 1);
@@ -606,7 +604,7 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
   Tapes *tp = c->tapes;
   const Tape *base = NULL;
   int tapes, type, decoded, ok;
-  pushknown(L);
+  bw_pushknown(L);
   tapes = lua_gettop(L);
   lua_pushvalue(L, bidx);
   type = lua_rawget(L, tapes);
@@ -632,15 +630,20 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
   return base;
 }
 
-/* The tape of the table at 'idx' (in the known table at 'tapes'), if it
-** has one, no longer describes it: no walk reads it as a baseline until
-** keeptape writes it again. A table refilled in place holds a mix of old
-** and new values when a raise (a memory error) stops the walk partway. */
-static void untrust (lua_State *L, int tapes, int idx) {
-  lua_pushvalue(L, idx);
-  if (lua_rawget(L, tapes) == LUA_TUSERDATA)
-    ((Tape *)lua_touserdata(L, -1))->owner = 0;
+/* Ready the table at 'into' (in the known table at 'tapes') for the walk
+** to refill in place, in one lookup: cleared as bw_intoclean clears it,
+** and its tape, if it has one, no longer trusted as describing it until
+** keeptape writes it again: a raise (a memory error) that stops the walk
+** partway leaves a mix of old and new values. */
+static void intoready (Ctx *c, uint32_t t, int tapes, int into) {
+  lua_State *L = c->L;
+  int type, known;
+  lua_pushvalue(L, into);
+  type = lua_rawget(L, tapes);
+  known = c->version == c->S->version && decodedentry(c, t, type);
+  if (type == LUA_TUSERDATA) ((Tape *)lua_touserdata(L, -1))->owner = 0;
   lua_pop(L, 1);
+  bw_intoclean(c, t, into, known);
 }
 
 int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape, int into) {
@@ -652,7 +655,7 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape, int into) {
   Walk w;
   if (tp->ok == NULL || !tp->ok[t]) return -1;
   if (base != NULL) {  /* as basetape leaves it: the known table, a slot */
-    pushknown(L);
+    bw_pushknown(L);
     lua_pushnil(L);
     in = tapewords(c, base);
   }
@@ -661,10 +664,7 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape, int into) {
     lua_settop(L, top);
     return -1;
   }
-  if (into != 0) {  /* the baseline's tape made */
-    bw_intoclean(c, t, into);
-    untrust(L, tapes, into);
-  }
+  if (into != 0) intoready(c, t, tapes, into);  /* the baseline's tape made */
   startwalk(&w, c, base, in, 0);
   if ((ok = bw_tapedecstruct(&w, t, into)) == 0) return 0;
   if (ok == 2)  /* refilled in place: its old tape (bw_intoprepare kept
@@ -683,7 +683,7 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape, int into) {
 
 void bw_tapemove (lua_State *L, int from, int to) {
   int top = lua_gettop(L);
-  pushknown(L);
+  bw_pushknown(L);
   lua_pushvalue(L, to);
   lua_pushvalue(L, from);
   lua_rawget(L, top + 1);
@@ -692,7 +692,7 @@ void bw_tapemove (lua_State *L, int from, int to) {
 }
 
 void bw_tapedrop (lua_State *L, int idx) {
-  pushknown(L);
+  bw_pushknown(L);
   lua_pushvalue(L, idx);
   lua_pushnil(L);
   lua_rawset(L, -3);
