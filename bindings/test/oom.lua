@@ -88,38 +88,25 @@ local function check ()
        { s:decode("Snapshot", full.c) }, "decoded against it again")
 end
 
+-- A scenario: the baseline decoded in full, then 'into' made by 'make'.
+local function scenario (name, make, op)
+  return { name = name, op = op, check = check,
+           prepare = function () base = s:decode("Snapshot", full.a); into = make() end }
+end
+
+-- a table with a tape of its own, as a client's ring slot has
+local function ringslot () return s:decode("Snapshot", delta_ca, { baseline = base }) end
+local function deltainto ()
+  return s:decode("Snapshot", delta_ba, { baseline = base, into = into })
+end
+
 return {
-  { name = "delta decoded into a table it refills",
-    prepare = function ()
-      base = s:decode("Snapshot", full.a)
-      -- a table with a tape of its own, as a client's ring slot has
-      into = s:decode("Snapshot", delta_ca, { baseline = base })
-    end,
-    op = function ()
-      return s:decode("Snapshot", delta_ba, { baseline = base, into = into })
-    end,
-    check = check },
-  { name = "full decode into a table it refills",
-    prepare = function ()
-      base = s:decode("Snapshot", full.a)
-      into = s:decode("Snapshot", full.c)
-    end,
-    op = function () return s:decode("Snapshot", full.b, { into = into }) end,
-    check = check },
-  { name = "delta decoded into a table of another's",
-    prepare = function ()
-      base = s:decode("Snapshot", full.a)
-      into = copy(c)
-    end,
-    op = function ()
-      return s:decode("Snapshot", delta_ba, { baseline = base, into = into })
-    end,
-    check = check },
-  { name = "delta encoded against a table",
-    prepare = function ()
-      base = s:decode("Snapshot", full.a)
-      into = s:decode("Snapshot", delta_ca, { baseline = base })
-    end,
-    op = function () return s:encode("Snapshot", b, { baseline = into }) end,
-    check = check },
+  scenario("delta decoded into a table it refills", ringslot, deltainto),
+  scenario("full decode into a table it refills",
+           function () return s:decode("Snapshot", full.c) end,
+           function () return s:decode("Snapshot", full.b, { into = into }) end),
+  scenario("delta decoded into a table of another's", function () return copy(c) end,
+           deltainto),
+  scenario("delta encoded against a table", ringslot,
+           function () return s:encode("Snapshot", b, { baseline = into }) end),
 }
