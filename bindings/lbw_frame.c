@@ -16,8 +16,9 @@
 **   version_bits  the version travels in that many bits (0: not sent)
 **   deltas        bool(delta) and a 16-bit baseline id
 **   message       false: no message id; decode reads type 'type'
-** Per call: encode takes baseline, baseline_id and version; decode takes
-** into, baselines ({[id] = value}) and version.
+** Per call: encode takes baseline, baseline_id, strict and version;
+** decode takes baselines ({[id] = value}), into, max_values, share and
+** version. Unknown keys in either table raise, as every call's options.
 */
 
 #include <inttypes.h>
@@ -45,8 +46,11 @@ static int optbool (lua_State *L, int arg, const char *k, int def) {
 ** schema's ('tagged'). */
 static void checkheader (lua_State *L, int arg, bw_FrameHeader *h,
                          int *fold, int *given) {
+  static const char *const keys[] = {"check", "deltas", "fingerprint", "id",
+    "message", "schemas", "tag", "tagged", "type", "version_bits", NULL};
   lua_Integer v;
   luaL_checktype(L, arg, LUA_TTABLE);
+  bw_checkkeys(L, arg, keys, "header option");
   memset(h, 0, sizeof(*h));
   h->protocolid = (uint64_t)bw_optfield(L, arg, "id", 0);
   *fold = optbool(L, arg, "fingerprint", 0);
@@ -80,9 +84,38 @@ static void checkheader (lua_State *L, int arg, bw_FrameHeader *h,
 ** s:frame_decode(packet, id, endcheck, name, message [, opts]), 'opts'
 ** holding the header options (tag, version_bits, deltas) with the call's.
 ** Pushes the header table those arguments describe. */
+static const char *const oldkeys[] = {"tag", "version_bits", "deltas", NULL};
+
+static int isoldkey (lua_State *L, int idx) {
+  int i;
+  if (lua_type(L, idx) != LUA_TSTRING) return 0;
+  for (i = 0; oldkeys[i] != NULL; i++)
+    if (strcmp(oldkeys[i], lua_tostring(L, idx)) == 0) return 1;
+  return 0;
+}
+
+/* The call's options of the positional form's 'opts': a copy without the
+** header's keys, whose other keys the call checks. */
+static void pusholdopts (lua_State *L, int opts) {
+  if (!lua_istable(L, opts)) {
+    lua_pushvalue(L, opts);
+    return;
+  }
+  lua_newtable(L);
+  lua_pushnil(L);
+  while (lua_next(L, opts)) {
+    if (isoldkey(L, -2)) lua_pop(L, 1);
+    else {
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, -4);
+    }
+  }
+}
+
 static void pusholdheader (lua_State *L, int id, int check, int name,
                            int msg, int opts) {
-  static const char *const keys[] = {"tag", "version_bits", "deltas", NULL};
+  const char *const *keys = oldkeys;
   int i;
   lua_createtable(L, 0, 8);
   lua_pushinteger(L, luaL_checkinteger(L, id));
@@ -110,7 +143,7 @@ static int oldencode (lua_State *L) {
   pusholdheader(L, 2, 3, 4, 6, 7);
   lua_pushvalue(L, 4);
   lua_pushvalue(L, 5);
-  lua_pushvalue(L, 7);
+  pusholdopts(L, 7);
   lua_call(L, 5, 1);
   return 1;
 }
@@ -123,7 +156,7 @@ static int olddecode (lua_State *L) {
   lua_pushvalue(L, 1);
   pusholdheader(L, 3, 4, 5, 6, 7);
   lua_pushvalue(L, 2);
-  lua_pushvalue(L, 7);
+  pusholdopts(L, 7);
   lua_call(L, 4, 3);
   if (lua_isnil(L, -3)) return 3;  /* nil, message, code */
   lua_pop(L, 1);                   /* the schema */
@@ -144,23 +177,23 @@ static int schema_frameencode (lua_State *L) {
   bw_entercall(L, ls);  /* before the header's metamethods can run */
   checkheader(L, 2, &h, &fold, &given);
   t = bw_checktype(L, 3);
-  bw_getopts(L, 5, OPTBIT(OPT_BASELINE) | OPTBIT(OPT_VERSION), &o);
+  bw_readopts(L, 5, OPTS_FRAMEENC, &o);
   b = bw_optbaseline(L, &o);
   if (b) {
-    lua_Integer bid;
+    int at = o.at[OPT_BASELINEID];
+    lua_Integer bid = at != 0 && lua_isinteger(L, at) ? lua_tointeger(L, at)
+                                                       : -1;
     luaL_argcheck(L, h.flags & BW_FDELTAS, 5,
                   "a baseline needs a protocol with deltas");
-    lua_getfield(L, 5, "baseline_id");
-    bid = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
     luaL_argcheck(L, bid >= 0 && bid < (1 << BW_BASELINEBITS), 5,
                   "'baseline_id' must be an integer in [0, 65535]");
-    lua_pop(L, 1);
     h.delta = 1;
     h.baseline = (uint32_t)bid;
   }
   luaL_argcheck(L, (h.flags & BW_FVERSION) || o.at[OPT_VERSION] == 0, 5,
                 "'version' needs a versioned protocol");
   bw_initheld(L, &c, ls, bw_optversion(L, &o, ls->S));
+  bw_optencode(L, &o, &c);
   if ((h.flags & BW_FVERSION) && h.versionbits < 32
       && (uint64_t)c.version >> h.versionbits != 0)
     return luaL_error(L, "version %d does not fit in %d bits",
@@ -227,7 +260,7 @@ static int schema_framedecode (lua_State *L) {
   bw_Reader r;
   size_t len;
   const char *s;
-  int fold, given, into, ok, b = 0;
+  int fold, given, into, baselines, ok, b = 0;
   Lookup lk;
   uint32_t version, t;
   Opts o;
@@ -238,9 +271,9 @@ static int schema_framedecode (lua_State *L) {
   bw_entercall(L, ls);  /* before the header's metamethods can run */
   checkheader(L, 2, &h, &fold, &given);
   s = luaL_checklstring(L, 3, &len);
-  bw_getopts(L, 4, OPTBIT(OPT_INTO) | OPTBIT(OPT_MAXVALUES) | OPTBIT(OPT_SHARE)
-             | OPTBIT(OPT_VERSION), &o);
+  bw_readopts(L, 4, OPTS_FRAMEDEC, &o);
   into = bw_optinto(L, &o);
+  baselines = bw_opttable(L, &o, OPT_BASELINES);
   if (fold) h.protocolid = bw_frameprotocolid(h.protocolid, ls->S->fingerprint);
   h.typebits = ls->S->typebits;
   lk.L = L;
@@ -279,11 +312,6 @@ static int schema_framedecode (lua_State *L) {
   }
   if (h.delta) {
     lua_Integer bid = (lua_Integer)h.baseline;
-    int baselines = 0;
-    if (lua_istable(L, 4)) {
-      lua_getfield(L, 4, "baselines");
-      baselines = lua_istable(L, -1) ? lua_gettop(L) : 0;
-    }
     if (baselines == 0 || lua_rawgeti(L, baselines, bid) != LUA_TTABLE) {
       bw_decfail(&c, BW_EBASELINE, h.typepos - BW_BASELINEBITS,
                  "unknown baseline %lld", (long long)bid);

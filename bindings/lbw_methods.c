@@ -32,7 +32,8 @@ uint32_t bw_checktype (lua_State *L, int arg) {
 }
 
 static const char *const optnames[NOPTS] = {
-  "baseline", "into", "max_values", "share", "strict", "version"
+  "baseline", "baseline_id", "baselines", "into", "max_values", "share",
+  "strict", "version"
 };
 
 /* Push "unknown <what> <key> (known: <known>)" for the key at 'key' (a
@@ -117,9 +118,27 @@ void bw_readopts (lua_State *L, int arg, unsigned takes, Opts *o) {
   if (meta) getopts(L, arg, takes, o);  /* read as lua_getfield reads */
 }
 
-void bw_getopts (lua_State *L, int arg, unsigned takes, Opts *o) {
-  noopts(L, arg, o);
-  if (lua_istable(L, arg)) getopts(L, arg, takes, o);
+void bw_checkkeys (lua_State *L, int arg, const char *const names[],
+                   const char *what) {
+  luaL_Buffer B;
+  int i;
+  lua_pushnil(L);
+  while (lua_next(L, arg)) {
+    lua_pop(L, 1);
+    i = 0;
+    if (lua_type(L, -1) == LUA_TSTRING)
+      for (; names[i] != NULL; i++)
+        if (strcmp(names[i], lua_tostring(L, -1)) == 0) break;
+    if (lua_type(L, -1) != LUA_TSTRING || names[i] == NULL) {
+      luaL_buffinit(L, &B);
+      for (i = 0; names[i] != NULL; i++) {
+        if (i > 0) luaL_addstring(&B, ", ");
+        luaL_addstring(&B, names[i]);
+      }
+      luaL_pushresult(&B);
+      luaL_argerror(L, arg, pushunknown(L, -2, what, lua_tostring(L, -1)));
+    }
+  }
 }
 
 static void getopts (lua_State *L, int arg, unsigned takes, Opts *o) {
@@ -167,8 +186,7 @@ uint32_t bw_optversion (lua_State *L, const Opts *o, const bw_Schema *S) {
   return (uint32_t)v;
 }
 
-/* Table option 'i' of 'o': its index, or 0. */
-static int opttable (lua_State *L, const Opts *o, int i) {
+int bw_opttable (lua_State *L, const Opts *o, int i) {
   if (o->at[i] != 0 && !lua_istable(L, o->at[i]))
     luaL_argerror(L, o->arg, lua_pushfstring(L, "'%s' must be a table",
                                              optnames[i]));
@@ -176,17 +194,21 @@ static int opttable (lua_State *L, const Opts *o, int i) {
 }
 
 int bw_optbaseline (lua_State *L, const Opts *o) {
-  return opttable(L, o, OPT_BASELINE);
+  return bw_opttable(L, o, OPT_BASELINE);
 }
 
 int bw_optinto (lua_State *L, const Opts *o) {
-  return opttable(L, o, OPT_INTO);
+  return bw_opttable(L, o, OPT_INTO);
 }
 
 uint64_t bw_optmaxvalues (lua_State *L, const Opts *o) {
   lua_Integer v = optint(L, o, OPT_MAXVALUES, MAXVALUES);
   luaL_argcheck(L, v >= 0, o->arg, "'max_values' must not be negative");
   return (uint64_t)v;
+}
+
+void bw_optencode (lua_State *L, const Opts *o, Ctx *c) {
+  if (o->at[OPT_STRICT] != 0) c->strict = lua_toboolean(L, o->at[OPT_STRICT]);
 }
 
 void bw_optdecode (lua_State *L, const Opts *o, Ctx *c) {
@@ -453,7 +475,7 @@ static bw_Writer *encodeargs (lua_State *L, int msg) {
   lua_settop(L, 4);  /* an omitted value is nil, not the names array */
   bw_readopts(L, 4, OPTS_ENCODE, &o);
   bw_initctx(L, &c, ls, bw_optversion(L, &o, ls->S), 1);
-  if (o.at[OPT_STRICT] != 0) c.strict = lua_toboolean(L, o.at[OPT_STRICT]);
+  bw_optencode(L, &o, &c);
   encodeinto(&c, t, 3, msg, &o);
   return c.w;
 }

@@ -646,23 +646,28 @@ int  bw_schemagc (lua_State *L);
 uint32_t bw_checktype (lua_State *L, int arg);
 /* The options of a call: the stack index of each one's value (0: absent)
 ** and of their table ('arg'). */
-enum { OPT_BASELINE, OPT_INTO, OPT_MAXVALUES, OPT_SHARE, OPT_STRICT,
-       OPT_VERSION, NOPTS };
+enum { OPT_BASELINE, OPT_BASELINEID, OPT_BASELINES, OPT_INTO, OPT_MAXVALUES,
+       OPT_SHARE, OPT_STRICT, OPT_VERSION, NOPTS };
 #define OPTBIT(i)    (1u << (i))
 #define OPTS_ENCODE  (OPTBIT(OPT_BASELINE) | OPTBIT(OPT_STRICT) \
                       | OPTBIT(OPT_VERSION))
 #define OPTS_DECODE  (OPTBIT(OPT_BASELINE) | OPTBIT(OPT_INTO) \
                       | OPTBIT(OPT_MAXVALUES) | OPTBIT(OPT_SHARE) \
                       | OPTBIT(OPT_VERSION))
+/* The frame calls: a delta names its baseline by id. */
+#define OPTS_FRAMEENC  (OPTS_ENCODE | OPTBIT(OPT_BASELINEID))
+#define OPTS_FRAMEDEC  ((OPTS_DECODE & ~OPTBIT(OPT_BASELINE)) \
+                        | OPTBIT(OPT_BASELINES))
 typedef struct Opts { int arg, at[NOPTS]; } Opts;
 /* Read the options table at 'arg' (none, nil or a table) in one pass: the
 ** values of those in 'takes' (OPTBIT each) stay on the stack; any other
 ** key raises, naming it and those the call takes, so a misspelt option,
 ** 'max_value' for one, is never ignored without a word. */
 void bw_readopts (lua_State *L, int arg, unsigned takes, Opts *o);
-/* The same by name, other keys let be: the frame calls, whose tables
-** carry the protocol's options too (protocol.lua checks their keys). */
-void bw_getopts (lua_State *L, int arg, unsigned takes, Opts *o);
+/* Raise on a key of the table at 'arg' that the NULL-ended 'names'
+** lacks: "unknown <what> '<key>' (known: ...)", as bw_readopts words it. */
+void bw_checkkeys (lua_State *L, int arg, const char *const names[],
+                   const char *what);
 /* Integer field 'k' of the options table at 'arg', or 'def' when nil. */
 lua_Integer bw_optfield (lua_State *L, int arg, const char *k,
                          lua_Integer def);
@@ -684,11 +689,16 @@ void bw_entercall (lua_State *L, LSchema *ls);
 void bw_initheld (lua_State *L, Ctx *c, LSchema *ls, uint32_t version);
 /* The user value UV_GUARD of a new schema 'ls', on top. */
 void bw_newguard (lua_State *L, LSchema *ls);
+/* Table option 'i' of 'o' (raises when it is not a table): its index, or
+** 0. */
+int  bw_opttable (lua_State *L, const Opts *o, int i);
 /* The table options baseline and into: their index, or 0. */
 int  bw_optbaseline (lua_State *L, const Opts *o);
 int  bw_optinto (lua_State *L, const Opts *o);
 /* The decode options max_values and share into 'c'. */
 void bw_optdecode (lua_State *L, const Opts *o, Ctx *c);
+/* The encode option strict into 'c'. */
+void bw_optencode (lua_State *L, const Opts *o, Ctx *c);
 /* The option max_values (default MAXVALUES), checked. */
 uint64_t bw_optmaxvalues (lua_State *L, const Opts *o);
 void bw_encodebody (Ctx *c, uint32_t t, int v, int b);

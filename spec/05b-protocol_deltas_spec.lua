@@ -865,6 +865,48 @@ describe("bitwire.protocol options", function ()
     cleanup()
   end)
 
+  it("frame_encode and frame_decode raise on keys they do not take", function ()
+    local hdr = { id = 7, deltas = true }
+    local chat = { text = "hi" }
+    contains("unknown header option 'chek' (known: check, deltas,",
+      errorof(s.frame_encode, s, { id = 7, chek = false }, "Chat", chat))
+    contains("unknown header option 'version_bit'",
+      errorof(s.frame_decode, s, { version_bit = 8 }, s:frame_encode({}, "Chat", chat)))
+    contains("unknown option 'basline' (known: baseline, baseline_id, strict, version)",
+      errorof(s.frame_encode, s, hdr, "Chat", chat, { basline = chat, baseline_id = 1 }))
+    contains("unknown option 'peer'", errorof(s.frame_encode, s, hdr, "Chat", chat, { peer = 1 }))
+    local packet = s:frame_encode(hdr, "Chat", chat, { baseline = chat, baseline_id = 3 })
+    contains("unknown option 'baseline' (known: baselines, into, max_values, share, version)",
+      errorof(s.frame_decode, s, hdr, packet, { baseline = chat }))
+    contains("'baselines' must be a table", errorof(s.frame_decode, s, hdr, packet, { baselines = 3 }))
+    -- a full frame raises the same: misuse, whatever the packet holds
+    contains("'baselines' must be a table",
+      errorof(s.frame_decode, s, hdr, s:frame_encode(hdr, "Chat", chat), { baselines = 3 }))
+    local name, v = s:frame_decode(hdr, packet, { baselines = { [3] = chat } })
+    assert.equal("Chat", name)
+    assert.same(chat, v)
+    -- the positional form of earlier releases: its header keys are not the call's
+    local old = s:frame_encode(7, true, "Chat", chat, true, { deltas = true })
+    assert.equal(s:frame_encode(hdr, "Chat", chat), old)
+    contains("unknown option 'delta'",
+      errorof(s.frame_encode, s, 7, true, "Chat", chat, true, { delta = true }))
+  end)
+
+  it("encodes strictly on request, framed and over a protocol", function ()
+    local chat = { text = "hi", txet = "ho" }
+    contains("unknown key 'txet' (strict: Chat declares no such field)",
+      errorof(s.frame_encode, s, {}, "Chat", chat, { strict = true }))
+    assert.equal(s:frame_encode({}, "Chat", { text = "hi" }), s:frame_encode({}, "Chat", chat))
+    for _, opts in ipairs({ {}, { deltas = true } }) do
+      local p = bitwire.protocol(s, opts)
+      contains("unknown key 'txet'", errorof(p.encode, p, "Chat", chat, { strict = true }))
+      contains("unknown key 'txet'", errorof(p.encode, p, "Chat", chat, { strict = true, peer = 1 }))
+      local name, v = p:decode(p:encode("Chat", chat, { peer = 1 }))
+      assert.equal("Chat", name)
+      assert.same({ text = "hi" }, v)
+    end
+  end)
+
   it("says what a CRC mismatch may mean", function ()
     local a = bitwire.protocol(s, { id = 1 })
     local b = bitwire.protocol(s, { id = 2 })

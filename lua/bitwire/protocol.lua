@@ -21,7 +21,8 @@ local OPTIONS = {
   id = "integer", check = "boolean", fingerprint = "boolean",
   deltas = "boolean", versioned = "boolean", version_bits = "integer",
 }
-local ENCODE = { baseline = true, baseline_id = true, version = true, peer = true }
+local ENCODE = { baseline = true, baseline_id = true, version = true, peer = true,
+                 strict = true }
 local DECODE = { into = true, baselines = true, version = true, max_values = true,
                  share = true }
 
@@ -191,7 +192,8 @@ end
 
 -- p:encode(name, value [, opts]) -> packet. opts: baseline (the value the
 -- peer acked) and baseline_id (0..65535) for a delta; version (versioned
--- protocols); peer (any value naming the peer, for the baselines' views).
+-- protocols); peer (any value naming the peer, for the baselines' views);
+-- strict (raise on keys the type does not declare, as s:encode).
 -- A baseline may be a value of any definitions the peer keeps: fields it
 -- lacks count as their default; one this protocol sent before a reload, at
 -- another version or as another type, counts as the peer decoded it
@@ -209,20 +211,22 @@ function Protocol:encode(name, value, opts)
     end
   end
   local s = self:current()
-  local c, peer
+  local c, peer, b
+  if opts then b, peer = opts.baseline, opts.peer end
   if self.sent then
     c = combo(self, s, opts and opts.version or s:version(), name)
-    peer = opts and opts.peer
     if peer ~= peer then error("bitwire.protocol: 'peer' cannot be NaN", 2) end
-    local b = opts and opts.baseline
     local at
     if b ~= nil then at = heldat(self, b, peer) end
     if at == false then  -- which view the peer holds is unknown: whole
-      opts = { version = opts.version }
+      b = nil
     elseif at and at ~= c then
-      opts = { baseline = peerview(self, at, b),
-               baseline_id = opts.baseline_id, version = opts.version }
+      b = peerview(self, at, b)
     end
+  end
+  if opts and (peer ~= nil or b ~= opts.baseline) then  -- the call's own
+    opts = { baseline = b, baseline_id = b ~= nil and opts.baseline_id or nil,
+             version = opts.version, strict = opts.strict }
   end
   -- a value that does not fit is the caller's error, raised at its line
   local ok, packet = pcall(s.frame_encode, s, self.hdr, name, value, opts)
