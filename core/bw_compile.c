@@ -301,14 +301,15 @@ static bw_Status listids (Ctx *x, bw_Schema *S, const bw_Value *list,
 static bw_Status msgwidth (Ctx *x, const bw_Value *bits, uint32_t n,
                            unsigned *width) {
   unsigned need = n > 0 ? bw_bitsrequired(0, (int64_t)n - 1) : 0;
+  int64_t b;
   *width = need;
   if (bits->type == BW_VNONE) return BW_OK;
-  if (bits->type != BW_VINT || bits->i < 0 || bits->i > 32)
+  if (!bw_valueint(bits, &b) || b < 0 || b > 32)
     return fail(x, "'message_bits' must be an integer in [0, 32]"), BW_ESCHEMA;
-  if ((unsigned)bits->i < need)
+  if ((unsigned)b < need)
     return fail(x, "message_bits %u cannot number %u messages",
-                (unsigned)bits->i, n), BW_ESCHEMA;
-  *width = (unsigned)bits->i;
+                (unsigned)b, n), BW_ESCHEMA;
+  *width = (unsigned)b;
   return BW_OK;
 }
 

@@ -103,6 +103,9 @@ int bw_fillfield (Ctx *x, uint32_t fi, const bw_FieldSpec *f, int element,
 /* Each checks the options it is named for and fills its part of F:
 ** 1, or 0 after fail(). */
 
+/* An integer value: an integer, or a float of an integer's value (Lua's
+** 2^8 - 1, 1e9), as Lua itself takes one; 1 and '*out', or 0. */
+int bw_valueint (const bw_Value *v, int64_t *out);
 int bw_specint (Ctx *x, const bw_FieldSpec *f, int k, int64_t *out,
                 int haslo, int64_t lo, int hashi, int64_t hi);
 int bw_specbool (Ctx *x, const bw_FieldSpec *f, int k, uint8_t *out);

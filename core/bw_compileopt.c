@@ -42,24 +42,34 @@ int bw_optionindex (const char *k, size_t len) {
 
 static const uint8_t reltiers[] = BW_RELTIERS;
 
+int bw_valueint (const bw_Value *v, int64_t *out) {
+  if (v->type == BW_VINT) *out = v->i;
+  else if (v->type == BW_VFLOAT && v->d == floor(v->d)
+           && v->d >= -9223372036854775808.0 && v->d < 9223372036854775808.0)
+    *out = (int64_t)v->d;
+  else return 0;
+  return 1;
+}
+
 /* Integer option 'k' in [lo, hi] (each bound only when 'has' says). */
 int bw_specint (Ctx *x, const bw_FieldSpec *f, int k, int64_t *out,
                 int haslo, int64_t lo, int hashi, int64_t hi) {
   const bw_Value *v = &f->opt[k];
-  if (v->type != BW_VINT) {
+  int64_t i;
+  if (!bw_valueint(v, &i)) {
     if (v->type == BW_VNONE)
       return fail(x, "'%s' must be an integer, got nothing", bw_optionnames[k]);
     return fail(x, "'%s' must be an integer, got %s", bw_optionnames[k],
                 v->type == BW_VFLOAT ? bw_valuetext(v).s : tname(v));
   }
-  if ((haslo && v->i < lo) || (hashi && v->i > hi)) {
+  if ((haslo && i < lo) || (hashi && i > hi)) {
     char l[24] = "-inf", h[24] = "inf";
     if (haslo) snprintf(l, sizeof(l), "%" PRId64, lo);
     if (hashi) snprintf(h, sizeof(h), "%" PRId64, hi);
     return fail(x, "'%s' = %" PRId64 " outside [%s, %s]", bw_optionnames[k],
-                v->i, l, h);
+                i, l, h);
   }
-  *out = v->i;
+  *out = i;
   return 1;
 }
 
@@ -151,11 +161,11 @@ int bw_spectiers (Ctx *x, bw_Field *F, const bw_Value *v, unsigned maxn,
   if (v->type != BW_VLIST || !v->plain || v->len == 0 || v->len > maxn)
     return fail(x, "'tiers' must be a list of 1 to %u bit widths", maxn);
   for (i = 0; i < v->len; i++) {
-    const bw_Value *b = &v->items[i];
-    if (b->type != BW_VINT || b->i < lo || b->i > 32)
+    int64_t b;
+    if (!bw_valueint(&v->items[i], &b) || b < lo || b > 32)
       return fail(x, "tier %u: width must be an integer in [%" PRId64 ", 32]",
                   (unsigned)i + 1, lo);
-    F->tierbits[i] = (uint8_t)b->i;
+    F->tierbits[i] = (uint8_t)b;
   }
   F->ntiers = (uint8_t)v->len;
   return 1;
@@ -273,16 +283,16 @@ int bw_specenum (Ctx *x, bw_Field *F, const bw_FieldSpec *f) {
 int bw_specdefault (Ctx *x, bw_Field *F, const bw_FieldSpec *f,
                     const char *kindname) {
   const bw_Value *d = &f->opt[BW_ODEFAULT];
-  int ok = 0;
+  int64_t di = 0;
+  int ok = 0, isint = bw_valueint(d, &di);
   switch (F->kind) {
     case BW_KINT: case BW_KTIERED:
-      ok = d->type == BW_VINT && d->i >= F->min && d->i <= F->max;
-      F->def.i = d->i;
+      ok = isint && di >= F->min && di <= F->max;
+      F->def.i = di;
       break;
     case BW_KUINT:
-      ok = d->type == BW_VINT
-           && (F->nbits == 64 || (d->i >= 0 && (d->i >> F->nbits) == 0));
-      F->def.i = d->i;
+      ok = isint && (F->nbits == 64 || (di >= 0 && (di >> F->nbits) == 0));
+      F->def.i = di;
       break;
     case BW_KBOOL:
       ok = d->type == BW_VBOOL;

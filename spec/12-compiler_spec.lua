@@ -20,6 +20,34 @@ describe("the compiler", function ()
       errorof(bitwire.schema, { T = { { "xs", "array", of = "align", max = 2 } } }))
   end)
 
+  it("takes a float of an integer's value where an integer goes, as Lua does", function ()
+    local floats = bitwire.schema {
+      T = { { "x", "int", min = -2^7, max = 2^8 - 1, default = 3.0 },
+            { "u", "uint", bits = 2^3 },
+            { "t", "tiered", tiers = { 2.0, 4 }, min = 0, max = 1.6e1 },
+            { "xs", "array", of = "bool", max = 1e1 } },
+      messages = { "T" }, message_bits = 4.0 }
+    local ints = bitwire.schema {
+      T = { { "x", "int", min = -128, max = 255, default = 3 },
+            { "u", "uint", bits = 8 },
+            { "t", "tiered", tiers = { 2, 4 }, min = 0, max = 16 },
+            { "xs", "array", of = "bool", max = 10 } },
+      messages = { "T" }, message_bits = 4 }
+    assert.equal(ints:fingerprint(), floats:fingerprint())
+    local v = floats:decode("T", floats:encode("T", { u = 1, t = 2, xs = {} }))
+    assert.equal("integer", math.type(v.x))
+    assert.equal(3, v.x)
+    -- a fraction, or a float no integer equals, is still no integer
+    contains("T.x: 'max' must be an integer, got 2.5",
+      errorof(bitwire.schema, { T = { { "x", "int", min = 0, max = 2.5 } } }))
+    contains("T.x: 'max' must be an integer, got 9.2233720368548e+18",
+      errorof(bitwire.schema, { T = { { "x", "int", min = 0, max = 2^63 } } }))
+    contains("T.t: tier 1: width must be an integer",
+      errorof(bitwire.schema, { T = { { "t", "tiered", tiers = { 0.5 }, min = 0, max = 1 } } }))
+    contains("T.x: default 1.5 does not fit the field", errorof(bitwire.schema,
+      { T = { { "x", "int", min = 0, max = 9, default = 1.5 } } }))
+  end)
+
   it("keeps a tiered max from overflowing past math.maxinteger", function ()
     local s = bitwire.schema { T = { { "t", "tiered", tiers = { 8 }, min = math.maxinteger } } }
     local f = s:program().byname.T.fields[1]

@@ -348,6 +348,18 @@ static void test_compile_errors (void) {
   f[0].opt[BW_OMIN] = bw_vnum(0.5);
   f[0].opt[BW_OMAX] = bw_vint(1);
   CHECK(refuses(f, 1, "T.x: 'min' must be an integer, got 0.5"));
+  /* a float of an integer's value is that integer (Lua's 2^8 - 1) */
+  f[0].opt[BW_OMIN] = bw_vnum(-0.0);
+  f[0].opt[BW_OMAX] = bw_vnum(255.0);
+  {
+    bw_SchemaError e;
+    bw_Schema *T = build1(f, 1, &e);
+    CHECK(T != NULL && T->fields[0].min == 0 && T->fields[0].max == 255);
+    bw_schemarelease(T);
+  }
+  f[0].opt[BW_OMAX] = bw_vnum(9223372036854775808.0);
+  CHECK(refuses(f, 1, "T.x: 'max' must be an integer, got 9.2233720368548e+18"));
+  f[0].opt[BW_OMAX] = bw_vint(1);
   f[0].opt[BW_OMIN] = bw_vint(5);
   CHECK(refuses(f, 1, "T.x: min 5 > max 1"));
   f[0] = spec("x", "bool");
