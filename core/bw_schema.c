@@ -276,6 +276,65 @@ static void setmsg (Seal *z, const char *what, uint32_t name) {
   if (z->msgsize > 0) snprintf(z->msg, z->msgsize, "%s%s", nm, what);
 }
 
+/* Bits of gap 'd' (of at most 'c') in the slot chain of relative sparse
+** 'f': its tiers, or int_relative's. */
+static uint64_t gapbits (const bw_Field *f, uint64_t d, uint64_t c) {
+  if (f->ntiers > 0) return bw_tieredbits(d, 1, c, f->tierbits, f->ntiers);
+  return bw_intrelativebits(0, d);
+}
+
+/* The most bits the slot chain of relative sparse 'f' (n slots) with its
+** elements (at most 'e' bits each) takes: gaps d_0..d_k, k of them
+** followed by an element, summing to n + 1. Every gap of a tier costs the
+** same, so a chain takes at most (n + 1) times the best ratio of a
+** tier's bits plus 'e' to its least gap, less the end's 'e': exact when
+** that tier's gap divides n + 1 (every slot, for most elements), within
+** one gap otherwise. */
+static uint64_t relativeworst (const bw_Field *f, uint64_t e) {
+  uint64_t c = (uint64_t)f->max + 1, lo = 1, bestv = 0, besta = 1;
+  unsigned i;
+  if (e > (UINT64_C(1) << 24))  /* too large for the products below */
+    return addsat(mulsat(c, 39), mulsat(c, e));
+  for (i = 0; lo <= c; i++) {
+    uint64_t hi, v = gapbits(f, lo, c) + e;
+    if (f->ntiers > 0) {
+      if (i >= f->ntiers) break;
+      hi = bw_tierhi(lo, c, f->tierbits, i, f->ntiers);
+    }
+    else {  /* int_relative's tiers rise: the last gap of this one's cost */
+      uint64_t a = lo, b = c;
+      while (a < b) {
+        uint64_t m = a + (b - a + 1) / 2;
+        if (gapbits(f, m, c) == v - e) a = m;
+        else b = m - 1;
+      }
+      hi = a;
+    }
+    if (v * besta > bestv * lo) {  /* < 2^25 each times < 2^33 */
+      bestv = v;
+      besta = lo;
+    }
+    lo = hi + 1;
+  }
+  return c * bestv / besta - e;
+}
+
+/* The most bits sparse 'f' takes with elements of at most 'e' bits: mask
+** and index at every slot present; auto picks the least of the three. */
+static uint64_t sparseworst (const bw_Field *f, uint64_t e) {
+  uint64_t n = (uint64_t)f->max;
+  uint64_t mask = addsat(n, mulsat(n, e));
+  uint64_t index = addsat(f->nbits, mulsat(n, addsat(bw_bitsrequired(0,
+                                  (int64_t)n - 1), e)));
+  uint64_t rel, least;
+  if (f->encoding == BW_SPMASK) return mask;
+  if (f->encoding == BW_SPINDEX) return index;
+  rel = relativeworst(f, e);
+  if (f->encoding == BW_SPRELATIVE) return rel;
+  least = mask < index ? mask : index;
+  return addsat(2, least < rel ? least : rel);
+}
+
 /* Fill f->minbits/maxbits; returns nesting depth + 1, or 0 on error. */
 static unsigned sealfield (Seal *z, bw_Field *f) {
   bw_Schema *S = z->S;
@@ -334,16 +393,12 @@ static unsigned sealfield (Seal *z, bw_Field *f) {
         lo = addsat(f->nbits, mulsat((uint64_t)f->min, e->minbits));
         hi = addsat(f->nbits, mulsat((uint64_t)f->max, e->maxbits));
       }
-      else {  /* worst case of any encoding: every slot present */
+      else {
         uint64_t n = (uint64_t)f->max, idx = f->nbits;
-        uint64_t mask = n, index = addsat(idx, mulsat(n, idx));
-        uint64_t rel = mulsat(n + 1, f->ntiers ? f->ntiers + 64u : 38u);
-        uint64_t worst = mask > index ? mask : index;
-        worst = worst > rel ? worst : rel;
         /* least: nothing present; relative ends in a sentinel of 1 bit */
         lo = f->encoding == BW_SPMASK ? n : f->encoding == BW_SPINDEX ? idx
            : f->encoding == BW_SPRELATIVE ? 1 : 3;
-        hi = addsat(addsat(2, worst), mulsat(n, e->maxbits));
+        hi = sparseworst(f, e->maxbits);
       }
       break;
     }

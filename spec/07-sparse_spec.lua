@@ -330,10 +330,11 @@ describe("sparse", function ()
     end
   end)
 
-  it("measures the worst case of any encoding in maxbits", function ()
-    -- auto 2 + the largest of mask 8, index 4 + 8 * 3, relative 9 * 38;
-    -- plus 8 values of 3 bits
-    assert.equal(2 + 9 * 38 + 24, s:maxbits("A"))
+  it("measures the worst case of its encoding in maxbits", function ()
+    -- auto: 2 + the least of mask's, index's and relative's worst, all at
+    -- every slot with a 3-bit value: mask 8 + 24 (index 4 + 8 * (3 + 3),
+    -- relative 9 + 24)
+    assert.equal(2 + 8 + 24, s:maxbits("A"))
     for _, enc in ipairs(ENCODINGS) do
       local full = { s = { 7, 7, 7, 7, 7, 7, 7, 7 } }
       assert.is_true(s:bits(enc, full) <= s:maxbits(enc))
