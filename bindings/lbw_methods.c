@@ -367,6 +367,53 @@ void bw_encodebody (Ctx *c, uint32_t t, int v, int b) {
   }
 }
 
+/* The most unknown keys a strict failure names (the least, sorted). */
+#define STRICTNAMES 8
+
+/* Raise naming the keys of the record at 'idx' that type 't' lacks: all
+** of them, so one run shows every misspelling (up to STRICTNAMES, sorted,
+** and how many more). */
+static void strictfail (Ctx *c, uint32_t t, int idx) {
+  lua_State *L = c->L;
+  const char *least[STRICTNAMES];
+  size_t n = 0, total = 0, i;
+  int anchor;
+  luaL_Buffer B;
+  lua_newtable(L);  /* keeps the names 'least' points into */
+  anchor = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    const char *k;
+    size_t len, j;
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      k = lua_tolstring(L, -1, &len);
+      if (bw_fieldnamed(c->S, t, k, len) != NULL) continue;
+      lua_pushfstring(L, "'%s'", k);
+    }
+    else luaL_tolstring(L, -1, NULL);
+    k = lua_tostring(L, -1);
+    lua_rawseti(L, anchor, (lua_Integer)++total);
+    if (n == STRICTNAMES && strcmp(k, least[n - 1]) >= 0) continue;
+    j = n < STRICTNAMES ? n++ : n - 1;  /* full: the greatest goes */
+    for (; j > 0 && strcmp(least[j - 1], k) > 0; j--) least[j] = least[j - 1];
+    least[j] = k;
+  }
+  luaL_buffinit(L, &B);
+  for (i = 0; i < n; i++) {
+    if (i > 0) luaL_addstring(&B, ", ");
+    luaL_addstring(&B, least[i]);
+  }
+  if (total > n) {
+    lua_pushfstring(L, " and %I more", (lua_Integer)(total - n));
+    luaL_addvalue(&B);
+  }
+  luaL_pushresult(&B);
+  bw_encerror(c, "unknown key%s %s (strict: %s declares no such field%s)",
+              total > 1 ? "s" : "", lua_tostring(L, -1),
+              c->S->names[c->S->types[t].name], total > 1 ? "s" : "");
+}
+
 void bw_strictcheck (Ctx *c, uint32_t t, int idx) {
   lua_State *L = c->L;
   lua_pushnil(L);
@@ -374,12 +421,11 @@ void bw_strictcheck (Ctx *c, uint32_t t, int idx) {
     size_t len;
     const char *k;
     lua_pop(L, 1);
-    if (lua_type(L, -1) != LUA_TSTRING)
-      bw_encerror(c, "unknown key %s (strict)", luaL_tolstring(L, -1, NULL));
-    k = lua_tolstring(L, -1, &len);
-    if (bw_fieldnamed(c->S, t, k, len) == NULL)
-      bw_encerror(c, "unknown key '%s' (strict: %s declares no such field)", k,
-                  c->S->names[c->S->types[t].name]);
+    k = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+    if (k == NULL || bw_fieldnamed(c->S, t, k, len) == NULL) {
+      lua_pop(L, 1);
+      strictfail(c, t, idx);
+    }
   }
 }
 

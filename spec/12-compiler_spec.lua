@@ -278,6 +278,18 @@ describe("strict encode", function ()
     assert.truthy(s:encode("T", { p = { x = 1 }, ps = {} }, { strict = true }))
   end)
 
+  it("names every unknown key of the record, sorted, so one run shows them all", function ()
+    local s = bitwire.schema(desc)
+    contains("p: unknown keys 'w', 'y', 'z' (strict: P declares no such fields)",
+      errorof(s.encode, s, "T", { p = { x = 1, z = 1, y = 2, w = 3 }, ps = {} }, { strict = true }))
+    contains("unknown keys 'hp', 'mp', 1 (strict: T declares no such fields)",
+      errorof(s.encode, s, "T", { p = { x = 1 }, ps = {}, mp = 1, hp = 1, [1] = 0 }, { strict = true }))
+    local p = { x = 1 }
+    for i = 1, 30 do p[("k%02d"):format(i)] = i end
+    contains("p: unknown keys 'k01', 'k02', 'k03', 'k04', 'k05', 'k06', 'k07', 'k08' and 22 more",
+      errorof(s.encode, s, "T", { p = p, ps = {} }, { strict = true }))
+  end)
+
   it("checks a sparse slot a delta keeps as its full encode does, in both walks", function ()
     for _, enc in ipairs { "mask", "index", "relative", "auto" } do
       local s = bitwire.schema({
