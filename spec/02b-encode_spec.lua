@@ -316,7 +316,7 @@ describe("schema:encode", function ()
     contains("bitwire.protocol: " .. core.unknown_option(true, "decode option", { "baselines",
       "into", "max_values", "share", "version" }), errorof(p.decode, p, "", { [true] = 1 }))
     contains("bitwire.load: " .. core.unknown_option("keep", "option", { "budget", "max_nodes",
-      "max_size", "memory", "time" }), errorof(bitwire.load, "x.lua", { keep = 1 }))
+      "max_size", "memory", "strict", "time" }), errorof(bitwire.load, "x.lua", { keep = 1 }))
     contains("option names must be strings", errorof(core.unknown_option, "x", "option", { 1 }))
   end)
 

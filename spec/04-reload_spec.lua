@@ -181,7 +181,7 @@ return { T = { {"x", "int", min = 0, max = n} } }
     { { "x.lua", { memory = 1.5 } }, "'memory' must be a positive integer" },
     { { "x.lua", { budget = "many" } }, "'budget' must be a positive integer" },
     { { "x.lua", { max_sise = 10 } },
-      "unknown option 'max_sise' (known: budget, keep, max_nodes, max_size, memory, time)" },
+      "unknown option 'max_sise' (known: budget, keep, max_nodes, max_size, memory, strict, time)" },
   }
   for _, case in ipairs(badargs) do
     it("raises on bad arguments: " .. case[2], function()
@@ -494,6 +494,28 @@ describe("bitwire.watch", function()
     assert.is_true((reg:poll()))       -- the newer file, not left behind
     assert.same({ id = 1, health = 250 }, reg:current():decode("Entity",
       reg:current():encode("Entity", { id = 1, health = 250 })))
+  end)
+
+  it("makes every schema strict on request, reloads and polls too", function()
+    local path = tempdefs(entity_defs(100))
+    local bad = { id = 7, health = 55, hp = 1 }
+    assert.matches(lit("unknown key 'hp' (strict: Entity"),
+      select(2, pcall(assert(bitwire.load(path, { strict = true })).encode,
+        assert(bitwire.load(path, { strict = true })), "Entity", bad)))
+    assert.is_string(assert(bitwire.load(path)):encode("Entity", bad))
+    local reg = assert(bitwire.watch(path, { strict = true }))
+    local p = bitwire.protocol(reg)
+    assert.matches(lit("unknown key 'hp'"), select(2, pcall(p.encode, p, "Entity", bad)))
+    write(path, entity_defs(200))
+    assert.is_true((reg:reload()))
+    assert.matches(lit("unknown key 'hp'"), select(2, pcall(p.encode, p, "Entity", bad)))
+    -- false turns off a description's own options = {strict = true}
+    write(path, entity_defs(100):gsub("return {", "return { options = { strict = true },"))
+    assert.matches(lit("unknown key 'hp'"),
+      select(2, pcall(function () return assert(bitwire.load(path)):encode("Entity", bad) end)))
+    assert.is_string(assert(bitwire.load(path, { strict = false })):encode("Entity", bad))
+    assert.matches(lit("bitwire.watch: 'strict' must be a boolean"),
+      select(2, pcall(bitwire.watch, path, { strict = 1 })))
   end)
 
   it("reload compiles the file even when it is unchanged", function()

@@ -42,12 +42,16 @@ local DEFAULTS = {
   keep = 4,                -- schemas a registry keeps
 }
 M.DEFAULTS = DEFAULTS
--- bitwire.load takes them all but keep, which only a registry has
-local LOADS = {}
-for k, v in pairs(DEFAULTS) do if k ~= "keep" then LOADS[k] = v end end
+-- bitwire.load takes them all but keep, which only a registry has; both
+-- take strict, the schema option, for every schema the file compiles to
+local LOADS, WATCHES = { strict = true }, { strict = true }
+for k, v in pairs(DEFAULTS) do
+  WATCHES[k] = v
+  if k ~= "keep" then LOADS[k] = v end
+end
 
-local function compile(desc, path)
-  local ok, s = pcall(require("bitwire").schema, desc)
+local function compile(desc, path, opts)
+  local ok, s = pcall(require("bitwire").schema, desc, opts.schema)
   if not ok then
     return nil, path .. ": " .. (type(s) == "string" and s or tostring(s))
   end
@@ -64,8 +68,14 @@ local function checkargs(fname, path, opts)
     error("bitwire." .. fname .. ": options must be a table", 3)
   end
   opts = opts or {}
-  checkoptions(opts, fname == "watch" and DEFAULTS or LOADS, "bitwire." .. fname, "option")
+  checkoptions(opts, fname == "watch" and WATCHES or LOADS, "bitwire." .. fname, "option")
   local out = {}
+  if opts.strict ~= nil then
+    if type(opts.strict) ~= "boolean" then
+      error("bitwire." .. fname .. ": 'strict' must be a boolean", 3)
+    end
+    out.schema = { strict = opts.strict }
+  end
   for key, default in pairs(DEFAULTS) do
     local v = opts[key]
     if v == nil then
@@ -89,7 +99,7 @@ end
 local function fromsource(source, path, opts)
   local desc, err = core.sandbox(source, path, opts)
   if not desc then return nil, err end
-  return compile(desc, path)
+  return compile(desc, path, opts)
 end
 
 -- f(...) -> its two results | nil, message, memory: a memory error of the
@@ -111,7 +121,8 @@ local function loaddefs(path, opts)
   return s, source
 end
 
--- bitwire.load(path [, {budget =, memory =, time =, max_size =, max_nodes =}])
+-- bitwire.load(path [, {budget =, memory =, time =, max_size =, max_nodes =,
+--                       strict =}])
 --   -> schema | nil, message
 -- Never raises on a bad file: syntax and runtime errors give "path:line:
 -- ...", an invalid description gives "path: bitwire.schema: Type.field: ...".
