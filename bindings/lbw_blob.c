@@ -130,6 +130,7 @@ typedef struct Wr {
   const bw_BlobLayout *B;
   bw_BlobWriter *w;
   int names;          /* stack index of the schema's names array */
+  int strict;         /* refuse keys no field has, as encode does */
   int nframes;
   struct { const char *name; lua_Integer index; } frames[MAXLEVEL + 2];
 } Wr;
@@ -413,9 +414,11 @@ static void wrecord (Wr *c, uint32_t t, int idx, size_t pos) {
     lua_pop(L, 1);
     c->nframes--;
   }
+  if (c->strict && bw_strictkeys(L, c->S, t, idx))
+    werror(c, lua_tostring(L, -1));
 }
 
-/* s:blob(name, value [, {version = v}]) -> blob string */
+/* s:blob(name, value [, {version = v, strict = b}]) -> blob string */
 static int schema_blob (lua_State *L) {
   LSchema *ls = bw_checkschema(L, 1);
   uint32_t t = bw_checktype(L, 2);
@@ -426,8 +429,9 @@ static int schema_blob (lua_State *L) {
   WBuf *b;
   Wr c;
   size_t root;
-  bw_readopts(L, 4, OPTBIT(OPT_VERSION), &o);
+  bw_readopts(L, 4, OPTBIT(OPT_VERSION) | OPTBIT(OPT_STRICT), &o);
   version = bw_optversion(L, &o, ls->S);
+  c.strict = bw_optstrict(L, &o, ls->S->strict);
   luaL_checktype(L, 3, LUA_TTABLE);
   lua_settop(L, 3);
   bw_entercall(L, ls);  /* at 4: it allocates as it reads S */

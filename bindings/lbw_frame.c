@@ -193,7 +193,7 @@ static int schema_frameencode (lua_State *L) {
   luaL_argcheck(L, (h.flags & BW_FVERSION) || o.at[OPT_VERSION] == 0, 5,
                 "'version' needs a versioned protocol");
   bw_initheld(L, &c, ls, bw_optversion(L, &o, ls->S));
-  bw_optencode(L, &o, &c);
+  c.strict = bw_optstrict(L, &o, c.strict);
   if ((h.flags & BW_FVERSION) && h.versionbits < 32
       && (uint64_t)c.version >> h.versionbits != 0)
     return luaL_error(L, "version %d does not fit in %d bits",

@@ -207,8 +207,8 @@ uint64_t bw_optmaxvalues (lua_State *L, const Opts *o) {
   return (uint64_t)v;
 }
 
-void bw_optencode (lua_State *L, const Opts *o, Ctx *c) {
-  if (o->at[OPT_STRICT] != 0) c->strict = lua_toboolean(L, o->at[OPT_STRICT]);
+int bw_optstrict (lua_State *L, const Opts *o, int def) {
+  return o->at[OPT_STRICT] != 0 ? lua_toboolean(L, o->at[OPT_STRICT]) : def;
 }
 
 void bw_optdecode (lua_State *L, const Opts *o, Ctx *c) {
@@ -370,11 +370,11 @@ void bw_encodebody (Ctx *c, uint32_t t, int v, int b) {
 /* The most unknown keys a strict failure names (the least, sorted). */
 #define STRICTNAMES 8
 
-/* Raise naming the keys of the record at 'idx' that type 't' lacks: all
-** of them, so one run shows every misspelling (up to STRICTNAMES, sorted,
-** and how many more). */
-static void strictfail (Ctx *c, uint32_t t, int idx) {
-  lua_State *L = c->L;
+/* Push the strict failure of the record at 'idx' of type 't': every key
+** the type lacks, so one run shows every misspelling (up to STRICTNAMES,
+** sorted, and how many more). */
+static void pushstrictfail (lua_State *L, const bw_Schema *S, uint32_t t,
+                            int idx) {
   const char *least[STRICTNAMES];
   size_t n = 0, total = 0, i;
   int anchor;
@@ -388,7 +388,7 @@ static void strictfail (Ctx *c, uint32_t t, int idx) {
     lua_pop(L, 1);
     if (lua_type(L, -1) == LUA_TSTRING) {
       k = lua_tolstring(L, -1, &len);
-      if (bw_fieldnamed(c->S, t, k, len) != NULL) continue;
+      if (bw_fieldnamed(S, t, k, len) != NULL) continue;
       lua_pushfstring(L, "'%s'", k);
     }
     else luaL_tolstring(L, -1, NULL);
@@ -409,24 +409,32 @@ static void strictfail (Ctx *c, uint32_t t, int idx) {
     luaL_addvalue(&B);
   }
   luaL_pushresult(&B);
-  bw_encerror(c, "unknown key%s %s (strict: %s declares no such field%s)",
-              total > 1 ? "s" : "", lua_tostring(L, -1),
-              c->S->names[c->S->types[t].name], total > 1 ? "s" : "");
+  lua_pushfstring(L, "unknown key%s %s (strict: %s declares no such field%s)",
+                  total > 1 ? "s" : "", lua_tostring(L, -1),
+                  S->names[S->types[t].name], total > 1 ? "s" : "");
+  lua_replace(L, anchor);
+  lua_settop(L, anchor);
 }
 
-void bw_strictcheck (Ctx *c, uint32_t t, int idx) {
-  lua_State *L = c->L;
+int bw_strictkeys (lua_State *L, const bw_Schema *S, uint32_t t, int idx) {
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     size_t len;
     const char *k;
     lua_pop(L, 1);
     k = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
-    if (k == NULL || bw_fieldnamed(c->S, t, k, len) == NULL) {
+    if (k == NULL || bw_fieldnamed(S, t, k, len) == NULL) {
       lua_pop(L, 1);
-      strictfail(c, t, idx);
+      pushstrictfail(L, S, t, idx);
+      return 1;
     }
   }
+  return 0;
+}
+
+void bw_strictcheck (Ctx *c, uint32_t t, int idx) {
+  if (bw_strictkeys(c->L, c->S, t, idx))
+    bw_encerror(c, "%s", lua_tostring(c->L, -1));
 }
 
 /* 1 if values of field 'f' hold records (nested in arrays or not). */
@@ -521,7 +529,7 @@ static bw_Writer *encodeargs (lua_State *L, int msg) {
   lua_settop(L, 4);  /* an omitted value is nil, not the names array */
   bw_readopts(L, 4, OPTS_ENCODE, &o);
   bw_initctx(L, &c, ls, bw_optversion(L, &o, ls->S), 1);
-  bw_optencode(L, &o, &c);
+  c.strict = bw_optstrict(L, &o, c.strict);
   encodeinto(&c, t, 3, msg, &o);
   return c.w;
 }

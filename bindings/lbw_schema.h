@@ -697,8 +697,8 @@ int  bw_optbaseline (lua_State *L, const Opts *o);
 int  bw_optinto (lua_State *L, const Opts *o);
 /* The decode options max_values and share into 'c'. */
 void bw_optdecode (lua_State *L, const Opts *o, Ctx *c);
-/* The encode option strict into 'c'. */
-void bw_optencode (lua_State *L, const Opts *o, Ctx *c);
+/* The option strict, or 'def' when absent. */
+int  bw_optstrict (lua_State *L, const Opts *o, int def);
 /* The option max_values (default MAXVALUES), checked. */
 uint64_t bw_optmaxvalues (lua_State *L, const Opts *o);
 void bw_encodebody (Ctx *c, uint32_t t, int v, int b);
@@ -708,6 +708,10 @@ int  bw_decodefrom (Ctx *c, uint32_t t, int into, int b);
 /* Strict encode: raise on a key of the record at 'idx' that no field of
 ** type 't' has (lbw_methods.c). */
 void bw_strictcheck (Ctx *c, uint32_t t, int idx);
+/* The same for any walk: 1 with the failure's message pushed ("unknown
+** key 'k' (strict: T declares no such field)"), or 0 when every key of
+** the record at 'idx' is a field of type 't'. */
+int  bw_strictkeys (lua_State *L, const bw_Schema *S, uint32_t t, int idx);
 /* The strict check of every record in the value at 'idx' of field 'f', as
 ** its full encode checks it: for what a delta keeps unwalked (a sparse
 ** array, kept or sent, checked whole before its changed bit). */

@@ -294,7 +294,7 @@ describe("schema:encode", function ()
     contains(want, errorof(s.bits, s, "T", { x = 1 }, { basline = { x = 1 } }))
     contains(want, errorof(s.encode_message, s, "T", { x = 1 }, { basline = { x = 1 } }))
     contains("unknown option 1 (known", errorof(s.encode, s, "T", { x = 1 }, { 1 }))
-    contains("unknown option 'versoin' (known: version)", errorof(s.blob, s, "T", { x = 1 },
+    contains("unknown option 'versoin' (known: strict, version)", errorof(s.blob, s, "T", { x = 1 },
       { versoin = 0 }))
     -- every known one together is taken
     assert.equal(5, s:bits("T", { x = 1 }, { baseline = { x = 2 }, strict = true, version = 0 }))

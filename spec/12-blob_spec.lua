@@ -1,5 +1,7 @@
 -- Blobs: s:blob, s:unblob, s:blobview, s:blob_layout (WIRE.md, "Blobs").
 local bitwire = require "bitwire"
+local H = require "spec.helpers"
+local errorof, contains = H.errorof, H.contains
 
 local DESC = {
   Vec3 = { { "x", "float32" }, { "y", "float32" }, { "z", "float32" } },
@@ -163,6 +165,27 @@ describe("schema:blob and schema:unblob", function()
   it("fill a missing field that has a default", function()
     local d = bitwire.schema { T = { { "a", "int", min = 0, max = 9, default = 4 } } }
     assert.same({ a = 4 }, d:unblob("T", d:blob("T", {})))
+  end)
+
+  it("refuse keys no field has when strict, the schema's or the call's, as encode does", function()
+    local desc = { T = { { "a", "int", min = 0, max = 3 }, { "p", "P" }, { "ps", "array", of = "P", max = 3 } },
+                   P = { { "x", "bool" } } }
+    local v = { a = 1, p = { x = true }, ps = { { x = true }, { x = false, r = 2, q = 1 } } }
+    for _, case in ipairs {
+      { bitwire.schema(desc, { strict = true }), nil },
+      { bitwire.schema(desc), { strict = true } },
+    } do
+      local sc, opts = case[1], case[2]
+      local want = "ps[2]: unknown keys 'q', 'r' (strict: P declares no such fields)"
+      contains(want, errorof(sc.blob, sc, "T", v, opts))
+      contains(want, errorof(sc.encode, sc, "T", v, opts))
+      contains("unknown key 'zz' (strict: T", errorof(sc.blob, sc, "T",
+        { a = 1, p = { x = true }, ps = {}, zz = 0 }, opts))
+    end
+    local lax = bitwire.schema(desc, { strict = true })
+    assert.same({ a = 1, p = { x = true }, ps = { { x = true }, { x = false } } },
+      lax:unblob("T", lax:blob("T", v, { strict = false })))
+    assert.is_string(bitwire.schema(desc):blob("T", v))
   end)
 
   it("return nil, message, code for every truncation and never raise", function()
