@@ -346,6 +346,18 @@ describe("bitwire encode, decode, cost, dissect", function()
     assert.equal(1, status)
     assert.equal("bitwire blob: " .. bad .. ": Snapshot: entities[1].health: 999 out of range "
       .. "[0, 100]\n", berr)
+    -- and JSON the mapping refuses: the one reader, naming the argument
+    local json = 'json:{"tick":5,"tock":1}'
+    local errs = {}
+    for _, cmd in ipairs { "cost", "encode", "blob" } do
+      local st, _, e = run(cmd, V3, "Snapshot", json, cmd == "blob" and "-o" or nil,
+        cmd == "blob" and out or nil)
+      assert.equal(1, st)
+      errs[#errs + 1] = e:gsub("^bitwire " .. cmd, "bitwire")
+    end
+    os.remove(out)
+    assert.equal("bitwire: " .. json .. ": bitwire.json.decode: Snapshot: unknown field 'tock'\n", errs[1])
+    assert.same({ errs[1], errs[1] }, { errs[2], errs[3] })
   end)
 
   it("says where a bad packet fails, with its code", function()

@@ -193,6 +193,14 @@ function M.readjson(arg, stdin)
   return arg:match("^json:(.*)$") or M.readfile(arg, stdin)
 end
 
+-- The value of type 'name' that JSON argument 'src' (json:, - or a file)
+-- gives, read by bitwire.json; or stop, naming 'src'.
+function M.jsonvalue(s, name, src, stdin)
+  local v, err = require("bitwire.json").decode(s, name, M.readjson(src, stdin))
+  if v == nil then M.fail("%s: %s", src, err) end
+  return v
+end
+
 -- Stop with the library's error 'err' about the value of type 'name' that
 -- argument 'src' gave: encode, cost and blob word the same bad value alike.
 function M.valuefail(src, name, err)

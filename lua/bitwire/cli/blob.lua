@@ -41,38 +41,8 @@ local function load(path, name)
   return s
 end
 
--- JSON along the description when bitwire.json (the JSON mapping of the
--- `bitwire encode`/`decode` commands) is installed; else lua-cjson with
--- nulls dropped and digit-keyed objects read as sparse slots.
-local function fromjson(s, name, text)
-  local ok, json = pcall(require, "bitwire.json")
-  if ok then
-    local v, err = json.decode(s, name, text)
-    if v == nil then fail("%s", err) end
-    return v
-  end
-  local cjson = require "cjson"
-  local okj, v = pcall(cjson.decode, text)
-  if not okj then fail("bad JSON: %s", tostring(v)) end
-  local function fix(x)
-    if type(x) ~= "table" then return x end
-    local out = {}
-    for k, e in pairs(x) do
-      if e ~= cjson.null then
-        out[type(k) == "string" and k:match("^%d+$") and tonumber(k) or k] = fix(e)
-      end
-    end
-    return out
-  end
-  return fix(v)
-end
-
 local function tojson(s, name, value)
-  local ok, json = pcall(require, "bitwire.json")
-  if ok then return json.encode(s, name, value) end
-  local cjson = require("cjson").new()
-  cjson.encode_sparse_array(true)
-  return cjson.encode(value)
+  return require("bitwire.json").encode(s, name, value)
 end
 
 local function unblob(s, name, path, stdin)
@@ -127,7 +97,7 @@ function M.run(args, sysio)
   end
   only(opts, "blob (JSON to blob)", "o", "version")
   if not opts.o then fail("missing -o out.bin\n%s", M.usage) end
-  local value = fromjson(s, name, util.readjson(pos[3], stdin))
+  local value = util.jsonvalue(s, name, pos[3], stdin)
   local ok, blob = pcall(s.blob, s, name, value, opts.version and { version = opts.version } or nil)
   if not ok then util.valuefail(pos[3], name, blob) end
   writefile(opts.o, blob, out)

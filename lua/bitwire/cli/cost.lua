@@ -23,9 +23,7 @@ function M.run(args, io)
   util.nomore(pos, 3, M.usage)
   local s = util.loadschema(path)
   util.checktype(s, name, path)
-  local text = util.readjson(src, io.stdin)
-  local value, err = require("bitwire.json").decode(s, name, text)
-  if value == nil then util.fail("%s: %s", src, err) end
+  local value = util.jsonvalue(s, name, src, io.stdin)
   local ok, list, total = pcall(s.cost, s, name, value)
   if not ok then util.valuefail(src, name, list) end
   if opts["by-field"] then

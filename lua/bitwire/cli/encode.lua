@@ -43,9 +43,7 @@ function M.run(args, io)
   util.checktype(s, name, path)
   local frame = util.frame(s, opts, path)
   local baseline = util.baseline(s, opts, io.stdin, src, "value")
-  local text = util.readjson(src, io.stdin)
-  local value, err = require("bitwire.json").decode(s, name, text)
-  if value == nil then util.fail("%s: %s", src, err) end
+  local value = util.jsonvalue(s, name, src, io.stdin)
   local eopts = { version = opts.version,
                   baseline = baseline and baseline(name) }
   local ok, packet
