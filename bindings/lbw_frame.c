@@ -79,11 +79,7 @@ static void checkheader (lua_State *L, int arg, bw_FrameHeader *h,
   if (optbool(L, arg, "message", 1)) h->flags |= BW_FMESSAGE;
 }
 
-/* The positional form of earlier releases, kept so code written against
-** it runs: s:frame_encode(id, endcheck, name, value, message [, opts]) and
-** s:frame_decode(packet, id, endcheck, name, message [, opts]), 'opts'
-** holding the header options (tag, version_bits, deltas) with the call's.
-** Pushes the header table those arguments describe. */
+/* The header's keys among the positional form's options (below). */
 static const char *const oldkeys[] = {"tag", "version_bits", "deltas", NULL};
 
 static int isoldkey (lua_State *L, int idx) {
@@ -113,9 +109,13 @@ static void pusholdopts (lua_State *L, int opts) {
   }
 }
 
+/* The positional form of earlier releases, kept so code written against
+** it runs: s:frame_encode(id, endcheck, name, value, message [, opts]) and
+** s:frame_decode(packet, id, endcheck, name, message [, opts]), 'opts'
+** holding the header options (tag, version_bits, deltas) with the call's.
+** Pushes the header table those arguments describe. */
 static void pusholdheader (lua_State *L, int id, int check, int name,
                            int msg, int opts) {
-  const char *const *keys = oldkeys;
   int i;
   lua_createtable(L, 0, 8);
   lua_pushinteger(L, luaL_checkinteger(L, id));
@@ -127,9 +127,9 @@ static void pusholdheader (lua_State *L, int id, int check, int name,
   lua_pushvalue(L, name);
   lua_setfield(L, -2, "type");
   if (lua_istable(L, opts))
-    for (i = 0; keys[i] != NULL; i++) {
-      lua_getfield(L, opts, keys[i]);
-      lua_setfield(L, -2, keys[i]);
+    for (i = 0; oldkeys[i] != NULL; i++) {
+      lua_getfield(L, opts, oldkeys[i]);
+      lua_setfield(L, -2, oldkeys[i]);
     }
 }
 
