@@ -107,9 +107,12 @@ int bw_quatof (const bw_Field *f, lua_State *L, int idx, uint32_t q[4]) {
 
 /* 1 if the quaternions at 'a' and 'b' (tables) hold the same numbers,
 ** those of 'a' in 'v': then their codes are the same, and quantizing
-** either is no longer needed. */
+** either is no longer needed. Both must be quaternions as the encoder
+** takes one (bw_quatnums): a baseline of five components is no value to
+** keep, however its first four compare. */
 static int samequat (lua_State *L, int a, int b, double v[4]) {
   int i;
+  if (lua_rawlen(L, a) != 4 || lua_rawlen(L, b) != 4) return 0;
   for (i = 0; i < 4; i++) {
     int same;
     lua_rawgeti(L, a, i + 1);

@@ -286,6 +286,20 @@ describe("schema:encode with a baseline", function ()
       end
     end)
 
+    it("sends a quaternion whose baseline has its four numbers and more", function ()
+      -- five components are no quaternion to keep: the receiver refuses
+      -- them as the full encode does, so the delta must send the value
+      local q = bitwire.schema { T = { { "q", "quat", bits = 9 }, { "n", "int", min = 0, max = 9 } } }
+      for _, rel in ipairs { false, true } do
+        local t = rel and bitwire.schema { T = { { "q", "quat", bits = 9, delta = "relative" },
+          { "n", "int", min = 0, max = 9 } } } or q
+        local v = { q = { 0, 0.6, 0, 0.8 }, n = 1 }
+        local bl = { q = { 0, 0.6, 0, 0.8, 1 }, n = 1 }
+        local d = t:encode("T", v, { baseline = bl })
+        assert.same(t:decode("T", t:encode("T", v)), t:decode("T", d, { baseline = bl }))
+      end
+    end)
+
     it("still sends a value the type takes, its own failures at the delta's bits", function ()
       local bl = good()
       bl.name = "toolong"
