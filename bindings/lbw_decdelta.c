@@ -420,6 +420,13 @@ int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
     taped = ok > 0;  /* the tape it keeps says it was decoded */
     if (ok < 0) ok = bw_decdeltastruct(c, t, b);
     c->checked = 0;
+    /* the result holds the baseline's tables: both are lent before 'into'
+    ** takes them, as lending allocates, and a memory error after the move
+    ** would leave 'into' holding them unlent, under its old tape */
+    if (ok && c->share == 2) {
+      setlent(c->L, into ? into : lua_gettop(c->L), 1);
+      setlent(c->L, b, 1);
+    }
     if (ok == 1 && into) moveinto(c->L, into, taped);
   }
   else {
@@ -427,11 +434,7 @@ int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
     if (ok && fresh) moveinto(c->L, into, 0);
   }
   if (ok == 2) lua_pushvalue(c->L, into);  /* refilled in place */
-  if (ok && c->share == 2) {  /* the result holds the baseline's tables */
-    setlent(c->L, lua_gettop(c->L), 1);
-    setlent(c->L, b, 1);
-  }
-  else if (ok && into) setlent(c->L, into, 0);
+  if (ok && into && c->share != 2) setlent(c->L, into, 0);
   if (ok && !taped) bw_setdecoded(c, t, lua_gettop(c->L), 1);
   else if (!ok && into) bw_setdecoded(c, t, into, 0);
   return ok != 0;

@@ -49,6 +49,7 @@ local full = { a = s:encode("Snapshot", a), b = s:encode("Snapshot", b),
 local delta_ba = s:encode("Snapshot", b, { baseline = a })
 local delta_ca = s:encode("Snapshot", c, { baseline = a })
 local delta_cb = s:encode("Snapshot", c, { baseline = b })
+local delta_bc = s:encode("Snapshot", b, { baseline = c })
 
 local function copy (v)
   if type(v) ~= "table" then return v end
@@ -107,6 +108,15 @@ return {
            function () return s:decode("Snapshot", full.b, { into = into }) end),
   scenario("delta decoded into a table of another's", function () return copy(c) end,
            deltainto),
+  -- a share decode lends the baseline's tables to the table it fills:
+  -- marked lent before they move in, and the table's old tape gone with
+  -- them, wherever a memory error stops it
+  scenario("delta shared into a table it refills", ringslot, function ()
+    return s:decode("Snapshot", delta_ba, { baseline = base, into = into, share = true })
+  end),
+  scenario("delta shared into its own baseline", ringslot, function ()
+    return s:decode("Snapshot", delta_bc, { baseline = into, into = into, share = true })
+  end),
   scenario("delta encoded against a table", ringslot,
            function () return s:encode("Snapshot", b, { baseline = into }) end),
 }
