@@ -184,7 +184,7 @@ static int schema_frameencode (lua_State *L) {
     lua_Integer bid = at != 0 && lua_isinteger(L, at) ? lua_tointeger(L, at)
                                                        : -1;
     luaL_argcheck(L, h.flags & BW_FDELTAS, 5,
-                  "a baseline needs a protocol with deltas");
+                  "a baseline needs a protocol with deltas = true");
     luaL_argcheck(L, bid >= 0 && bid < (1 << BW_BASELINEBITS), 5,
                   "'baseline_id' must be an integer in [0, 65535]");
     h.delta = 1;

@@ -203,12 +203,6 @@ function Protocol:encode(name, value, opts)
   if opts ~= nil then
     if type(opts) ~= "table" then error("bitwire.protocol: options must be a table", 2) end
     checkkeys(opts, ENCODE, "encode option")
-    if opts.baseline ~= nil and not self.deltas then
-      error("bitwire.protocol: a baseline needs a protocol with deltas = true", 2)
-    end
-    if opts.version ~= nil and self.version_bits == 0 then
-      error("bitwire.protocol: 'version' needs a versioned protocol", 2)
-    end
   end
   local s = self:current()
   local c, peer, b
