@@ -85,6 +85,17 @@ static int core_unknownoption (lua_State *L) {
   return 1;
 }
 
+/* A set of the option names in 'takes' (OPTBIT each): name -> true. */
+static void pushoptset (lua_State *L, unsigned takes) {
+  int i;
+  lua_newtable(L);
+  for (i = 0; i < NOPTS; i++)
+    if (takes & OPTBIT(i)) {
+      lua_pushboolean(L, 1);
+      lua_setfield(L, -2, optnames[i]);
+    }
+}
+
 static void noopts (lua_State *L, int arg, Opts *o) {
   int i;
   if (!lua_isnoneornil(L, arg)) luaL_checktype(L, arg, LUA_TTABLE);
@@ -698,6 +709,12 @@ void bw_openschema (lua_State *L) {
   luaL_setfuncs(L, bw_framefuncs, 0);
   lua_pushcfunction(L, core_unknownoption);
   lua_setfield(L, -2, "unknown_option");
+  lua_createtable(L, 0, 2);  /* what bitwire.protocol's calls pass on */
+  pushoptset(L, OPTS_FRAMEENC);
+  lua_setfield(L, -2, "encode");
+  pushoptset(L, OPTS_FRAMEDEC);
+  lua_setfield(L, -2, "decode");
+  lua_setfield(L, -2, "FRAME_OPTIONS");
   lua_pushinteger(L, MAXVALUES);
   lua_setfield(L, -2, "MAX_VALUES");
 }

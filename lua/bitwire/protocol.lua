@@ -21,10 +21,10 @@ local OPTIONS = {
   id = "integer", check = "boolean", fingerprint = "boolean",
   deltas = "boolean", versioned = "boolean", version_bits = "integer",
 }
-local ENCODE = { baseline = true, baseline_id = true, version = true, peer = true,
-                 strict = true }
-local DECODE = { into = true, baselines = true, version = true, max_values = true,
-                 share = true }
+-- the call options: the frame calls' (core's list), and on encode 'peer',
+-- which this class reads itself
+local ENCODE, DECODE = { peer = true }, core.FRAME_OPTIONS.decode
+for k in pairs(core.FRAME_OPTIONS.encode) do ENCODE[k] = true end
 
 local function isregistry(x)
   return getmetatable(x) == require("bitwire.loader").Registry
