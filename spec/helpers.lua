@@ -170,6 +170,24 @@ function M.randbytes (rand, n)
   return table.concat(t)
 end
 
+-- CRC32 (zlib's, reflected 0xEDB88320), to forge packets the way a peer would
+local CRC = {}
+for i = 0, 255 do
+  local c = i
+  for _ = 1, 8 do c = (c & 1 ~= 0) and (0xEDB88320 ~ (c >> 1)) or (c >> 1) end
+  CRC[i] = c
+end
+local function crc32 (s)
+  local c = 0xFFFFFFFF
+  for i = 1, #s do c = CRC[(c ~ s:byte(i)) & 0xFF] ~ (c >> 8) end
+  return c ~ 0xFFFFFFFF
+end
+
+-- a framed packet around 'payload' for protocol id 'id' (as fed to the CRC)
+function M.forge (id, payload)
+  return string.pack("<I4", crc32(string.pack("<i8", id) .. payload)) .. payload
+end
+
 -- a Lua pattern matching 's' literally
 function M.lit (s)
   return (tostring(s):gsub("%p", "%%%0"))

@@ -773,8 +773,14 @@ function M.header(program, r, opts, on)
     if not ok then return nil, err end
   end
   if (opts.version_bits or 0) > 0 then
+    local bit = r:pos()
     ok, err = field("version", opts.version_bits)
     if not ok then return nil, err end
+    -- 2^32 - 1 is no version (BW_MAXVERSION): the core refuses it
+    if h.version > 4294967294 then
+      return nil, { path = "frame.version", message = "version " .. string.format("%.0f",
+        h.version) .. " out of range [0, 4294967294]", code = "range", bit = bit }
+    end
   end
   if opts.deltas then
     ok, err = field("delta", 1)
