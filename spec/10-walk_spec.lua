@@ -286,6 +286,24 @@ describe("bitwire.walk against s:decode", function()
     assert.equal("frame.version", err.path)
     assert.equal(4294967295, list[#list].value)
   end)
+
+  it("refuses a tagged frame of other definitions, as the core does", function()
+    local other = bitwire.schema { Item = DESC.Item, Z = { { "z", "bool" } } }
+    local hdr = { id = 3, tagged = true }
+    local bytes = other:frame_encode(hdr, "Item", { id = 5, count = 2 })
+    local frame = { wire_id = 3, endcheck = true, tag = true }
+    local _, want, wcode = s:frame_decode(hdr, bytes)
+    local list, h, v, err = dissect.frame(s, bytes, frame)
+    assert.is_nil(h)
+    assert.is_nil(v)
+    assert.equal(wcode, err.code)
+    assert.equal(want, err.message .. " (bit " .. err.bit .. ")")
+    assert.equal("frame.tag", list[#list].path)
+    -- its own frames read
+    _, _, v, err = dissect.frame(other, bytes, frame)
+    assert.is_nil(err)
+    assert.same({ id = 5, count = 2 }, v)
+  end)
 end)
 
 describe("hostile bytes through dissect.frame and bitwire.json", function()

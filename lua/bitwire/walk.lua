@@ -771,6 +771,14 @@ function M.header(program, r, opts, on)
   if opts.tag then
     ok, err = field("tag", 32)
     if not ok then return nil, err end
+    -- the tag names the definitions (the fingerprint's high 32 bits):
+    -- another's frame is not read as these, as the core refuses it
+    local mine = program.fingerprint and tonumber(program.fingerprint:sub(1, 8), 16)
+    if mine and h.tag ~= mine then
+      return nil, { path = "frame.tag", message = string.format("packet for schema %08x, "
+        .. "which this registry does not keep (current %s)", h.tag, program.fingerprint),
+        code = "schema", bit = 32 }
+    end
   end
   if (opts.version_bits or 0) > 0 then
     local bit = r:pos()
