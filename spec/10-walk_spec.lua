@@ -368,6 +368,15 @@ describe("s:dissect", function()
     assert.matches("(bit 8)", dmsg, 1, true)
   end)
 
+  -- the plugin's reader words a failure as the core does: so must dissect's
+  it("words a bytes length's failure as the other fields' and the plugin's", function()
+    local t = bitwire.schema { T = { { "a", "uint", bits = 7 }, { "b", "bytes", max = 5 } } }
+    local _, msg, code = t:dissect("T", "\3")
+    assert.same({ "b: truncated input (bit 7)", "truncated" }, { msg, code })
+    _, msg, code = t:dissect("T", "\0\3")
+    assert.same({ "b: value out of range (bit 7)", "range" }, { msg, code })
+  end)
+
   -- the walk read slot indices with serialize.h's signed int_relative, so
   -- a slot past 2^31 - 1 (its 32-bit escape) was range at bit 0
   it("reads a relative sparse array's slots up to 2^32 - 2, as decode does", function()

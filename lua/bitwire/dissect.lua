@@ -48,7 +48,7 @@ function Reader:leaf(f)
     if not f.fixed then
       local msg, code
       n, msg, code = r:int(f.min, f.max)
-      if n == nil then return nil, "length: " .. msg, code end
+      if n == nil then return nil, msg, code end
     end
     return r:bytes(n)
   elseif k == "align" then return r:align()
