@@ -287,6 +287,14 @@ describe("bitwire.walk against s:decode", function()
     assert.equal(4294967295, list[#list].value)
   end)
 
+  it("words a header cut short as a field cut short, its bit given once", function()
+    local bytes = H.forge(0, "\x78\x56\x34\x12")
+    local _, h, _, err = dissect.frame(s, bytes, { wire_id = 0, endcheck = true, deltas = true })
+    assert.is_nil(h)
+    assert.equal("frame.delta: truncated input (bit 32)", dissect.errtext(err))
+    assert.equal("truncated", err.code)
+  end)
+
   it("refuses a tagged frame of other definitions, as the core does", function()
     local other = bitwire.schema { Item = DESC.Item, Z = { { "z", "bool" } } }
     local hdr = { id = 3, tagged = true }

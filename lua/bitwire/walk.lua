@@ -44,11 +44,19 @@ local function join(path, name)
   return path .. "." .. name
 end
 
--- Stop the walk: the error names the path, the reason and the bit.
-function Walk:fail(path, msg, code, bit)
+-- A reader's message as an error's: without the reader method's name
+-- ("int: ") and the bit, which the error holds apart; and that bit.
+local function reason(msg)
   local at = tostring(msg):match(" %(bit (%d+)%)$")
   msg = tostring(msg):gsub(" %(bit %d+%)$", ""):gsub("^[%w_]+: ", "")
-  bit = at and tonumber(at) or bit
+  return msg, at and tonumber(at)
+end
+
+-- Stop the walk: the error names the path, the reason and the bit.
+function Walk:fail(path, msg, code, bit)
+  local at
+  msg, at = reason(msg)
+  bit = at or bit
   self.err = { path = path, message = msg, code = code or "range",
                bit = bit or self.r:pos() }
   return nil
@@ -760,7 +768,8 @@ function M.header(program, r, opts, on)
     local bit = r:pos()
     local v, msg, code = r:bits(n)
     if v == nil then
-      return nil, { path = "frame." .. name, message = msg, code = code, bit = bit }
+      local why, at = reason(msg)
+      return nil, { path = "frame." .. name, message = why, code = code, bit = at or bit }
     end
     if on then on({ path = "frame." .. name, bit = bit, bits = n, value = v,
       kind = "uint", depth = 0, role = "header" }) end
