@@ -774,6 +774,14 @@ describe("bitwire.diff", function()
       wire = false }, r.changes[1])
   end)
 
+  it("compares float defaults as encode sends them: NaN is itself, -0.0 not 0.0", function()
+    local function with(d) return bitwire.schema { T = { { "f", "float64", default = d } } } end
+    assert.is_true(bitwire.diff(with(0 / 0), with(0 / 0)):empty())
+    local r = bitwire.diff(with(0.0), with(-0.0))
+    assert.is_false(r:empty())
+    assert.equal("T: ~ f default 0 -> -0 (not on the wire)", r:text())
+  end)
+
   it("tells renames and new enum names, which leave the bits alone", function()
     local a = bitwire.schema { T = { { "hp", "int", min = 0, max = 9 },
       { "team", "enum", values = { "red", "blue" } } } }

@@ -158,6 +158,15 @@ local function describe(x, which)
 end
 
 
+-- Defaults alike as the values encode sends for a missing field: a NaN is
+-- its own (not ~= itself), and -0.0 is not 0.0 to a float32 or float64.
+local function samedefault(a, b)
+  if math.type(a) == "float" and math.type(b) == "float" then
+    return string.pack("<d", a) == string.pack("<d", b)
+  end
+  return a == b
+end
+
 local function difftype(report, name, old, new, dt)
   local changes = report.changes
   local okeys, obyname = keyed(old.fields)
@@ -195,7 +204,7 @@ local function difftype(report, name, old, new, dt)
           old = fieldtext(a, dt), new = fieldtext(b, dt), what = what,
           old_field = a, new_field = b, wire = a.hash ~= b.hash }
       end
-      if a.default ~= b.default then
+      if not samedefault(a.default, b.default) then
         changes[#changes + 1] = { type = name, op = "default", field = k,
           old = a.default, new = b.default, wire = false }
       end
