@@ -233,6 +233,17 @@ describe("bitwire layout", function()
     assert.matches("|a|b|\n", (d:gsub(" ", "")), 1, true)
   end)
 
+  it("counts a UTF-8 name's characters, and cuts it between them", function()
+    local defs = tmpfile([[return { T = { {"\u{e9}t\u{e9}s", "int", min = 0, max = 3},
+      {"z", "bool"} } }]])
+    local status, out = run("layout", defs, "T")
+    os.remove(defs)
+    assert.equal(0, status)
+    assert.matches("  \u{e9}t\u{e9}s   2 ", out, 1, true)
+    assert.matches("  z      1 ", out, 1, true)
+    assert.matches("|\u{e9}t~|z|\n", out, 1, true)
+  end)
+
   it("draws nested records and fixed arrays of the prefix, up to the first variable field", function()
     local defs = tmpfile([[return { V = { {"x","float",min=-512,max=512,res=0.01} },
       P = { {"tick","uint",bits=16}, {"pos","V"}, {"aim","vector",count=2,min=-1,max=1,res=0.001},

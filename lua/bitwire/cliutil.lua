@@ -312,10 +312,22 @@ function M.baseline_id(opts)
   return opts["baseline-id"] or 0
 end
 
--- 's' padded with spaces to 'w' characters: string.format caps a width at
--- 99 ("%-105s" is an error), and a path can be longer.
+-- The columns 's' takes: a character each in UTF-8 text (a field's name
+-- may be any text), else a byte each.
+function M.width(s)
+  return utf8.len(s) or #s
+end
+
+-- The first 'n' columns of 's': whole UTF-8 characters, never part of one.
+function M.cut(s, n)
+  local stop = utf8.len(s) and utf8.offset(s, n + 1)
+  return stop and s:sub(1, stop - 1) or s:sub(1, n)
+end
+
+-- 's' padded with spaces to 'w' columns: string.format caps a width at
+-- 99 ("%-105s" is an error), a path can be longer, and it counts bytes.
 function M.pad(s, w)
-  return s .. string.rep(" ", w - #s)
+  return s .. string.rep(" ", w - M.width(s))
 end
 
 -- A value as one line of text.

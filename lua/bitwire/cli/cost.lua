@@ -43,7 +43,7 @@ function M.run(args, io)
     list = order
   end
   local w = 4
-  for _, c in ipairs(list) do w = math.max(w, #c.path) end
+  for _, c in ipairs(list) do w = math.max(w, util.width(c.path)) end
   io.stdout:write(string.format("%s: %d bits, %d bytes\n", name, total, (total + 7) // 8))
   io.stdout:write(string.format("  %s %6s %7s\n", util.pad("path", w), "bits", "share"))
   for _, c in ipairs(list) do

@@ -168,12 +168,11 @@ function M.diagram(cells, width)
     for _, c in ipairs(r.cells) do
       local room = 2 * c.bits - 1
       local label = c.name
-      if #label > room then
-        label = room >= 2 and label:sub(1, room - 1) .. "~" or label:sub(1, room)
+      if util.width(label) > room then
+        label = room >= 2 and util.cut(label, room - 1) .. "~" or util.cut(label, room)
       end
-      local lpad = (room - #label) // 2
-      parts[#parts + 1] = string.rep(" ", lpad) .. label
-        .. string.rep(" ", room - #label - lpad) .. "|"
+      local lpad = (room - util.width(label)) // 2
+      parts[#parts + 1] = string.rep(" ", lpad) .. util.pad(label, room - lpad) .. "|"
     end
     lines[#lines + 1] = table.concat(parts)
     lines[#lines + 1] = border(r.bits)
@@ -218,7 +217,7 @@ function M.run(args, io)
   local w = 5
   for _, r in ipairs(list) do
     local label = opts.sort and r.path or string.rep("  ", r.depth) .. r.name
-    if #label > w then w = #label end
+    w = math.max(w, util.width(label))
   end
   out:write(string.format("  %s  %-12s %6s  %s\n", util.pad("field", w), "bits",
     "share", "wire form"))
