@@ -614,6 +614,14 @@ describe("bitwire blob (the command)", function()
     assert.equal(1, string.unpack("<I4", up, 17))
   end)
 
+  it("names the blob and type when an upgrade lacks a field no default fills", function()
+    write(defs, [[return { T = { {"a", "int", min = 0, max = 9},
+      {"b", "int", min = 0, max = 9, since = 1} } }]])
+    write(tmp .. ".bin", bitwire.load(defs):blob("T", { a = 3 }, { version = 0 }))
+    assert.same({ false, tmp .. ".bin: T: b: missing field" },
+      { run { "upgrade", defs, "T", tmp .. ".bin", "-o", tmp .. ".up" } })
+  end)
+
   it("prints the header at --version, and refuses options a form does not take", function()
     write(defs, [[return { T = { {"a", "int", min = 0, max = 9},
       {"b", "int", min = 0, max = 9, since = 1, default = 7} } }]])

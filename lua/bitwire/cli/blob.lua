@@ -83,7 +83,10 @@ function M.run(args, sysio)
     if not (pos[2] and pos[3] and pos[4] and opts.o) then fail("%s", M.usage) end
     util.nomore(pos, 4, M.usage)
     local s = load(pos[2], pos[3])
-    writefile(opts.o, s:blob(pos[3], unblob(s, pos[3], pos[4], stdin)), out)
+    -- a field the old blob lacks and no default fills is the blob's fault
+    local ok, blob = pcall(s.blob, s, pos[3], unblob(s, pos[3], pos[4], stdin))
+    if not ok then util.valuefail(pos[4], pos[3], blob) end
+    writefile(opts.o, blob, out)
     return 0
   end
   if not (pos[1] and pos[2] and pos[3]) then fail("%s", M.usage) end
