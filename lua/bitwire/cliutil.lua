@@ -257,9 +257,9 @@ function M.frame(s, opts, path, reading)
   local p
   local fo = {}
   if opts.tag then
-    if opts.deltas then M.fail("--tag (a registry's frames) and --deltas do not combine") end
     local reg, err = bitwire.watch(path)
     if reg == nil then M.fail("%s", err) end
+    po.deltas = opts.deltas or nil
     p = protocol(reg)
   else
     po.fingerprint = not opts["no-fingerprint"]
