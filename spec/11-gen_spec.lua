@@ -708,6 +708,33 @@ int main (void) {
 ]]))
   end)
 
+  -- a uint8_t count of max 255 is never past it: a test that it is, or a
+  -- cap to it, is one -Wtype-limits (in -Wextra) warns of
+  it("builds at -Werror for counts whose C type stops at their max", function()
+    local c = bitwire.schema { W = {
+      { "a", "array", of = { "bool" }, max = 255 },
+      { "b", "bytes", max = 65535 },
+      { "c", "array", of = { "array", of = { "int", min = 0, max = 3 }, max = 255 }, max = 2 },
+      { "d", "array", of = { "bytes", max = 255 }, max = 1 },
+      { "e", "string", max = 255 } } }
+    local want = H.tohex(c:encode("W", { a = {}, b = "", c = {}, d = {}, e = "" })) .. "\n"
+    assert.equal(want .. "1\n", runc(c, "capped", SHOW:gsub("NAME", "capped") .. [[
+int main (void) {
+  static W v, back;
+  uint8_t buf[64];
+  bw_Writer w;
+  bw_Reader r;
+  bw_writerinit(&w, buf, sizeof(buf));
+  show(&w, W_write_delta(&w, &v, &back));
+  bw_writerinit(&w, buf, sizeof(buf));
+  show(&w, W_write(&w, &v));
+  bw_readerinit(&r, buf, sizeof(buf));
+  printf("%d\n", W_read(&r, &back) && W_equal(&v, &back));
+  return 0;
+}
+]]):match("\n(.*)$"))
+  end)
+
   it("writes code for the version asked for", function()
     local v3 = bitwire.schema(dofile("spec/fixtures/defs/game_v3.lua"))
     local now = bitwire.gen.c(v3).header

@@ -201,8 +201,7 @@ end
 
 -- Refuse count 'n' of array or bytes field 'f' out of [min, max].
 local function countcheck(E, n, f)
-  local _, bad = ctypes.intsend({ kind = "int", min = 0, max = f.max }, n, f.min, f.max)
-  refuse(E, bad)
+  refuse(E, ctypes.countbad(n, f.min, f.max))
 end
 
 local function offset(x, min)
@@ -297,7 +296,7 @@ function writevalue(E, mode, f, loc, owner)
         E:line("bw_writebits(w, %s, %d);", offset(n, f.min), f.bits)
       else
         E:line("pos += %d;", f.bits)
-        n = fmt("(%s <= %d ? %s : %d)", n, f.max, n, f.max)
+        n = ctypes.countcap(n, f.max)
       end
     end
     if f.max == 0 then return end   -- no elements (and no 'i < 0' to warn of)

@@ -29,7 +29,7 @@ local function eqstmts(G, out, ind, f, a, b, owner, depth)
     if not f.fixed then
       n = a.base .. a.name .. "_count"
       add("if (%s != %s%s_count) return false;", n, b.base, b.name)
-      n = fmt("(%s <= %d ? %s : %d)", n, f.max, n, f.max)
+      n = ctypes.countcap(n, f.max)
     end
     if f.max == 0 then return end   -- no elements (and no 'i < 0' to warn of)
     local i = "i" .. depth
@@ -72,8 +72,9 @@ function eqexpr(G, f, a, b, owner)
   elseif k == "bytes" then
     if f.fixed then return fmt("memcmp(%s, %s, %d) == 0", x, y, f.max) end
     local n = a.base .. a.name .. "_count"
-    return fmt("%s == %s%s_count && %s <= %d && memcmp(%s, %s, %s) == 0", n,
-      b.base, b.name, n, f.max, x, y, n)
+    local over = ctypes.countbad(n, 0, f.max)   -- nil where the C type stops at max
+    return fmt("%s == %s%s_count && %smemcmp(%s, %s, %s) == 0", n,
+      b.base, b.name, over and "!(" .. over .. ") && " or "", x, y, n)
   elseif k == "quat" then
     return fmt("bw_genquateq(&%s, %s, %s)", G.c.qconst(G, f, owner), x, y)
   elseif k == "struct" then
@@ -115,9 +116,9 @@ local function arraywrite(G, E, f, v, base, owner, C, depth)
   if not f.fixed then
     n = v.base .. v.name .. "_count"
     local b = base.base .. base.name .. "_count"
-    bn = fmt("(%s <= %d ? %s : %d)", b, f.max, b, f.max)
-    if f.min > 0 then E:line("if (%s < %d) return bw_genrefuse(w, BW_ERANGE);", n, f.min) end
-    E:line("if (%s > %d) return bw_genrefuse(w, BW_ERANGE);", n, f.max)
+    bn = ctypes.countcap(b, f.max)
+    local bad = ctypes.countbad(n, f.min, f.max)
+    if bad then E:line("if (%s) return bw_genrefuse(w, BW_ERANGE);", bad) end
     E:line("bw_writebits(w, (uint64_t)%s - %du, %d);", n, f.min, f.bits)
   end
   local same = samefn(G, f, owner, C, v.name)
@@ -150,7 +151,7 @@ local function arrayread(G, E, f, v, base, owner, C, segs, depth)
   local bn = tostring(f.max)
   if not f.fixed then
     local b = base.base .. base.name .. "_count"
-    bn = fmt("(%s <= %d ? %s : %d)", b, f.max, b, f.max)
+    bn = ctypes.countcap(b, f.max)
   end
   E:line("%s = %s;", E:var("start", "uint64_t"), "r->pos")
   if f.fixed then E:line("%s = %d;", n, f.max)

@@ -352,6 +352,21 @@ end
 function M:what(owner)
   return self.owners[owner] or fmt("'%s'", owner)
 end
+-- The count 'x' of a field counting up to 'max' (its C type inttype(0,
+-- max)), read no further than 'max'; and the C condition on which a writer
+-- refuses it, below 'min' or past 'max' (nil: never). A test its C type
+-- makes always true or false is left out (-Wtype-limits warns of it: a
+-- uint8_t count of an array of max 255).
+function M.countcap(x, max)
+  local _, _, thi = M.inttype(0, max)
+  if thi ~= -1 and max >= thi then return x end
+  return fmt("(%s <= %d ? %s : %d)", x, max, x, max)
+end
+
+function M.countbad(x, min, max)
+  local _, bad = M.intsend({ kind = "int", min = 0, max = max }, x, min, max)
+  return bad
+end
 
 function M:ownclaim(name, owner)
   return self.claim(name, self:what(owner))
