@@ -497,6 +497,17 @@ describe("bitwire encode, decode, cost, dissect", function()
     status, _, err = run("decode", defs, framed, "--protocol", "3", "--deltas")
     assert.equal(1, status)
     assert.matches("unknown baseline 1", err, 1, true)
+    -- dissect takes --baseline-id as decode does: a frame naming another
+    -- baseline is not read against this one
+    status, out = run("dissect", defs, framed, "--protocol", "3", "--deltas", "--baseline", bj,
+      "--baseline-id", "1")
+    assert.equal(0, status)
+    assert.matches("ps[2].hp = 49\n", out, 1, true)
+    status, out, err = run("dissect", defs, framed, "--protocol", "3", "--deltas",
+      "--baseline", bj, "--baseline-id", "2")
+    assert.equal(1, status)
+    assert.matches("frame.baseline_id = 1\n", out, 1, true)
+    assert.matches("frame.baseline_id: unknown baseline 1 (bit 33) [baseline]", err, 1, true)
     -- a frame without deltas has no delta to read or write against it
     for _, args in ipairs { { "encode", defs, "W", vj }, { "decode", defs, framed },
                             { "dissect", defs, framed } } do
@@ -527,6 +538,8 @@ describe("bitwire encode, decode, cost, dissect", function()
       { "encode", V3, "Snapshot", J, "--protocol", "1", "--deltas", "--baseline-id", "1" },
       { "decode", V3, "Snapshot", plain, "--baseline", J, "--baseline-id", "1" },
       { "decode", V3, framed, "--protocol", "1", "--baseline", J, "--baseline-id", "1" },
+      { "dissect", V3, "Snapshot", plain, "--baseline", J, "--baseline-id", "1" },
+      { "dissect", V3, framed, "--protocol", "1", "--deltas", "--baseline-id", "1" },
     } do
       refuses(args, WHY)
     end

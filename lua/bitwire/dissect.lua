@@ -183,9 +183,11 @@ end
 
 -- A framed packet (bitwire.protocol): the CRC, the header, the message and
 -- the end check. 'frame' = {wire_id, endcheck, tag, version_bits, deltas,
--- version, baseline}: version, the one to read the message at when the
--- header carries none; baseline, that of a delta frame, a value or function (name) ->
--- value; without it, record deltas are read; array and slot deltas stop.
+-- version, baseline, baseline_id}: version, the one to read the message at
+-- when the header carries none; baseline, that of a delta frame, a value or
+-- function (name) -> value; without it, record deltas are read; array and
+-- slot deltas stop. baseline_id: the id the baseline is known by (nil: any);
+-- a delta frame naming another is refused, as p:decode refuses it.
 -- A bad CRC is reported, and the rest is still read, so the damage shows.
 -- Returns the list, the header, the value, and an error or nil.
 function M.frame(s, bytes, frame)
@@ -221,6 +223,15 @@ function M.frame(s, bytes, frame)
          role = h.delta == 1 and "delta" or nil, open = true })
     local top = list[#list]
     local base
+    if h.delta == 1 and frame.baseline_id ~= nil and h.baseline_id ~= frame.baseline_id then
+      local at = 0
+      for _, e in ipairs(list) do
+        if e.path == "frame.baseline_id" then at = e.bit end
+      end
+      top.bits, top.open, top.incomplete = 0, nil, true
+      return list, h, nil, crcerr or { path = "frame.baseline_id",
+        message = "unknown baseline " .. h.baseline_id, code = "baseline", bit = at }
+    end
     if h.delta == 1 then
       base = frame.baseline
       if type(base) == "function" then base = base(h.name) end

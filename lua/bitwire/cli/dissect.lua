@@ -4,10 +4,10 @@ local util = require "bitwire.cliutil"
 local M = {}
 
 M.summary = "every field of a packet: bit offset, width, raw bits, value"
-M.usage = [[
+M.usage = [=[
 usage: bitwire dissect defs.lua Type packet [--version N] [--baseline value.json]
        bitwire dissect defs.lua packet --protocol ID [framing options]
-                       [--baseline value.json]
+                       [--baseline value.json [--baseline-id N]]
 
 packet: a file, - (stdin) or hex:0a1b2c...
 Prints an indented tree, one line per field: its first bit, its width in
@@ -21,8 +21,9 @@ A delta (a packet encoded with {baseline = b}, or a delta frame) is read
 against --baseline (JSON, a file, - or json:...). A delta frame without it
 is read assuming the baseline holds every record the delta changes (true
 unless an optional record was absent there); it stops at a changed array or
-sparse slot, whose delta needs the baseline to be read.
-]] .. util.FRAME_USAGE
+sparse slot, whose delta needs the baseline to be read. With --baseline-id,
+a delta frame naming another baseline is refused, as decode refuses it.
+]=] .. util.FRAME_USAGE
 
 local function line(out, bytes, e)
   local raw = ""
@@ -57,7 +58,7 @@ local function line(out, bytes, e)
 end
 
 function M.run(args, io)
-  local flags, options = {}, { version = true, baseline = true }
+  local flags, options = {}, { version = true, baseline = true, ["baseline-id"] = true }
   for k in pairs(util.FRAME_FLAGS) do flags[k] = true end
   for k in pairs(util.FRAME_OPTIONS) do options[k] = true end
   local pos, opts = util.parse(args, { flags = flags, options = options }, M.usage)
@@ -88,6 +89,7 @@ function M.run(args, io)
   if frame then
     local v
     frame.baseline = baseline
+    frame.baseline_id = opts["baseline-id"]
     frame.version = frame.opts.version
     list, h, v, err = dissect.frame(s, bytes, frame)
     if err == nil and name and h.name ~= name then
