@@ -376,6 +376,28 @@ describe("s:dissect", function()
     assert.matches("(bit 8)", dmsg, 1, true)
   end)
 
+  -- a delta keeps its baseline's values: one missing or out of its range is
+  -- the driver's 'baseline' failure, which dissect must not call ok
+  it("fails where decode refuses what a delta keeps of its baseline", function()
+    local t = bitwire.schema { T = { { "a", "uint", bits = 4 },
+      { "e", "array", of = { "int", min = 0, max = 9 }, max = 3 } } }
+    local good = { a = 1, e = { 5 } }
+    local delta = t:encode("T", { a = 2, e = { 5 } }, { baseline = good })
+    for _, base in ipairs { { a = 1 }, { a = 1, e = { 50 } } } do
+      local _, want, wcode = t:decode("T", delta, { baseline = base })
+      local list, msg, code = t:dissect("T", delta, { baseline = base })
+      assert.same({ want, wcode }, { msg, code })
+      assert.equal("e^", list[#list].path)
+      local proto = bitwire.protocol(t, { id = 7, deltas = true })
+      local framed = proto:encode("T", { a = 2, e = { 5 } }, { baseline = good, baseline_id = 3 })
+      local _, _, _, err = dissect.frame(t, framed, { wire_id = proto:wire_id(),
+        endcheck = true, deltas = true, baseline = base })
+      _, want = proto:decode(framed, { baselines = { [3] = base } })
+      assert.equal(want, dissect.errtext(err))
+    end
+    assert.is_nil(select(2, t:dissect("T", delta, { baseline = good })))
+  end)
+
   -- the plugin's reader words a failure as the core does: so must dissect's
   it("words a bytes length's failure as the other fields' and the plugin's", function()
     local t = bitwire.schema { T = { { "a", "uint", bits = 7 }, { "b", "bytes", max = 5 } } }

@@ -88,6 +88,29 @@ local function cut(list, err)
   end
 end
 
+-- A delta keeps what its baseline holds, and the driver refuses one whose
+-- kept value is missing or does not fit its field (bw_keepbaseline: code
+-- baseline), a rule the walk, reading bits only, leaves to it. After the
+-- walk of a delta (failed with 'err' or not), ask the driver ('decode'
+-- returns what s:decode does) and, when it stopped there first, stop the
+-- list where it stopped and return its error.
+local function keptfails(list, decode, err)
+  local v, msg, code = decode()
+  if v ~= nil or code ~= "baseline" then return nil end
+  local bit = tonumber(msg:match(" %(bit (%d+)%)$")) or 0
+  if err ~= nil and err.bit <= bit then return nil end
+  local n = 0
+  for _, e in ipairs(list) do
+    if e.bit < bit or (e.bit == bit and e.role == "header") then
+      if e.bit + e.bits > bit then e.bits, e.incomplete = bit - e.bit, true end
+      n = n + 1
+      list[n] = e
+    end
+  end
+  for i = #list, n + 1, -1 do list[i] = nil end
+  return { path = "", message = (msg:gsub(" %(bit %d+%)$", "")), code = code, bit = bit }
+end
+
 local function errtext(err)
   return string.format("%s%s%s (bit %d)", err.path, err.path ~= "" and ": " or "",
     err.message, err.bit)
@@ -123,6 +146,10 @@ function M.dissect(s, name, bytes, opts)
   end
   checkopts(opts)
   local list, v, err = collect(p, name, core.reader(bytes), opts)
+  local kept = opts and opts.baseline ~= nil and keptfails(list, function ()
+    return s:decode(name, bytes, { version = opts.version, baseline = opts.baseline })
+  end, err)
+  if kept then v, err = nil, kept end
   if v == nil then
     cut(list, err)
     return list, errtext(err), err.code
@@ -240,6 +267,16 @@ function M.frame(s, bytes, frame)
     v, err = walk.walk(p, h.name, rd, { on = on, depth = 1, path = "",
       version = h.version or frame.version, baseline = base })
     top.bits, top.value, top.open = rd:pos() - top.bit, v, nil
+    if crcerr == nil and base ~= nil and base ~= walk.UNKNOWN then
+      local kept = keptfails(list, function ()
+        return s:frame_decode({ id = frame.wire_id, check = frame.endcheck,
+          fingerprint = false, tagged = frame.tag or false,
+          version_bits = frame.version_bits or 0, deltas = frame.deltas or false },
+          bytes, { baselines = { [h.baseline_id] = base },
+          version = h.version == nil and frame.version or nil })
+      end, err)
+      if kept then v, err = nil, kept end
+    end
   end
   if err ~= nil then cut(list, err) end
   if err == nil and frame.endcheck then
