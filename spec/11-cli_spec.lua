@@ -1126,6 +1126,28 @@ describe("bitwire wireshark", function()
       wsrun(text, w:tostring()), 1, true)
   end)
 
+  -- Wireshark cuts a label past 239 bytes, which took the bit range with it
+  it("cuts a long value, not its bit range, to a label Wireshark shows whole", function()
+    local s = bitwire.schema { T = { {"s", "string", max = 300}, {"b", "bytes", max = 200} } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = true }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    local w = bitwire.writer()
+    w:frame_begin()
+    w:string(string.rep("\u{e9}", 150), 300):int(200, 0, 200):bytes(string.rep("\1", 200))
+    w:frame_end(0x42, true)
+    local got = wsrun(text, w:tostring())
+    local sl = got:match('\n(s = "[^\n]*)')
+    assert.equal('s = "... [bits 32..2447]', (sl:gsub("\u{e9}", "")))
+    assert.is_true(#sl <= 239 and utf8.len(sl) ~= nil)
+    local bl = got:match("\n(b = 0x[^\n]*)")
+    assert.matches("^b = 0x[01]+%.%.%. %[bits 2448..4055%]$", bl)
+    assert.is_true(#bl <= 239)
+    assert.matches('n = "ab" [bits', wsrun(require("bitwire.wireshark").generate(
+      bitwire.schema { T = { {"n", "string", max = 300} } }, frame, { port = 7 }),
+      (function () local x = bitwire.writer(); x:frame_begin(); x:string("ab", 300)
+        x:frame_end(0x42, true); return x:tostring() end)()), 1, true)
+  end)
+
   it("words padding and check errors as dissect does: the core's messages", function()
     local s = bitwire.schema { T = { {"a", "uint", bits = 3}, {"align"}, {"b", "bool"}, {"check"} } }
     local frame = { id = 0x42, wire_id = 0x42, endcheck = true }

@@ -339,6 +339,21 @@ local function show(v, kind)
   return tostring(v)
 end
 
+-- Wireshark cuts a label past ITEM_LABEL_LENGTH (240 bytes with its NUL),
+-- which would drop the bit range after a long string or bytes value: the
+-- value gives way, cut between UTF-8 characters, and says so with "...".
+local LABELMAX = 239
+local function shorten(head, value, tail)
+  local room = LABELMAX - #head - #tail
+  if #value <= room then return head .. value .. tail end
+  local n = math.max(room - 3, 0)
+  while n > 0 and value:byte(n + 1) ~= nil and value:byte(n + 1) >= 0x80
+      and value:byte(n + 1) < 0xC0 do
+    n = n - 1   -- not inside a character
+  end
+  return head .. value:sub(1, n) .. "..." .. tail
+end
+
 local proto = Proto(SETTINGS.name, SETTINGS.title)
 -- filterable: <name>.type == "Snapshot", <name>.crc_ok == false, <name>.delta
 local F = {
@@ -414,9 +429,9 @@ function proto.dissector(tvb, pinfo, tree)
   local r = newreader(tvb, 0, last)
   local stack = { root }
   local function add(e)
-    local label = string.format("%s = %s [bits %d..%d]", e.path, show(e.value, e.kind),
-      e.bit, e.bit + e.bits - 1)
-    if e.role == "changed" then label = label .. " (delta: " .. (e.value == 1 and "changed" or "kept") .. ")" end
+    local tail = string.format(" [bits %d..%d]", e.bit, e.bit + e.bits - 1)
+    if e.role == "changed" then tail = tail .. " (delta: " .. (e.value == 1 and "changed" or "kept") .. ")" end
+    local label = shorten(e.path .. " = ", show(e.value, e.kind), tail)
     local pf = e.field and VALUEFIELDS[e.field.key]
     local v = e.value
     if pf and (type(v) == "number" or type(v) == "string" or type(v) == "boolean") then
