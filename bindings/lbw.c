@@ -675,7 +675,8 @@ LUAMOD_API int luaopen_bitwire_core (lua_State *L) {
   luaL_newlib(L, core_funcs);
   lua_pushliteral(L, BW_VERSION);
   lua_setfield(L, -2, "version");
-  lua_createtable(L, 0, 2);  /* what the Lua side and the command check */
+  lua_createtable(L, 0, 4);  /* what the Lua side and the command check
+                                (bw_openschema adds packet and blob) */
   lua_pushinteger(L, BW_MAXVERSIONBITS);
   lua_setfield(L, -2, "version_bits");
   lua_pushinteger(L, (lua_Integer)BW_MAXVERSION);

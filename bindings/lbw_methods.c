@@ -12,6 +12,7 @@
 
 #include "lauxlib.h"
 
+#include "bw_blob.h"
 #include "lbw_schema.h"
 
 
@@ -717,4 +718,10 @@ void bw_openschema (lua_State *L) {
   lua_setfield(L, -2, "FRAME_OPTIONS");
   lua_pushinteger(L, MAXVALUES);
   lua_setfield(L, -2, "MAX_VALUES");
+  lua_getfield(L, -1, "limits");  /* what an input may hold */
+  lua_pushinteger(L, (lua_Integer)MAXENCODE);
+  lua_setfield(L, -2, "packet");
+  lua_pushinteger(L, (lua_Integer)BW_BLOBMAX);
+  lua_setfield(L, -2, "blob");
+  lua_pop(L, 1);
 }

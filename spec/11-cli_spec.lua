@@ -371,6 +371,25 @@ describe("bitwire encode, decode, cost, dissect", function()
     assert.same({ errs[1], errs[1] }, { errs[2], errs[3] })
   end)
 
+  it("stops reading an input at the most it may hold: a device never ends", function()
+    local util = require "bitwire.cliutil"
+    local limits = require("bitwire.core").limits
+    assert.equal(limits.packet + 64, util.LIMITS.packet)
+    assert.equal(limits.blob, util.LIMITS.blob)
+    local f = io.open("/dev/zero", "rb")
+    if f then  -- a packet past what encode makes, read a piece at a time
+      f:close()
+      refuses({ "decode", V3, "Snapshot", "/dev/zero" },
+        "/dev/zero: more than " .. util.LIMITS.packet .. " bytes, the most this input may hold")
+    end
+    local name = tmpfile(("x"):rep(70000))
+    assert.equal(70000, #util.readfile(name, nil, 70000))
+    local ok, err = pcall(util.readfile, name, nil, 69999)
+    os.remove(name)
+    assert.is_false(ok)
+    assert.matches("more than 69999 bytes", util.message(err), 1, true)
+  end)
+
   it("says where a bad packet fails, with its code", function()
     local bad = H.tohex(packet:sub(1, 9))
     local status, _, err = run("decode", V3, "Snapshot", "hex:" .. bad)

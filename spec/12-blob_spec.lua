@@ -647,7 +647,9 @@ describe("bitwire blob (the command)", function()
   it("reads - as stdin, as the other commands do", function()
     write(defs, [[return { T = { {"a", "int", min = 0, max = 9} } }]])
     local s = bitwire.load(defs)
-    local function stdin(data) return { read = function () return data end } end
+    local function stdin(data)  -- a file's read: the data, then nil at the end
+      return { read = function () local d = data; data = nil; return d end }
+    end
     local out = {}
     local sink = { write = function (self, ...) for _, x in ipairs { ... } do out[#out + 1] = x end return self end }
     assert.equal(0, cli.run({ defs, "T", "-", "-o", tmp .. ".bin" },

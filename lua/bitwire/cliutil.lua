@@ -141,19 +141,38 @@ function M.checktype(s, name, path)
   return p.byname[name]
 end
 
--- The bytes of file 'path' (- is stdin). io.open opens a directory, and
--- then read returns nil and the error: that is the user's too.
-function M.readfile(path, stdin)
+-- The most bytes an input may hold: a packet as large as encode makes
+-- (framing adds a few bytes), a blob as large as its offsets reach, and
+-- JSON of a few times a packet.
+M.LIMITS = { packet = limits.packet + 64, blob = limits.blob,
+             json = 4 * limits.packet }
+
+-- The bytes of file 'path' (- is stdin), at most 'limit' (default: JSON's)
+-- or stop. io.open opens a directory, and then read returns nil and the
+-- error: that is the user's too.
+function M.readfile(path, stdin, limit)
   local f = stdin or io.stdin
   if path ~= "-" then
     local err
     f, err = io.open(path, "rb")
     if f == nil then M.fail("%s", err) end
   end
-  local data, rerr = f:read("a")
+  -- a piece at a time: a device or a pipe that never ends (/dev/zero) stops
+  -- at the limit, not when memory runs out
+  local parts, n, rerr = {}, 0
+  limit = limit or M.LIMITS.json
+  repeat
+    local piece
+    piece, rerr = f:read(1 << 16)  -- nil and no error at the end
+    if piece then
+      parts[#parts + 1] = piece
+      n = n + #piece
+    end
+  until piece == nil or n > limit
   if path ~= "-" then f:close() end
-  if data == nil then M.fail("%s: %s", path, rerr or "cannot read") end
-  return data
+  if n > limit then M.fail("%s: more than %d bytes, the most this input may hold", path, limit) end
+  if rerr then M.fail("%s: %s", path, rerr) end
+  return table.concat(parts)
 end
 
 -- Write 'data' to the open file 'f' (of 'path') and close it: true, or
@@ -190,7 +209,7 @@ end
 
 -- A JSON argument's text: json:{...} inline, - (stdin) or a file name.
 function M.readjson(arg, stdin)
-  return arg:match("^json:(.*)$") or M.readfile(arg, stdin)
+  return arg:match("^json:(.*)$") or M.readfile(arg, stdin, M.LIMITS.json)
 end
 
 -- The value of type 'name' that JSON argument 'src' (json:, - or a file)
@@ -211,7 +230,7 @@ end
 function M.readpacket(arg, stdin)
   local h = arg:match("^hex:(.*)$")
   if h then return M.fromhex(h, arg) end
-  return M.readfile(arg, stdin)
+  return M.readfile(arg, stdin, M.LIMITS.packet)
 end
 
 -- Options naming a framed packet's protocol, for parse's spec and usage.

@@ -46,7 +46,7 @@ local function tojson(s, name, value)
 end
 
 local function unblob(s, name, path, stdin)
-  local v, err = s:unblob(name, readfile(path, stdin))
+  local v, err = s:unblob(name, readfile(path, stdin, util.LIMITS.blob))
   if v == nil then fail("%s: %s", path, err) end
   return v
 end
