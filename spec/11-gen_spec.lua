@@ -403,6 +403,9 @@ int main (void) {
       { one("T", "BW_MAXPATH"), "field 'T.BW_MAXPATH' clashes with " .. rt
         .. " ('BW_MAXPATH' in struct T)" },
       { one("T", "_Bool"), "field 'T._Bool' clashes with " .. std .. " ('_Bool' in struct T)" },
+      -- a name of other bytes: how it became a reserved one
+      { one("T", "été"), "field 'T.été' clashes with " .. std .. " ('__t__' in struct T); in C,"
+        .. " bytes other than letters, digits and _ become _" },
       { one "u", "a local of the generated functions and type 'u' both become the C name 'u'" },
       { one "i0", "a local of the generated functions and type 'i0' both become the C name 'i0'" },
       -- the delta writer's flags and sparse masks (-Wshadow over a type)

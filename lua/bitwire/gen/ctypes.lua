@@ -301,8 +301,11 @@ function M.names()
   return function(name, what, scope)
     local why = unusable(name, scope ~= nil)
     if why then
-      error(fmt("bitwire.gen: %s clashes with %s ('%s'%s)", what, why, name,
-        scope and " in struct " .. scope or ""), 0)
+      error(fmt("bitwire.gen: %s clashes with %s ('%s'%s)%s", what, why, name,
+        scope and " in struct " .. scope or "",
+        -- a name of other bytes ('été' is '__t__'): say how it got there
+        what:find("[\128-\255]") and "; in C, bytes other than letters, digits"
+          .. " and _ become _" or ""), 0)
     end
     local key = (scope or "") .. " " .. name
     local had = held[key]
