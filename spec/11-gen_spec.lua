@@ -390,6 +390,10 @@ int main (void) {
       { one "NULL", "type 'NULL' clashes with " .. lib .. " ('NULL')" },
       { one "INT32_MAX", "type 'INT32_MAX' clashes with " .. lib .. " ('INT32_MAX')" },
       { one "memcpy", "type 'memcpy' clashes with " .. lib .. " ('memcpy')" },
+      -- the headers a program beside the generated code is bound to include
+      { one "exit", "type 'exit' clashes with " .. lib .. " ('exit')" },
+      { one "malloc", "type 'malloc' clashes with " .. lib .. " ('malloc')" },
+      { one "printf", "type 'printf' clashes with " .. lib .. " ('printf')" },
       { one "bw_Writer", "type 'bw_Writer' clashes with " .. rt .. " ('bw_Writer')" },
       { one "BW_OK", "type 'BW_OK' clashes with " .. rt .. " ('BW_OK')" },
       { one "bw", "type 'bw' clashes with " .. rt .. " ('bw_write')" },
@@ -451,14 +455,15 @@ int main (void) {
     -- functions (members are not file scope)
     local near = bitwire.schema {
       size = { {"memcpy", "int", min = 0, max = 9}, {"index", "bool"}, {"bw", "bool"},
-               {"size", "uint", bits = 3}, {"errno_x", "bool"}, {"_x", "bool"} },
+               {"size", "uint", bits = 3}, {"errno_x", "bool"}, {"_x", "bool"},
+               {"exit", "bool"}, {"printf", "bool"} },
       Writer = { {"file", "size"}, {"NULL_", "bool"}, {"double", "bool"},
                  {"bwx", "enum", values = {"BW_OK", "NULL", "size_t"}} },
       Reader = { {"w", "Writer"}, {"log", "float", min = 0, max = 1, res = 0.5} },
       bwt = { {"t", "bool"} },
     }
     local v = { w = { file = { memcpy = 7, index = true, bw = false, size = 5, errno_x = true,
-      _x = false }, NULL_ = true, double = false, bwx = "size_t" }, log = 0.5 }
+      _x = false, exit = true, printf = false }, NULL_ = true, double = false, bwx = "size_t" }, log = 0.5 }
     assert.equal(H.tohex(near:encode("Reader", v)) .. "\n", runc(near, "near",
       "#include <errno.h>\n#include <limits.h>\n#include <math.h>\n#include <stdlib.h>\n"
       .. SHOW:gsub("NAME", "near") .. [[
@@ -472,6 +477,7 @@ int main (void) {
   v.w.file.index = true;
   v.w.file.size = 5;
   v.w.file.errno_x = true;
+  v.w.file.exit = true;
   v.w.NULL_ = true;
   v.w.bwx = Writer_bwx_size_t;
   v.log = 0.5f;

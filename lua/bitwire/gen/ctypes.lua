@@ -244,8 +244,10 @@ end
 -- generated code includes (stddef, stdint, stdbool, string) and of the
 -- ones a program beside it is bound to include (stdio, stdlib, errno,
 -- math, limits, assert). Functions of string.h, which the generated code
--- includes, are refused at file scope only; other headers' functions (a
--- type 'log') are left to the user, as C compiles them until included.
+-- includes, and of stdio.h and stdlib.h, which the program beside it is
+-- bound to include, are refused at file scope only (a type 'exit' is an
+-- error there); other headers' functions (a type 'log') are left to the
+-- user, as C compiles them until included.
 local LIBNAME = "a C library name"
 local RESERVED, FILESCOPE = {}, {}
 local function reserve(set, words)
@@ -278,6 +280,17 @@ reserve(FILESCOPE, [[memcpy memmove memset memcmp memchr strcpy strncpy strcat
   strpbrk strstr strtok strerror strlen strdup strndup strnlen stpcpy
   stpncpy strtok_r strsep strsignal memccpy strcasecmp strncasecmp index
   rindex bcmp bcopy bzero ffs]])
+-- stdio.h's and stdlib.h's, with the POSIX ones glibc declares by default
+reserve(FILESCOPE, [[remove rename tmpfile tmpnam fclose fflush fopen freopen
+  setbuf setvbuf fprintf fscanf printf scanf snprintf sprintf sscanf
+  vfprintf vfscanf vprintf vscanf vsnprintf vsprintf vsscanf fgetc fgets
+  fputc fputs getc getchar gets putc putchar puts ungetc fread fwrite
+  fgetpos fseek fsetpos ftell rewind clearerr feof ferror perror fileno
+  fdopen popen pclose getline getdelim dprintf ftello fseeko atof atoi atol
+  atoll strtod strtof strtold strtol strtoll strtoul strtoull rand srand
+  calloc free malloc realloc abort atexit exit _Exit getenv system bsearch
+  qsort abs labs llabs div ldiv lldiv mblen mbtowc wctomb mbstowcs wcstombs
+  random srandom setenv unsetenv putenv mkstemp realpath posix_memalign]])
 
 -- Why C would not take 'name' as ours (nil: it would); 'member': as a
 -- struct member, where only macros and type names get in the way.
