@@ -102,6 +102,7 @@ build = {
     ["bitwire.schema"] = "lua/bitwire/schema.lua",
     ["bitwire.serializer"] = "lua/bitwire/serializer.lua",
     ["bitwire.walk"] = "lua/bitwire/walk.lua",
+    ["bitwire.walkcodes"] = "lua/bitwire/walkcodes.lua",
     ["bitwire.wireshark"] = "lua/bitwire/wireshark.lua",
   },
   install = {

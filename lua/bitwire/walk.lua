@@ -25,12 +25,11 @@ local function bitsfor(n)
 end
 M.bitsfor = bitsfor
 
--- 2^n, an integer on Lua 5.4
-local function pow2(n)
-  local v = 1
-  for _ = 1, n do v = v * 2 end
-  return v
-end
+-- The number codes (bitwire/walkcodes.lua): required, or handed in by the
+-- Wireshark plugin, which embeds both files and has no require.
+local codes = ...
+if type(codes) ~= "table" then codes = require "bitwire.walkcodes" end
+local pow2 = codes.pow2
 
 -- A marker for "the baseline is not known here" (dissecting a delta frame
 -- without the value it was made against).
@@ -125,122 +124,13 @@ function Walk:tiered(path, tiers, min, max)
   end
 end
 
--- A quantized float: the integer 'q' sent for field 'f' (program fields
--- qmin, qdelta, qmax), as bw_qfloatdecode rebuilds it in float32 steps.
-function Walk:qfloat(q, qmin, qdelta, qmax)
-  local f32 = self.r.f32
-  local r = self.r
-  return f32(r, f32(r, f32(r, f32(r, q) / f32(r, qmax)) * qdelta) + qmin)
-end
-
--- Smallest-three quaternions (core/bw_game.c). A code is { largest
--- component (0-3), the other three quantized }, each step as the C one.
-local QMIN, QDELTA = -0.707106781, 1.414213562
-
--- bw_quatdecode
-function Walk:quatdecode(f, code)
-  local r, out, sum, k = self.r, {}, 0, 1
-  local qmin, qdelta, miv = r:f32(QMIN), r:f32(QDELTA), pow2(f.bits) - 1
-  local largest = code[1] + 1
-  for i = 1, 4 do
-    if i ~= largest then
-      k = k + 1
-      out[i] = self:qfloat(code[k], qmin, qdelta, miv)
-      sum = sum + out[i] * out[i]
-    end
-  end
-  out[largest] = sum < 1 and math.sqrt(1 - sum) or 0
-  local len = 0
-  for i = 1, 4 do len = len + out[i] * out[i] end
-  len = math.sqrt(len)
-  for i = 1, 4 do out[i] = out[i] / len end
-  return out
-end
-
--- quatraw: the code of 'q' before it is made canonical, or nil
-function Walk:quatraw(f, q)
-  local r, len, v, largest = self.r, 0, {}, 1
-  for i = 1, 4 do len = len + q[i] * q[i] end
-  len = math.sqrt(len)
-  if not (len > 0) or len == math.huge then return nil end
-  for i = 1, 4 do
-    v[i] = q[i] / len
-    if math.abs(v[i]) > math.abs(v[largest]) then largest = i end
-  end
-  if v[largest] < 0 then
-    for i = 1, 4 do v[i] = -v[i] end
-  end
-  local out = { largest - 1 }
-  local qmin, qdelta, miv = r:f32(QMIN), r:f32(QDELTA), pow2(f.bits) - 1
-  for i = 1, 4 do
-    if i ~= largest then out[#out + 1] = self:qencode(v[i], qmin, qdelta, miv) end
-  end
-  return out, v
-end
-
--- bw_quatcanonical: does 'code' come back from its own decode?
-function Walk:quatcanonical(f, code)
-  local r, miv = self.r, pow2(f.bits) - 1
-  if code[1] > 3 or code[2] > miv or code[3] > miv or code[4] > miv then return false end
-  local qmin, qdelta, sum, big = r:f32(QMIN), r:f32(QDELTA), 0, 0
-  for i = 2, 4 do
-    local g = self:qfloat(code[i], qmin, qdelta, miv)
-    sum = sum + g * g
-    if math.abs(g) > big then big = math.abs(g) end
-  end
-  if f.bits <= 22 and sum < 1 and math.sqrt(1 - sum) > big * (1 + 1e-9) then
-    return true
-  end
-  local again = self:quatraw(f, self:quatdecode(f, code))
-  if again == nil then return false end
-  for i = 1, 4 do
-    if again[i] ~= code[i] then return false end
-  end
-  return true
-end
-
--- bw_quatencode: the canonical code of 'q' (a table of four numbers, as
--- bw_quatof reads it), or nil when it is no quaternion.
-function Walk:quatencode(f, q)
-  -- exactly four numbers, raw, as bw_quatnums: else decode sends it whole
-  if type(q) ~= "table" or rawlen(q) ~= 4 then return nil end
-  local x = {}
-  for i = 1, 4 do
-    x[i] = rawget(q, i)
-    if type(x[i]) ~= "number" then return nil end
-  end
-  local out = self:quatraw(f, x)
-  if out == nil or f.bits > 22 then return out end
-  local round = 0
-  while round < 16 and not self:quatcanonical(f, out) do
-    local v = self:quatdecode(f, out)
-    local again = self:quatraw(f, v)
-    local largest = out[1] + 1
-    if again[1] == out[1] then
-      out = again
-    else
-      local k = 1
-      for i = 1, 4 do
-        if i ~= largest then
-          k = k + 1
-          if math.abs(v[i]) >= v[largest] then
-            if v[i] > 0 then out[k] = out[k] - 1 else out[k] = out[k] + 1 end
-          end
-        end
-      end
-    end
-    round = round + 1
-  end
-  return out
-end
-
 -- The quaternion of 'code' read at 'start'; bits <= 22: the code must be
 -- canonical (bw_readquat).
 function Walk:quatfromcode(path, f, code, start)
-  if f.bits <= 22 and not self:quatcanonical(f, code) then
+  if f.bits <= 22 and not codes.quatcanonical(self.r, f, code) then
     return self:fail(path, "quaternion code not in canonical form", "range", start)
   end
-  return self:quatdecode(f, code)
+  return codes.quatdecode(self.r, f, code)
 end
 
 -- A smallest-three quaternion in full (core/bw_game.c bw_readquat).
@@ -253,35 +143,6 @@ function Walk:quat(path, f)
     code[i] = v
   end
   return self:quatfromcode(path, f, code, start)
-end
-
--- The integer bw_qfloatencode sends for 'x' (core/bw.h), in float32 steps.
-function Walk:qencode(x, qmin, qdelta, qmax)
-  local r = self.r
-  local f32 = r.f32
-  if x > 3.4028234663852886e38 then x = 3.4028234663852886e38 end
-  if x < -3.4028234663852886e38 then x = -3.4028234663852886e38 end
-  local norm = f32(r, f32(r, f32(r, x) - qmin) / qdelta)
-  if not (norm >= 0) then norm = 0 end
-  if norm > 1 then norm = 1 end
-  local i = math.floor(f32(r, f32(r, norm * f32(r, qmax)) + 0.5))
-  if i > qmax then i = qmax end
-  return i
-end
-
--- bw_angleencode and bw_angledecode (core/bw_game.c): 'bits' bits per turn
--- of 'period', in double steps.
-local function angleencode(x, period, bits)
-  local steps = pow2(bits)
-  local t = math.fmod(x, period)
-  if t < 0 then t = t + period end
-  local u = math.floor(t / period * steps + 0.5)
-  if not (u < steps) then u = 0 end
-  return u
-end
-
-local function angledecode(q, period, bits)
-  return q * period / pow2(bits)
 end
 
 -- A difference from code 'base' (core/bw_game.c bw_readdiff): tier flags,
@@ -343,7 +204,7 @@ function Walk:relative(path, f, b)
   local bit = self.r:pos()
   local v
   if f.kind == "quat" then
-    local base = self:quatencode(f, b)
+    local base = codes.quatencode(self.r, f, b)
     if base == nil then return false end
     local flag, msg, code = self.r:bits(1)
     if flag == nil then return self:fail(path, msg, code, bit) end
@@ -364,13 +225,13 @@ function Walk:relative(path, f, b)
       return false
     end
     if f.kind == "angle" then
-      local u = self:readdiff(path, self:diff(f), angleencode(b, f.period, f.bits))
+      local u = self:readdiff(path, self:diff(f), codes.angleencode(b, f.period, f.bits))
       if u == nil then return nil end
-      v = angledecode(u, f.period, f.bits)
+      v = codes.angledecode(u, f.period, f.bits)
     else
-      local u = self:readdiff(path, self:diff(f), self:qencode(b, f.qmin, f.qdelta, f.qmax))
+      local u = self:readdiff(path, self:diff(f), codes.qencode(self.r, b, f.qmin, f.qdelta, f.qmax))
       if u == nil then return nil end
-      v = self:qfloat(u, f.qmin, f.qdelta, f.qmax)
+      v = codes.qfloat(self.r, u, f.qmin, f.qdelta, f.qmax)
     end
   end
   self:emit(path, f.kind, bit, v, "delta", f)
@@ -429,14 +290,14 @@ function Walk:value(path, f, base)
       return self:fail(path, "quantized " .. q .. " out of range [0, " .. f.qmax .. "]",
         "range", bit)
     end
-    local v = self:qfloat(q, f.qmin, f.qdelta, f.qmax)
+    local v = codes.qfloat(self.r, q, f.qmin, f.qdelta, f.qmax)
     self:emit(path, kind, bit, v, nil, f)
     return v
   elseif kind == "angle" then
     local bit = self.r:pos()
     local q, msg, code = self.r:bits(f.bits)
     if q == nil then return self:fail(path, msg, code, bit) end
-    local v = angledecode(q, f.period, f.bits)
+    local v = codes.angledecode(q, f.period, f.bits)
     self:emit(path, kind, bit, v, nil, f)
     return v
   elseif kind == "tiered" then

@@ -43,11 +43,12 @@ local function program_literal(p)
   return table.concat(out)
 end
 
--- The text of the walker this state runs (bitwire.walk), found through
--- its functions: package.path may name another copy, or none (an
--- embedder's searcher or sandbox), and a plugin must read as dissect does.
-local function source()
-  local src = debug.getinfo(require("bitwire.walk").walk, "S").source
+-- The text of module 'name' this state runs (bitwire.walk and the
+-- bitwire.walkcodes it requires), found through its function 'fn':
+-- package.path may name another copy, or none (an embedder's searcher or
+-- sandbox), and a plugin must read as dissect does.
+local function source(name, fn)
+  local src = debug.getinfo(require(name)[fn], "S").source
   if src:sub(1, 1) == "@" then
     local f = assert(io.open(src:sub(2), "rb"))
     local text = f:read("a")
@@ -56,7 +57,7 @@ local function source()
   end
   -- loaded from a string: its source is the text, unless it was named
   if src:sub(1, 1) ~= "=" then return src end
-  error("bitwire.wireshark: the source of bitwire.walk is not available", 0)
+  error("bitwire.wireshark: the source of " .. name .. " is not available", 0)
 end
 
 -- The part of the plugin that does not depend on the schema.
@@ -591,7 +592,8 @@ function M.generate(s, frame, opts)
   local mout = {}
   literal(core.messages, mout)
   local messages = table.concat(mout)
-  local walksrc = source()
+  local walksrc = source("bitwire.walk", "walk")
+  local codessrc = source("bitwire.walkcodes", "qfloat")
   return table.concat {
     "-- Wireshark dissector for bitwire packets, written by `bitwire wireshark`.\n",
     string.format("-- Schema fingerprint %s, protocol id 0x%x, UDP port %d.\n",
@@ -602,7 +604,8 @@ function M.generate(s, frame, opts)
     "local PROGRAM = ", program_literal(p), "\n",
     "do local byname = {}; for _, t in ipairs(PROGRAM.types) do byname[t.name] = t end;",
     " PROGRAM.byname = byname end\n",
-    "local walk = (function ()\n", walksrc, "\nend)()\n",
+    "local walk = (function (...)\n", walksrc, "\nend)((function ()\n", codessrc,
+    "\nend)())\n",
     RUNTIME,
   }
 end
