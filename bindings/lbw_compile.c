@@ -25,7 +25,7 @@ LSchema *bw_checkschema (lua_State *L, int arg) {
 
 int bw_schemagc (lua_State *L) {
   LSchema *ls = (LSchema *)luaL_checkudata(L, 1, SCHEMA_MT);
-  if (ls->busy)
+  if (ls->busy && !bw_abandoned(L, ls))
     luaL_error(L, "schema in use: not released during a call on it");
   bw_writerfree(&ls->w);
   bw_claimsfree(&ls->claims);
@@ -327,6 +327,7 @@ void bw_pushschema (lua_State *L, bw_Schema *S) {
   ls->S = S;
   ls->id = 0;
   ls->busy = 0;
+  ls->owner = NULL;
   memset(&ls->claims, 0, sizeof(ls->claims));
   bw_flatplanmake(&ls->plan, S);
   bw_tapesmake(&ls->tapes, S);
@@ -364,6 +365,7 @@ int bw_schemacompile (lua_State *L) {
   holder->S = S;
   holder->id = 0;
   holder->busy = 0;
+  holder->owner = NULL;
   memset(&holder->claims, 0, sizeof(holder->claims));
   memset(&holder->plan, 0, sizeof(holder->plan));
   memset(&holder->tapes, 0, sizeof(holder->tapes));

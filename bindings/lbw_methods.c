@@ -230,14 +230,22 @@ void bw_optdecode (lua_State *L, const Opts *o, Ctx *c) {
 
 #define GUARD_MT "bitwire.SchemaCall"
 
-/* __close of a schema's guard: the call that closed it is over. */
+/* __close of a schema's guard: the call that closed it is over, unless
+** it is one a dead coroutine left open (bw_abandoned) and another call
+** has taken the schema since. */
 static int guardclose (lua_State *L) {
-  (*(LSchema **)lua_touserdata(L, 1))->busy = 0;
+  LSchema *ls = *(LSchema **)lua_touserdata(L, 1);
+  if (ls->owner == L) {
+    ls->busy = 0;
+    ls->owner = NULL;
+    lua_pushnil(L);  /* hold no thread past the call */
+    lua_setiuservalue(L, 1, 1);
+  }
   return 0;
 }
 
 void bw_newguard (lua_State *L, LSchema *ls) {
-  *(LSchema **)lua_newuserdatauv(L, sizeof(LSchema *), 0) = ls;
+  *(LSchema **)lua_newuserdatauv(L, sizeof(LSchema *), 1) = ls;
   if (luaL_newmetatable(L, GUARD_MT)) {
     lua_pushcfunction(L, guardclose);
     lua_setfield(L, -2, "__close");
@@ -246,16 +254,30 @@ void bw_newguard (lua_State *L, LSchema *ls) {
   lua_setiuservalue(L, -2, UV_GUARD);
 }
 
+/* A coroutine that raises is dead and never unwinds its stack, so Lua
+** closes none of its to-be-closed slots: a call it was making is over
+** with its guard still open. A call in progress has its thread running
+** or resuming another, never dead (schema calls do not yield). */
+int bw_abandoned (lua_State *L, const LSchema *ls) {
+  int st;
+  if (ls->owner == NULL || ls->owner == L) return 0;
+  st = lua_status(ls->owner);
+  return st != LUA_OK && st != LUA_YIELD;
+}
+
 /* One call at a time: a call made during another on the same schema (by
 ** a finalizer an allocation ran, a hook, a __tostring an error message
 ** ran) would overwrite the buffers the first is using. The guard, a
 ** to-be-closed slot, ends the call however it leaves. */
 void bw_entercall (lua_State *L, LSchema *ls) {
-  if (ls->busy)
+  if (ls->busy && !bw_abandoned(L, ls))
     luaL_error(L, "schema in use: called during another call on it (from a "
                "finalizer, hook or metamethod)");
   lua_getiuservalue(L, 1, UV_GUARD);
+  lua_pushthread(L);  /* anchors 'owner' while the call may be open */
+  lua_setiuservalue(L, -2, 1);
   lua_toclose(L, -1);
+  ls->owner = L;
   ls->busy = 1;
 }
 

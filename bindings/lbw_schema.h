@@ -157,6 +157,7 @@ typedef struct LSchema {
   lua_Integer id;    /* this userdata's, new in its state (bw_pushschema):
                         it names it in the known table */
   int         busy;  /* a call is using w, claims, plan and tapes */
+  lua_State  *owner; /* the thread of that call (anchored by the guard) */
   bw_Writer  w;     /* reused by every encode */
   Claims     claims;
   FlatPlan   plan;  /* empty (NULL) without memory: the general walk */
@@ -689,6 +690,8 @@ void bw_entercall (lua_State *L, LSchema *ls);
 void bw_initheld (lua_State *L, Ctx *c, LSchema *ls, uint32_t version);
 /* The user value UV_GUARD of a new schema 'ls', on top. */
 void bw_newguard (lua_State *L, LSchema *ls);
+/* Whether the call that set ls->busy is over without closing its guard. */
+int  bw_abandoned (lua_State *L, const LSchema *ls);
 /* Table option 'i' of 'o' (raises when it is not a table): its index, or
 ** 0. */
 int  bw_opttable (lua_State *L, const Opts *o, int i);

@@ -741,6 +741,37 @@ describe("a call on a schema made during another", function ()
     assert.equal(want, s:encode("T", assert(s:decode("T", d, { baseline = b1 }))))
   end)
 
+  it("serves calls again after a call raised in a coroutine", function ()
+    -- a coroutine that raises is dead and closes no to-be-closed slot
+    local s = bitwire.schema { T = { { "x", "int", min = 0, max = 9 } } }
+    local release = getmetatable(s).__gc
+    local co = coroutine.create(function () return s:encode("T", { x = 10 }) end)
+    local ok, err = coroutine.resume(co)
+    assert.is_false(ok)
+    assert.matches("out of range", err)
+    assert.equal("dead", coroutine.status(co))
+    assert.equal(3, s:decode("T", s:encode("T", { x = 3 })).x)
+    -- closing the dead coroutine later ends nothing of a call in progress:
+    -- a delta against a hand-built baseline calls the encoder, which runs
+    -- the call hook
+    local d = s:encode("T", { x = 4 }, { baseline = { x = 3 } })
+    local inner
+    debug.sethook(function ()
+      if inner or debug.getinfo(2, "f").func == s.decode then return end
+      coroutine.close(co)  -- false, its error: it died raising
+      inner = { pcall(s.encode, s, "T", { x = 1 }) }
+    end, "c")
+    local got = s:decode("T", d, { baseline = { x = 3 } })
+    debug.sethook()
+    assert.equal(4, got.x)
+    assert.is_false(inner[1])
+    assert.matches("schema in use", inner[2])
+    -- and a schema left so is released, not kept as in use
+    co = coroutine.create(function () return s:encode("T", { x = -1 }) end)
+    assert.is_false((coroutine.resume(co)))
+    assert.is_true((pcall(release, s)))
+  end)
+
   it("keeps a schema released by hand from under any call that reads it", function ()
     -- a frame's header table runs metamethods before the call reads the
     -- schema: releasing it there raises, and the call goes on
