@@ -318,21 +318,25 @@ static void walk (Walk *w, int d, int opts) {
 /* }========================================================== */
 
 
-/* Push a fresh userdata for 'S' (taking over one reference) with the
+/* Push a schema userdata holding no program yet (it reads as released).
+** It is made before a caller hands it a reference: a memory error here
+** then loses none (a handle stays live, a compile's holder frees it). */
+LSchema *bw_newschema (lua_State *L) {
+  LSchema *ls = (LSchema *)lua_newuserdatauv(L, sizeof(LSchema), NUV);
+  memset(ls, 0, sizeof(LSchema));
+  bw_writerinit(&ls->w, NULL, 0);
+  luaL_setmetatable(L, SCHEMA_MT);
+  return ls;
+}
+
+/* Give 'ls' (on top) its program 'S', taking over one reference, and the
 ** per-state caches: the names array and the type index. */
-void bw_pushschema (lua_State *L, bw_Schema *S) {
-  LSchema *ls;
+void bw_setschema (lua_State *L, LSchema *ls, bw_Schema *S) {
   uint32_t i;
-  ls = (LSchema *)lua_newuserdatauv(L, sizeof(LSchema), NUV);
   ls->S = S;
-  ls->id = 0;
-  ls->busy = 0;
-  ls->owner = NULL;
-  memset(&ls->claims, 0, sizeof(ls->claims));
   bw_flatplanmake(&ls->plan, S);
   bw_tapesmake(&ls->tapes, S);
   bw_writerinitgrow(&ls->w, bw_plainalloc, NULL, MAXENCODE);
-  luaL_setmetatable(L, SCHEMA_MT);
   bw_newguard(L, ls);
   ls->id = bw_newschemaid(L);
   lua_createtable(L, (int)S->nnames, 0);
@@ -353,24 +357,15 @@ void bw_pushschema (lua_State *L, bw_Schema *S) {
 
 /* core.compile(description [, options]) -> schema. */
 int bw_schemacompile (lua_State *L) {
-  LSchema *holder;
+  LSchema *holder, *ls;
   bw_Schema *S;
   Walk w;
   lua_settop(L, 2);
   memset(&w, 0, sizeof(w));
-  S = bw_schemanew();
-  if (S == NULL) return luaL_error(L, "not enough memory");
   /* a holder owns S until sealing, so a Lua error cannot leak it */
-  holder = (LSchema *)lua_newuserdatauv(L, sizeof(LSchema), 0);
-  holder->S = S;
-  holder->id = 0;
-  holder->busy = 0;
-  holder->owner = NULL;
-  memset(&holder->claims, 0, sizeof(holder->claims));
-  memset(&holder->plan, 0, sizeof(holder->plan));
-  memset(&holder->tapes, 0, sizeof(holder->tapes));
-  bw_writerinit(&holder->w, NULL, 0);
-  luaL_setmetatable(L, SCHEMA_MT);
+  holder = bw_newschema(L);
+  S = holder->S = bw_schemanew();
+  if (S == NULL) return luaL_error(L, "not enough memory");
   w.L = L;
   w.S = S;
   memset(&w.deep, 0, sizeof(w.deep));
@@ -383,8 +378,9 @@ int bw_schemacompile (lua_State *L) {
   w.nanchor = 0;
   walk(&w, 1, 2);
   if (bw_schemafinish(S, &w.e) != BW_OK) walkerror(&w);
+  ls = bw_newschema(L);
   holder->S = NULL;  /* hand the reference to the real userdata */
-  bw_pushschema(L, S);
+  bw_setschema(L, ls, S);
   return 1;
 }
 

@@ -154,7 +154,7 @@ typedef struct Tapes {
 
 typedef struct LSchema {
   bw_Schema  *S;
-  lua_Integer id;    /* this userdata's, new in its state (bw_pushschema):
+  lua_Integer id;    /* this userdata's, new in its state (bw_setschema):
                         it names it in the known table */
   int         busy;  /* a call is using w, claims, plan and tapes */
   lua_State  *owner; /* the thread of that call (anchored by the guard) */
@@ -637,8 +637,10 @@ int  bw_decdeltavalue (Ctx *c, const bw_Field *f, int bidx);
 
 /* The schema userdata at 'arg' (lbw_compile.c). */
 LSchema *bw_checkschema (lua_State *L, int arg);
-/* Push a fresh userdata for 'S', taking over one reference. */
-void bw_pushschema (lua_State *L, bw_Schema *S);
+/* Push a schema userdata without a program, then give it one, taking
+** over one reference (allocating first, so a memory error loses none). */
+LSchema *bw_newschema (lua_State *L);
+void bw_setschema (lua_State *L, LSchema *ls, bw_Schema *S);
 int  bw_schemacompile (lua_State *L);
 int  bw_schemasetdesctext (lua_State *L);
 int  bw_schemagc (lua_State *L);

@@ -25,21 +25,29 @@ static int schema_share (lua_State *L) {
   return 1;
 }
 
-/* The schema of the handle at argument 1, ending the handle. A stale
-** handle is an id no longer in the table: no schema memory is read. */
-static bw_Schema *takehandle (lua_State *L) {
-  bw_Schema *S;
+#define NOTLIVE "not a live schema handle (never shared, or already " \
+                "adopted or unshared)"
+
+/* The handle id at argument 1. A stale handle is an id no longer in the
+** table: no schema memory is read. */
+static uintptr_t checkhandle (lua_State *L) {
   luaL_checktype(L, 1, LUA_TLIGHTUSERDATA);
-  S = bw_handletake((uintptr_t)lua_touserdata(L, 1));
-  luaL_argcheck(L, S != NULL, 1, "not a live schema handle (never "
-                "shared, or already adopted or unshared)");
-  return S;
+  return (uintptr_t)lua_touserdata(L, 1);
 }
 
 /* core.adopt(handle) -> schema: takes over the reference a share() made.
-** Each handle must be adopted exactly once (or dropped with core.unshare). */
+** Each handle must be adopted exactly once (or dropped with core.unshare).
+** The schema is made with a reference of its own, and the handle ended
+** only then: a memory error on the way leaves the handle live. */
 static int schema_adopt (lua_State *L) {
-  bw_pushschema(L, takehandle(L));
+  uintptr_t id = checkhandle(L);
+  LSchema *ls = bw_newschema(L);
+  bw_Schema *S = bw_handleget(id);
+  luaL_argcheck(L, S != NULL, 1, NOTLIVE);
+  bw_setschema(L, ls, S);
+  S = bw_handletake(id);  /* another thread may have taken it since */
+  luaL_argcheck(L, S != NULL, 1, NOTLIVE);
+  bw_schemarelease(S);    /* ls holds its own */
   return 1;
 }
 
@@ -54,7 +62,9 @@ static int schema_desc (lua_State *L) {
 
 /* core.unshare(handle): drop a handle's reference without adopting it. */
 static int schema_unshare (lua_State *L) {
-  bw_schemarelease(takehandle(L));
+  bw_Schema *S = bw_handletake(checkhandle(L));
+  luaL_argcheck(L, S != NULL, 1, NOTLIVE);
+  bw_schemarelease(S);
   return 0;
 }
 

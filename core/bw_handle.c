@@ -66,20 +66,39 @@ uintptr_t bw_handlenew (bw_Schema *S) {
   return id;
 }
 
-bw_Schema *bw_handletake (uintptr_t id) {
-  bw_Schema *S = NULL;
-  size_t lo = 0, hi;
-  LOCK();
-  hi = nhandles;
+/* The index of handle 'id', or nhandles; under the lock. */
+static size_t find (uintptr_t id) {
+  size_t lo = 0, hi = nhandles;
   while (lo < hi) {                               /* first id >= 'id' */
     size_t mid = lo + (hi - lo) / 2;
     if (handles[mid].id < id) lo = mid + 1;
     else hi = mid;
   }
-  if (lo < nhandles && handles[lo].id == id) {
-    S = handles[lo].S;
-    memmove(&handles[lo], &handles[lo + 1],
-            (nhandles - lo - 1) * sizeof *handles);
+  return lo < nhandles && handles[lo].id == id ? lo : nhandles;
+}
+
+bw_Schema *bw_handleget (uintptr_t id) {
+  bw_Schema *S = NULL;
+  size_t i;
+  LOCK();
+  i = find(id);
+  if (i < nhandles) {
+    S = handles[i].S;
+    bw_schemaretain(S);
+  }
+  UNLOCK();
+  return S;
+}
+
+bw_Schema *bw_handletake (uintptr_t id) {
+  bw_Schema *S = NULL;
+  size_t i;
+  LOCK();
+  i = find(id);
+  if (i < nhandles) {
+    S = handles[i].S;
+    memmove(&handles[i], &handles[i + 1],
+            (nhandles - i - 1) * sizeof *handles);
     if (--nhandles == 0) {       /* nothing left for a leak checker */
       free(handles);
       handles = NULL;

@@ -151,8 +151,11 @@ long bw_schemarefs (bw_Schema *S);
 ** handle id holding one more reference; 0 without memory. bw_handletake
 ** ends handle 'id' and passes its reference to the caller: the schema, or
 ** NULL if 'id' is not live (never given, or taken already), found without
-** touching any schema. Ids are never reused. Thread-safe. */
+** touching any schema. bw_handleget leaves the handle live and gives a
+** new reference of the caller's own (or NULL). Ids are never reused.
+** Thread-safe. */
 uintptr_t  bw_handlenew (bw_Schema *S);
+bw_Schema *bw_handleget (uintptr_t id);
 bw_Schema *bw_handletake (uintptr_t id);
 
 /* Builders, before bw_schemaseal. Each returns an index, or BW_NONE when

@@ -69,7 +69,7 @@ local function same (r1, r2, what)
          what .. ": values differ")
 end
 
-local base, into
+local base, into, handle
 
 -- What a memory error left in 'into' is what its table holds, whatever
 -- the schema remembered of it: it reads as a baseline and encodes as a
@@ -119,4 +119,15 @@ return {
   end),
   scenario("delta encoded against a table", ringslot,
            function () return s:encode("Snapshot", b, { baseline = into }) end),
+  -- a schema's userdata is made before it takes its program's reference:
+  -- stopped first, adopt leaves the handle live and compile frees it
+  { name = "adopt of a handle", prepare = function () handle = s:share() end,
+    op = function () return bitwire.adopt(handle) end,
+    check = function ()
+      assert(bitwire.adopt(handle):fingerprint() == s:fingerprint(),
+             "the handle was taken and its reference lost")
+    end },
+  { name = "compile", prepare = function () end,
+    op = function () return bitwire.schema(s:description()) end,
+    check = function () end },
 }
