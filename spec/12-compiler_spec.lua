@@ -108,6 +108,23 @@ describe("the compiler", function ()
       of = { "int", min = 1, max = 1 } } } })
   end)
 
+  it("bounds what takes no bits at 65536 values, exactly as SECURITY.md says", function ()
+    local one = { "int", min = 1, max = 1 }
+    local function record (n)  -- the record's table and n fields
+      local t = {}
+      for i = 1, n do t[i] = { "f" .. i, "int", min = 0, max = 0 } end
+      return { T = t }
+    end
+    assert.truthy(bitwire.schema(record(65535)))
+    contains("T: a value that takes no bits makes 65537 values (more than 65536)",
+      errorof(bitwire.schema, record(65536)))
+    for _, kind in ipairs { "array", "sparse" } do
+      assert.truthy(bitwire.schema { T = { { "xs", kind, max = 65536, of = one } } })
+      contains("T.xs: 65537 elements that take no bits make 65537 values",
+        errorof(bitwire.schema, { T = { { "xs", kind, max = 65537, of = one } } }))
+    end
+  end)
+
   it("bounds the fields of a description, shared tables counted each time", function ()
     local fields = {}
     for i = 1, 1000 do fields[i] = { "f" .. i, "bool" } end
