@@ -303,6 +303,36 @@ describe("relative deltas", function ()
     end
   end)
 
+  it("decodes against another baseline than the sender's to a wrong value or range", function ()
+    -- x: +1 step from 1 is fine; from 254.99 (the top code) it leaves the range
+    local sent = s:decode("E", s:encode("E", base))
+    local v = { pos = { x = 10 + 1 / 512, y = 5 }, yaw = 0.5, rot = { 0, 0, 0, 1 }, hp = 50 }
+    local d = s:encode("E", v, { baseline = sent })
+    local other = s:decode("E", s:encode("E", { pos = { x = 1, y = 5 }, yaw = 0.5,
+                                               rot = { 0, 0, 0, 1 }, hp = 50 }))
+    assert.equal(1 + 1 / 512, assert(s:decode("E", d, { baseline = other })).pos.x)
+    local top = s:decode("E", s:encode("E", { pos = { x = 255, y = 5 }, yaw = 0.5,
+                                             rot = { 0, 0, 0, 1 }, hp = 50 }))
+    fails("range", "pos.x: difference from the baseline leaves the range (bit 2)",
+      s:decode("E", d, { baseline = top }))
+    -- a quaternion difference made against one rotation, applied to another
+    local rand, codes = lcg(9), {}
+    local function rot ()
+      local q, n = {}, 0
+      for i = 1, 4 do q[i] = rand(2001) / 1000 - 1; n = n + q[i] * q[i] end
+      for i = 1, 4 do q[i] = q[i] / math.sqrt(n) end
+      return q
+    end
+    for _ = 1, 300 do
+      local b1 = s:decode("E", s:encode("E", { pos = base.pos, yaw = 0, rot = rot() }))
+      local dq = s:encode("E", { pos = base.pos, yaw = 0, rot = rot() }, { baseline = b1 })
+      local b2 = s:decode("E", s:encode("E", { pos = base.pos, yaw = 0, rot = rot() }))
+      local got, _, code = s:decode("E", dq, { baseline = b2 })
+      codes[got and "ok" or code] = true
+    end
+    assert.same({ ok = true, range = true }, codes)
+  end)
+
   it("is in the fingerprint", function ()
     local a = bitwire.schema { T = { { "x", "float", min = 0, max = 1, res = 0.01 } } }
     local b = bitwire.schema { T = { { "x", "float", min = 0, max = 1, res = 0.01,
