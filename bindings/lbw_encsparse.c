@@ -72,16 +72,20 @@ static int keyorder (const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Append to 'k' (from k[*m]) the integer keys in [1, n] of the table at
-** 'idx'; returns how many keys it has, of any kind. */
+/* Append to 'k' (from k[*m], up to k[cap - 1]) the integer keys in
+** [1, n] of the table at 'idx'; returns how many keys it has, of any
+** kind, a slot past 'cap' (not listed) not counted. */
 static lua_Integer keysof (lua_State *L, int idx, lua_Integer n,
-                           lua_Integer *k, size_t *m) {
+                           lua_Integer *k, size_t *m, size_t cap) {
   lua_Integer all = 0;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     lua_pop(L, 1);
-    all++;
-    if (bw_slotof(L, -1, n) != 0) k[(*m)++] = lua_tointeger(L, -1);
+    if (bw_slotof(L, -1, n) == 0) all++;
+    else if (*m < cap) {
+      all++;
+      k[(*m)++] = lua_tointeger(L, -1);
+    }
   }
   return all;
 }
@@ -119,12 +123,25 @@ static size_t nkeys (lua_State *L, int idx) {
 
 lua_Integer *bw_sparsekeys (lua_State *L, int a, int b, lua_Integer n,
                             size_t *m, lua_Integer *akeys) {
-  size_t cap = nkeys(L, a) + nkeys(L, b), i, j;
-  lua_Integer *k = (lua_Integer *)lua_newuserdatauv(L, (cap > 0 ? cap : 1)
-                                                    * sizeof(lua_Integer), 0);
+  size_t cap = 0, now = nkeys(L, a) + nkeys(L, b), i, j;
+  lua_Integer *k = NULL;
+  int tries;
+  /* the list's allocation may run a finalizer that adds keys to a or b
+  ** (nothing else runs Lua code from here): count again and make a
+  ** longer list, a few times; keys past the last are left out, never
+  ** written past it */
+  for (tries = 0; tries < 4 && now > cap; tries++) {
+    if (k != NULL) lua_pop(L, 1);
+    cap = now;
+    k = (lua_Integer *)lua_newuserdatauv(L, (cap > 0 ? cap : 1)
+                                         * sizeof(lua_Integer), 0);
+    now = nkeys(L, a) + nkeys(L, b);
+  }
+  if (k == NULL)
+    k = (lua_Integer *)lua_newuserdatauv(L, sizeof(lua_Integer), 0);
   *m = 0;
-  *akeys = a != 0 ? keysof(L, a, n, k, m) : 0;
-  if (b != 0) keysof(L, b, n, k, m);
+  *akeys = a != 0 ? keysof(L, a, n, k, m, cap) : 0;
+  if (b != 0) keysof(L, b, n, k, m, cap);
   qsort(k, *m, sizeof(*k), keyorder);
   for (i = j = 0; i < *m; i++)  /* each once */
     if (j == 0 || k[i] != k[j - 1]) k[j++] = k[i];

@@ -772,6 +772,33 @@ describe("a call on a schema made during another", function ()
     assert.is_true((pcall(release, s)))
   end)
 
+  it("lists a long sparse array's keys within bounds while finalizers add keys", function ()
+    -- the list of keys is made after they are counted: a finalizer its
+    -- allocation runs may add keys, which were written past the list
+    local s = bitwire.schema { T = { { "sp", "sparse", of = "bool", max = 100000 } } }
+    local v, during, inside, nextkey = { sp = {} }, 0, false, 0
+    collectgarbage("incremental", 10, 400)  -- finalizers run inside the calls
+    finally(function () collectgarbage("incremental", 200, 100) end)
+    for _ = 1, 300 do
+      v.sp = {}
+      for i = 1, 8 do v.sp[i * 7] = true end
+      for _ = 1, 20 do
+        setmetatable({}, { __gc = function ()
+          if inside then during = during + 1 end
+          for _ = 1, 100 do
+            nextkey = nextkey % 99000 + 1
+            v.sp[nextkey] = true
+          end
+        end })
+      end
+      inside = true
+      local packet = s:encode("T", v)
+      inside = false
+      assert(s:decode("T", packet))
+    end
+    assert.is_true(during > 0)
+  end)
+
   it("keeps a schema released by hand from under any call that reads it", function ()
     -- a frame's header table runs metamethods before the call reads the
     -- schema: releasing it there raises, and the call goes on
