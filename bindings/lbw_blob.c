@@ -420,7 +420,7 @@ static void wrecord (Wr *c, uint32_t t, int idx, size_t pos) {
 
 /* s:blob(name, value [, {version = v, strict = b}]) -> blob string */
 static int schema_blob (lua_State *L) {
-  LSchema *ls = bw_checkschema(L, 1);
+  LSchema *ls = bw_takeschema(L, 4);  /* at 5 */
   uint32_t t = bw_checktype(L, 2);
   uint32_t version;
   Opts o;
@@ -433,9 +433,8 @@ static int schema_blob (lua_State *L) {
   version = bw_optversion(L, &o, ls->S);
   c.strict = bw_optstrict(L, &o, ls->S->strict);
   luaL_checktype(L, 3, LUA_TTABLE);
-  lua_settop(L, 3);
-  bw_entercall(L, ls);  /* at 4: it allocates as it reads S */
-  B = bw_blobgetlayout(L, version);  /* at 5 */
+  lua_settop(L, 5);
+  B = bw_blobgetlayout(L, version);  /* at 6 */
   ty = &B->types[t];
   b = (WBuf *)lua_newuserdatauv(L, sizeof(WBuf), 0);
   bw_blobwinit(&b->w, bw_plainalloc, NULL, BW_BLOBMAX);
@@ -479,13 +478,11 @@ static void pushhex (lua_State *L, uint64_t v) {
 ** types = {...}, fields = {...} }: the core's layout, every number as C
 ** has it (indices 0-based, as in the generated tables). */
 static int schema_bloblayout (lua_State *L) {
-  LSchema *ls = bw_checkschema(L, 1);
+  LSchema *ls = bw_takeschema(L, 2);  /* at 3: it allocates as it reads S */
   lua_Integer v = luaL_optinteger(L, 2, (lua_Integer)ls->S->version);
   const bw_BlobLayout *B;
   uint32_t i;
   luaL_argcheck(L, v >= 0 && v <= BW_MAXVERSION, 2, "version out of range");
-  lua_settop(L, 2);
-  bw_entercall(L, ls);  /* at 3: it allocates as it reads S */
   B = bw_blobgetlayout(L, (uint32_t)v);  /* kept at 4 */
   lua_createtable(L, 0, 4);
   setint(L, "version", (lua_Integer)B->version);

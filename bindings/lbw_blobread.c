@@ -225,16 +225,14 @@ static void noopts (lua_State *L) {
 
 /* s:unblob(name, blob [, {max_values = n}]) -> value | nil, message, code */
 static int schema_unblob (lua_State *L) {
-  LSchema *ls = bw_checkschema(L, 1);
+  LSchema *ls = bw_takeschema(L, 4);  /* at 5 */
   uint32_t t = bw_checktype(L, 2);
   Opts o;
   Rd c;
-  lua_settop(L, 4);
   bw_readopts(L, 4, OPTBIT(OPT_MAXVALUES), &o);  /* not version: the blob's */
   c.values = bw_optmaxvalues(L, &o);
   c.over = 0;
-  lua_settop(L, 4);
-  bw_entercall(L, ls);  /* at 5: it allocates as it reads S */
+  lua_settop(L, 5);
   c.B = openblob(L, t, 3, &c.b);  /* layout at 6 */
   if (c.B == NULL) return 3;
   lua_getiuservalue(L, 1, UV_NAMES);

@@ -172,9 +172,7 @@ static int schema_frameencode (lua_State *L) {
   Opts o;
   Ctx c;
   if (lua_type(L, 2) == LUA_TNUMBER) return oldencode(L);
-  ls = bw_checkschema(L, 1);
-  lua_settop(L, 5);  /* an omitted value is nil */
-  bw_entercall(L, ls);  /* before the header's metamethods can run */
+  ls = bw_takeschema(L, 5);  /* an omitted value is nil */
   checkheader(L, 2, &h, &fold, &given);
   t = bw_checktype(L, 3);
   bw_readopts(L, 5, OPTS_FRAMEENC, &o);
@@ -266,9 +264,7 @@ static int schema_framedecode (lua_State *L) {
   Opts o;
   Ctx c;
   if (lua_type(L, 3) == LUA_TNUMBER) return olddecode(L);
-  held = ls = bw_checkschema(L, 1);
-  lua_settop(L, 4);
-  bw_entercall(L, ls);  /* before the header's metamethods can run */
+  held = ls = bw_takeschema(L, 4);
   checkheader(L, 2, &h, &fold, &given);
   s = luaL_checklstring(L, 3, &len);
   bw_readopts(L, 4, OPTS_FRAMEDEC, &o);

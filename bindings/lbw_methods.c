@@ -313,10 +313,11 @@ static void initfields (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
   }
 }
 
-void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
-                 int stackkeys) {
+LSchema *bw_takeschema (lua_State *L, int nargs) {
+  LSchema *ls = bw_checkschema(L, 1);
+  lua_settop(L, nargs);
   bw_entercall(L, ls);
-  initfields(L, c, ls, version, stackkeys);
+  return ls;
 }
 
 void bw_initheld (lua_State *L, Ctx *c, LSchema *ls, uint32_t version) {
@@ -556,13 +557,13 @@ int bw_pushencoded (lua_State *L, bw_Writer *w) {
 /* The common part of encode, bits and encode_message: arguments (self,
 ** name, value [, opts]); returns the writer holding the packet. */
 static bw_Writer *encodeargs (lua_State *L, int msg) {
-  LSchema *ls = bw_checkschema(L, 1);
+  LSchema *ls = bw_takeschema(L, 4);  /* an omitted value is nil, not the
+                                         names array */
   uint32_t t = bw_checktype(L, 2);
   Opts o;
   Ctx c;
-  lua_settop(L, 4);  /* an omitted value is nil, not the names array */
   bw_readopts(L, 4, OPTS_ENCODE, &o);
-  bw_initctx(L, &c, ls, bw_optversion(L, &o, ls->S), 1);
+  bw_initheld(L, &c, ls, bw_optversion(L, &o, ls->S));
   c.strict = bw_optstrict(L, &o, c.strict);
   encodeinto(&c, t, 3, msg, &o);
   return c.w;
@@ -613,7 +614,7 @@ static void optdecode (lua_State *L, int arg, Opts *o, int *into, int *b) {
 
 /* s:decode(name, bytes [, opts]) -> value | nil, message, code */
 static int schema_decode (lua_State *L) {
-  LSchema *ls = bw_checkschema(L, 1);
+  LSchema *ls = bw_takeschema(L, 4);
   uint32_t t = bw_checktype(L, 2);
   size_t len;
   const char *s = luaL_checklstring(L, 3, &len);
@@ -621,7 +622,7 @@ static int schema_decode (lua_State *L) {
   Opts o;
   Ctx c;
   optdecode(L, 4, &o, &into, &b);
-  bw_initctx(L, &c, ls, bw_optversion(L, &o, ls->S), 1);
+  bw_initheld(L, &c, ls, bw_optversion(L, &o, ls->S));
   bw_optdecode(L, &o, &c);
   bw_readerinit(&c.r, s, len);
   if (!bw_decodefrom(&c, t, into, b)) return bw_pushdecodeerror(L, &c);
@@ -630,7 +631,7 @@ static int schema_decode (lua_State *L) {
 
 /* s:decode_message(bytes [, opts]) -> name, value | nil, message, code */
 static int schema_decodemessage (lua_State *L) {
-  LSchema *ls = bw_checkschema(L, 1);
+  LSchema *ls = bw_takeschema(L, 3);
   size_t len;
   const char *s = luaL_checklstring(L, 2, &len);
   int into, b;
@@ -638,7 +639,7 @@ static int schema_decodemessage (lua_State *L) {
   Opts o;
   Ctx c;
   optdecode(L, 3, &o, &into, &b);
-  bw_initctx(L, &c, ls, bw_optversion(L, &o, ls->S), 1);
+  bw_initheld(L, &c, ls, bw_optversion(L, &o, ls->S));
   bw_optdecode(L, &o, &c);
   bw_readerinit(&c.r, s, len);
   if (!bw_readmessageid(&c, &t)) return bw_pushdecodeerror(L, &c);
@@ -667,10 +668,8 @@ static int schema_fingerprint (lua_State *L) {
 
 /* s:types() -> sorted list of type names */
 static int schema_types (lua_State *L) {
-  LSchema *ls = bw_checkschema(L, 1);
+  LSchema *ls = bw_takeschema(L, 1);  /* it allocates as it reads S */
   uint32_t i;
-  lua_settop(L, 1);
-  bw_entercall(L, ls);  /* it allocates as it reads S */
   lua_createtable(L, (int)ls->S->ntypes, 0);
   for (i = 0; i < ls->S->ntypes; i++) {
     uint32_t nm = ls->S->types[i].name;

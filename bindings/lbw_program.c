@@ -161,12 +161,10 @@ static void pushfield (lua_State *L, const bw_Schema *S, const bw_Field *f,
 /* s:program() -> the compiled program (README, "Tools and the compiled
 ** program"): types in id order, each with its fields as compiled. */
 static int schema_program (lua_State *L) {
-  LSchema *ls = bw_checkschema(L, 1);
+  LSchema *ls = bw_takeschema(L, 1);  /* it allocates as it reads S */
   const bw_Schema *S = ls->S;
   uint32_t i, j;
   char fp[17];
-  lua_settop(L, 1);
-  bw_entercall(L, ls);  /* it allocates as it reads S */
   /* th: what each type holds; nh: its name, which stands for the type in
   ** its fields' hashes so a change shows once, at the type it is in */
   uint64_t *th = (uint64_t *)lua_newuserdatauv(L, 2 * (S->ntypes + 1) * sizeof(uint64_t), 0);

@@ -74,7 +74,7 @@ static inline unsigned fixedbits (const bw_Field *f) {
 enum { UV_NAMES = 1, UV_TYPES,
        UV_KNOWN,  /* the state's known table (bw_pushknown), kept here
                      to be found in one step */
-       UV_GUARD,  /* closes the call in progress (bw_initctx) */
+       UV_GUARD,  /* closes the call in progress (bw_entercall) */
        NUV = UV_GUARD };
 
 /* The tables one decode into has refilled, so a table reached twice (two
@@ -676,10 +676,12 @@ lua_Integer bw_optfield (lua_State *L, int arg, const char *k,
                          lua_Integer def);
 uint32_t bw_optversion (lua_State *L, const Opts *o, const bw_Schema *S);
 /* Start a call on the schema at index 1 (its writer, claims, plan and
-** tapes are the call's until it returns or raises) and set up 'c'.
-** Raises when another call on the schema is in progress. */
-void bw_initctx (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
-                 int stackkeys);
+** tapes are the call's until it returns or raises) with 'nargs'
+** arguments, the guard at nargs + 1. Taken before any argument is
+** converted or option read: a conversion's allocation can run a
+** finalizer, an option's metamethod any code, and either could release
+** the schema by hand. Raises when another call is in progress. */
+LSchema *bw_takeschema (lua_State *L, int nargs);
 /* Set up 'c' for a call that the call in progress makes itself. */
 void bw_initinner (lua_State *L, Ctx *c, LSchema *ls, uint32_t version);
 /* Take the schema at index 1 for the call in progress (a to-be-closed
@@ -688,7 +690,7 @@ void bw_initinner (lua_State *L, Ctx *c, LSchema *ls, uint32_t version);
 ** is done with ls->S takes it first: a release by hand, or another call,
 ** then raises instead of freeing what the call reads. */
 void bw_entercall (lua_State *L, LSchema *ls);
-/* bw_initctx for a call that has taken the schema already. */
+/* Set up 'c' for a call that has taken the schema. */
 void bw_initheld (lua_State *L, Ctx *c, LSchema *ls, uint32_t version);
 /* The user value UV_GUARD of a new schema 'ls', on top. */
 void bw_newguard (lua_State *L, LSchema *ls);

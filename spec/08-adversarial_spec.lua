@@ -799,6 +799,46 @@ describe("a call on a schema made during another", function ()
     assert.is_true(during > 0)
   end)
 
+  it("takes the schema before its arguments are converted or its options read", function ()
+    -- a number converted to a string allocates (finalizers run), and an
+    -- option's __index runs code: a release by hand there is refused
+    local s = bitwire.schema { T = { { "x", "int", min = 0, max = 9 } } }
+    local release = getmetatable(s).__gc
+    local blob, message = s:blob("T", { x = 3 }), s:encode_message("T", { x = 3 })
+    local function opts (k)
+      return setmetatable({}, { __index = function (_, key)
+        if key == k then assert.matches("schema in use", select(2, pcall(release, s))) end
+      end })
+    end
+    local calls = {
+      { "encode", "T", { x = 3 }, opts("version") },
+      { "bits", "T", { x = 3 }, opts("version") },
+      { "encode_message", "T", { x = 3 }, opts("version") },
+      { "decode", "T", "\3", opts("version") },
+      { "decode_message", message, opts("version") },
+      { "blob", "T", { x = 3 }, opts("version") },
+      { "unblob", "T", blob, opts("max_values") },
+    }
+    for _, call in ipairs(calls) do
+      assert.is_true((pcall(s[call[1]], s, table.unpack(call, 2))), call[1])
+    end
+    -- a conversion's finalizer: tried until one ran during a decode
+    local ran = false
+    for i = 1, 2000 do
+      if ran then break end
+      collectgarbage("stop")
+      for _ = 1, 20 do
+        setmetatable({}, { __gc = function ()
+          if not ran then ran = not pcall(release, s) end
+        end })
+      end
+      collectgarbage("restart")
+      s:decode("T", 12345 + i)
+    end
+    assert.is_true(ran)
+    assert.equal(3, s:decode("T", s:encode("T", { x = 3 })).x)
+  end)
+
   it("keeps a schema released by hand from under any call that reads it", function ()
     -- a frame's header table runs metamethods before the call reads the
     -- schema: releasing it there raises, and the call goes on
