@@ -503,7 +503,9 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
     lua_pushvalue(L, idx);
     type = lua_rawget(L, tapes);
     if (again == KEEPAGAIN) decoded = decodedentry(c, t, type);
-    if (type == LUA_TUSERDATA
+    if (type == LUA_TUSERDATA  /* its own: another schema's call may be
+                                  walking the tape it made */
+        && ((Tape *)lua_touserdata(L, -1))->owner == c->self
         && ((Tape *)lua_touserdata(L, -1))->nchunks == nchunks
         && (nchunks > 0 || lua_rawlen(L, -1) >= size))
       tape = (Tape *)lua_touserdata(L, -1);
@@ -654,9 +656,16 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape, int into) {
   int top = lua_gettop(L), tapes = top + 1, ok;
   Walk w;
   if (tp->ok == NULL || !tp->ok[t]) return -1;
-  if (base != NULL) {  /* as basetape leaves it: the known table, a slot */
+  if (base != NULL) {  /* as basetape leaves it: the known table, and in
+                          the slot the tape, held while the walk reads
+                          it: a finalizer's call on another schema may
+                          give the baseline a new entry */
     bw_pushknown(L);
-    lua_pushnil(L);
+    lua_pushvalue(L, bidx);
+    if (lua_rawget(L, tapes) != LUA_TUSERDATA || lua_touserdata(L, -1) != base) {
+      lua_settop(L, top);
+      return -1;
+    }
     in = tapewords(c, base);
   }
   else base = basetape(c, t, bidx, &in, 0);

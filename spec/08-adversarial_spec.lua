@@ -839,6 +839,52 @@ describe("a call on a schema made during another", function ()
     assert.equal(3, s:decode("T", s:encode("T", { x = 3 })).x)
   end)
 
+  it("holds a baseline's tape while a delta decode reads it", function ()
+    -- a finalizer that runs inside the decode calls another schema, which
+    -- gives the baseline a tape of its own: the old one, only pointed at,
+    -- was collected under the walk (heap-use-after-free under ASan)
+    local desc = {
+      E = { { "id", "int", min = 0, max = 4095 }, { "x", "float", min = -100, max = 100, res = 0.01 } },
+      S = { { "a", "array", of = "E", max = 4 }, { "big", "bytes", max = 2000000 },
+            { "big2", "bytes", max = 2000000 }, { "c", "array", of = "E", max = 4 },
+            { "z", "int", min = 0, max = 1000 } },
+    }
+    local s, other, sender = bitwire.schema(desc), bitwire.schema(desc), bitwire.schema(desc)
+    local function mk (k, big)
+      local a, c = {}, {}
+      for i = 1, 3 do
+        a[i] = { id = i * k % 4096, x = i * k % 200 - 100 }
+        c[i] = { id = (i * k + 7) % 4096, x = (i * k + 3) % 200 - 100 }
+      end
+      return { a = a, c = c, big = big, big2 = big, z = k % 1000 }
+    end
+    finally(function () collectgarbage("incremental", 200, 100) end)
+    local during = 0
+    for round = 1, 150 do
+      collectgarbage("incremental", 20 + round % 20 * 10, 100 + round % 7 * 150)
+      local v0, v1 = mk(round, "x"), mk(round, "x")
+      v1.z = (round + 1) % 1000
+      local b0 = s:decode("S", s:encode("S", v0))
+      local b = assert(s:decode("S", sender:encode("S", v1, { baseline = v0 }), { baseline = b0 }))
+      local v = mk(round, string.rep("y", 200000 + round))
+      local d = sender:encode("S", v, { baseline = v1 })
+      local inside = false
+      for _ = 1, 30 do
+        setmetatable({}, { __gc = function ()
+          if not inside then return end
+          during = during + 1
+          b.big = string.rep("z", 5000 + round)  -- a tape of another shape
+          other:encode("S", mk(round + 2, "q"), { baseline = b })
+        end })
+      end
+      inside = true
+      local got = assert(s:decode("S", d, { baseline = b }))
+      inside = false
+      assert.equal(s:encode("S", v), s:encode("S", got))
+    end
+    assert.is_true(during > 0)
+  end)
+
   it("keeps a schema released by hand from under any call that reads it", function ()
     -- a frame's header table runs metamethods before the call reads the
     -- schema: releasing it there raises, and the call goes on
