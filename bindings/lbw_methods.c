@@ -245,12 +245,17 @@ static int guardclose (lua_State *L) {
 }
 
 void bw_newguard (lua_State *L, LSchema *ls) {
-  *(LSchema **)lua_newuserdatauv(L, sizeof(LSchema *), 1) = ls;
+  *(LSchema **)lua_newuserdatauv(L, sizeof(LSchema *), 2) = ls;
   if (luaL_newmetatable(L, GUARD_MT)) {
     lua_pushcfunction(L, guardclose);
     lua_setfield(L, -2, "__close");
   }
   lua_setmetatable(L, -2);
+  /* the schema, held by the guard a call keeps on its stack: a frame
+  ** decode replaces its schema at index 1 with the one a packet's tag
+  ** names, and a caller's temporary would be collected under the call */
+  lua_pushvalue(L, -2);
+  lua_setiuservalue(L, -2, 2);
   lua_setiuservalue(L, -2, UV_GUARD);
 }
 

@@ -885,6 +885,22 @@ describe("a call on a schema made during another", function ()
     assert.is_true(during > 0)
   end)
 
+  it("keeps a frame decode's own schema while the packet's tag names another", function ()
+    -- the call puts the tagged schema at index 1: a temporary it was called
+    -- on was collected under the call, and its guard written when freed
+    local o = bitwire.schema { T = { { "x", "int", min = 0, max = 9 }, { "s", "string", max = 100000 } } }
+    local packet = o:frame_encode({ id = 1, tagged = true }, "T", { x = 3, s = string.rep("a", 50000) })
+    finally(function () collectgarbage("incremental", 200, 100) end)
+    collectgarbage("incremental", 10, 1000)
+    for _ = 1, 50 do
+      local hdr = { id = 1, tagged = true, schemas = { [o:tag()] = o } }
+      local name, v = bitwire.schema({ A = { { "y", "int", min = 0, max = 1 } } })
+        :frame_decode(hdr, packet)
+      assert.equal("T", name)
+      assert.equal(3, v.x)
+    end
+  end)
+
   it("keeps a schema released by hand from under any call that reads it", function ()
     -- a frame's header table runs metamethods before the call reads the
     -- schema: releasing it there raises, and the call goes on
