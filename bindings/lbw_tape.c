@@ -500,12 +500,14 @@ static Tape *keeptape (Ctx *c, int tapes, int idx, uint32_t t,
                              its own baseline), or decoded into: its tape's
                              memory, when it is the same shape */
     int type;
+    lua_Integer owner;
     lua_pushvalue(L, idx);
     type = lua_rawget(L, tapes);
     if (again == KEEPAGAIN) decoded = decodedentry(c, t, type);
+    owner = type == LUA_TUSERDATA ? ((Tape *)lua_touserdata(L, -1))->owner : 0;
     if (type == LUA_TUSERDATA  /* its own: another schema's call may be
                                   walking the tape it made */
-        && ((Tape *)lua_touserdata(L, -1))->owner == c->self
+        && (owner == c->self || (again == KEEPINTO && owner == -c->self))
         && ((Tape *)lua_touserdata(L, -1))->nchunks == nchunks
         && (nchunks > 0 || lua_rawlen(L, -1) >= size))
       tape = (Tape *)lua_touserdata(L, -1);
@@ -643,7 +645,11 @@ static void intoready (Ctx *c, uint32_t t, int tapes, int into) {
   lua_pushvalue(L, into);
   type = lua_rawget(L, tapes);
   known = c->version == c->S->version && decodedentry(c, t, type);
-  if (type == LUA_TUSERDATA) ((Tape *)lua_touserdata(L, -1))->owner = 0;
+  if (type == LUA_TUSERDATA) {  /* trusted by none while refilled; ours
+                                  to write again if it was ours */
+    Tape *tape = (Tape *)lua_touserdata(L, -1);
+    tape->owner = tape->owner == c->self ? -c->self : 0;
+  }
   lua_pop(L, 1);
   bw_intoclean(c, t, into, known);
 }

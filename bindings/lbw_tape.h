@@ -26,7 +26,9 @@
 ** value keeps it), so reading them takes no Lua call. */
 typedef struct Tape {
   lua_Integer owner;  /* the id of the schema that wrote it (LSchema.id);
-                         0: nobody's, its table changed since */
+                         0: nobody's, its table changed since; -id: that
+                         schema's, its table being refilled (trusted by
+                         none, its memory that schema's to write again) */
   uint64_t bits;
   uint64_t nraws;    /* raws after the codes' words */
   uint32_t type, version;

@@ -268,6 +268,33 @@ describe("a delta decoded into a table", function ()
     assert.is_true(seen[true] and seen[false], "both ran out and fitted")
   end)
 
+  it("writes the table's own tape again in place: no memory a call", function ()
+    local s = bitwire.schema({
+      E = { { "id", "int", min = 0, max = 999 }, { "x", "float", min = 0, max = 100, res = 0.01 } },
+      S = { { "es", "array", of = "E", max = 64 } },
+    })
+    local function snap (t)
+      local v = { es = {} }
+      for i = 1, 32 do v.es[i] = { id = i, x = (i == 5 or i == 20) and t or 1 } end
+      return v
+    end
+    local a, b = snap(1), snap(2)
+    local base = s:decode("S", s:encode("S", a))
+    local d = s:encode("S", b, { baseline = a })
+    local into = assert(s:decode("S", d, { baseline = base }))
+    local opts = { baseline = base, into = into }
+    assert(s:decode("S", d, opts))
+    collectgarbage()
+    collectgarbage("stop")
+    local before = collectgarbage("count")
+    for _ = 1, 200 do assert(s:decode("S", d, opts)) end
+    local grew = (collectgarbage("count") - before) * 1024
+    collectgarbage("restart")
+    -- a new tape a call would be 200 of ~100 bytes and more
+    assert.is_true(grew < 1024, ("grew %d bytes over 200 decodes into"):format(grew))
+    assert.same(s:decode("S", s:encode("S", b)), into)
+  end)
+
   it("writes the table's tape again, of any size, in pieces or not", function ()
     -- tapes past 112 words are kept in pieces (290 entities: 172 words;
     -- 120: 71): the ring's sizes change
