@@ -77,34 +77,34 @@ static size_t find (uintptr_t id) {
   return lo < nhandles && handles[lo].id == id ? lo : nhandles;
 }
 
-bw_Schema *bw_handleget (uintptr_t id) {
+/* The schema of handle 'id' (NULL: none): retained, the handle kept; or
+** with 'take', the handle ended and its reference the caller's. */
+static bw_Schema *lookup (uintptr_t id, int take) {
   bw_Schema *S = NULL;
   size_t i;
   LOCK();
   i = find(id);
   if (i < nhandles) {
     S = handles[i].S;
-    bw_schemaretain(S);
+    if (!take) bw_schemaretain(S);
+    else {
+      memmove(&handles[i], &handles[i + 1],
+              (nhandles - i - 1) * sizeof *handles);
+      if (--nhandles == 0) {       /* nothing left for a leak checker */
+        free(handles);
+        handles = NULL;
+        caphandles = 0;
+      }
+    }
   }
   UNLOCK();
   return S;
 }
 
+bw_Schema *bw_handleget (uintptr_t id) {
+  return lookup(id, 0);
+}
+
 bw_Schema *bw_handletake (uintptr_t id) {
-  bw_Schema *S = NULL;
-  size_t i;
-  LOCK();
-  i = find(id);
-  if (i < nhandles) {
-    S = handles[i].S;
-    memmove(&handles[i], &handles[i + 1],
-            (nhandles - i - 1) * sizeof *handles);
-    if (--nhandles == 0) {       /* nothing left for a leak checker */
-      free(handles);
-      handles = NULL;
-      caphandles = 0;
-    }
-  }
-  UNLOCK();
-  return S;
+  return lookup(id, 1);
 }
