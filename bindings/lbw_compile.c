@@ -387,9 +387,11 @@ int bw_schemacompile (lua_State *L) {
 /* core._setdesc(schema, text): keep the description as text for states
 ** that adopt the schema; once, before it is shared. */
 int bw_schemasetdesctext (lua_State *L) {
-  LSchema *ls = bw_checkschema(L, 1);
+  LSchema *ls;
   size_t len;
+  /* first: a number made a string runs finalizers, which may release it */
   const char *d = luaL_checklstring(L, 2, &len);
+  ls = bw_checkschema(L, 1);
   if (ls->S->desc != NULL || bw_schemarefs(ls->S) > 1)  /* shared */
     return luaL_error(L, "description already kept");
   if (!bw_schemasetdesc(ls->S, d, len)) return luaL_error(L, "not enough memory");

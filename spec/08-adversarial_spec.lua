@@ -815,6 +815,42 @@ io.write("during ", during, "\n")
     assert(during and during > 0, out)
   end)
 
+  it("keeps a description's text when a finalizer releases the schema", function ()
+    -- core._setdesc converts a number to a string, which runs finalizers:
+    -- one releasing the schema by hand left it reading no program. Own
+    -- state, as above, so the finalizers land inside the calls
+    local script = os.tmpname()
+    local f = assert(io.open(script, "w"))
+    f:write([=[
+local core = require "bitwire.core"
+local during, inside = 0, false
+collectgarbage("incremental", 10, 400)
+for i = 1, 2000 do
+  local s = core.compile { T = { { "x", "bool" } } }
+  local release = getmetatable(s).__gc
+  for _ = 1, 20 do
+    setmetatable({}, { __gc = function ()
+      if inside then during = during + 1; pcall(release, s) end
+    end })
+  end
+  inside = true
+  local ok, e = pcall(core._setdesc, s, 2^53 + i)
+  inside = false
+  assert(ok or e:match("released"), e)
+end
+io.write("during ", during, "\n")
+]=])
+    f:close()
+    local env = string.format("LUA_PATH=%q LUA_CPATH=%q ", package.path, package.cpath)
+    local p = assert(io.popen(env .. "lua5.4 " .. script .. " 2>&1"))
+    local out = p:read("a")
+    local ok = p:close()
+    os.remove(script)
+    assert.is_true(ok, out)
+    local during = tonumber(out:match("^during (%d+)\n$"))
+    assert(during and during > 0, out)
+  end)
+
   it("takes the schema before its arguments are converted or its options read", function ()
     -- a number converted to a string allocates (finalizers run), and an
     -- option's __index runs code: a release by hand there is refused
