@@ -270,6 +270,11 @@ int bw_abandoned (lua_State *L, const LSchema *ls) {
   return st != LUA_OK && st != LUA_YIELD;
 }
 
+static int noop (lua_State *L) {
+  (void)L;
+  return 0;
+}
+
 /* One call at a time: a call made during another on the same schema (by
 ** a finalizer an allocation ran, a hook, a __tostring an error message
 ** ran) would overwrite the buffers the first is using. The guard, a
@@ -278,12 +283,19 @@ void bw_entercall (lua_State *L, LSchema *ls) {
   if (ls->busy && !bw_abandoned(L, ls))
     luaL_error(L, "schema in use: called during another call on it (from a "
                "finalizer, hook or metamethod)");
+  luaL_checkstack(L, 2 * LUA_MINSTACK, "schema call");
   lua_getiuservalue(L, 1, UV_GUARD);
   lua_pushthread(L);  /* anchors 'owner' while the call may be open */
   lua_setiuservalue(L, -2, 1);
   lua_toclose(L, -1);
   ls->owner = L;
   ls->busy = 1;
+  /* What the guard's __close call needs as the call ends, made now: made
+  ** then, a memory error skips the __close, leaving the schema in use for
+  ** good (its __gc refusing: a leak). A call leaves its CallInfo and the
+  ** stack keeps what was asked. Made busy: a call hook runs here. */
+  lua_pushcfunction(L, noop);
+  lua_call(L, 0, 0);
 }
 
 static void initfields (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,

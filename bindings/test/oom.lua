@@ -127,6 +127,13 @@ return {
       assert(bitwire.adopt(handle):fingerprint() == s:fingerprint(),
              "the handle was taken and its reference lost")
     end },
+  -- the guard's __close runs as the call ends: what calling it needs is
+  -- made when the call begins, or a memory error skips it for good
+  { name = "encode_message ended by a memory error", prepare = function () end,
+    op = function () return s:encode_message("Snapshot", b) end,
+    check = function ()
+      assert(s:decode_message(s:encode_message("Snapshot", c)), "schema unusable")
+    end },
   { name = "compile", prepare = function () end,
     op = function () return bitwire.schema(s:description()) end,
     check = function () end },
