@@ -437,11 +437,12 @@ static int schema_blob (lua_State *L) {
   B = bw_blobgetlayout(L, version);  /* at 6 */
   ty = &B->types[t];
   b = (WBuf *)lua_newuserdatauv(L, sizeof(WBuf), 0);
-  bw_blobwinit(&b->w, bw_plainalloc, NULL, BW_BLOBMAX);
+  b->w.buf = NULL;  /* its __gc first: a memory error would lose the buffer */
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, wbuf_gc);
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
+  bw_blobwinit(&b->w, bw_plainalloc, NULL, BW_BLOBMAX);
   lua_getiuservalue(L, 1, UV_NAMES);
   c.L = L;
   c.S = ls->S;
