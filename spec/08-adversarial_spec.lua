@@ -59,6 +59,26 @@ local function lcg (seed)
   end
 end
 
+-- Run 'script' in a lua5.4 of its own (the same core: LUA_CPATH, and
+-- LD_PRELOAD under ASan), where a small heap lets a GC cycle, and the
+-- finalizers, land inside the calls every run, as the suite's large heap
+-- does not. It ends writing "during N", the finalizers that ran inside a
+-- call: at least one must.
+local function fresh (script)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(script)
+  f:close()
+  local env = string.format("LUA_PATH=%q LUA_CPATH=%q ", package.path, package.cpath)
+  local p = assert(io.popen(env .. "lua5.4 " .. path .. " 2>&1"))
+  local out = p:read("a")
+  local ok = p:close()
+  os.remove(path)
+  assert.is_true(ok, out)
+  local during = tonumber(out:match("^during (%d+)\n$"))
+  assert(during and during > 0, out)
+end
+
 local function f32hex (x) return tohex(string.pack("<f", x)) end
 local function f64hex (x) return tohex(string.pack("<d", x)) end
 
@@ -774,13 +794,8 @@ describe("a call on a schema made during another", function ()
 
   it("lists a long sparse array's keys within bounds while finalizers add keys", function ()
     -- the list of keys is made after they are counted: a finalizer its
-    -- allocation runs may add keys, which were written past the list. Run
-    -- in a Lua state of its own: its small heap lets a GC cycle, and the
-    -- finalizers, land inside the calls every run, as the suite's large
-    -- heap does not (the same core: LUA_CPATH, and LD_PRELOAD under ASan)
-    local script = os.tmpname()
-    local f = assert(io.open(script, "w"))
-    f:write([=[
+    -- allocation runs may add keys, which were written past the list
+    fresh([=[
 local bitwire = require "bitwire"
 local s = bitwire.schema { T = { { "sp", "sparse", of = "bool", max = 100000 } } }
 local v, during, inside, nextkey = { sp = {} }, 0, false, 0
@@ -804,24 +819,12 @@ for _ = 1, 300 do
 end
 io.write("during ", during, "\n")
 ]=])
-    f:close()
-    local env = string.format("LUA_PATH=%q LUA_CPATH=%q ", package.path, package.cpath)
-    local p = assert(io.popen(env .. "lua5.4 " .. script .. " 2>&1"))
-    local out = p:read("a")
-    local ok = p:close()
-    os.remove(script)
-    assert.is_true(ok, out)
-    local during = tonumber(out:match("^during (%d+)\n$"))
-    assert(during and during > 0, out)
   end)
 
   it("keeps a description's text when a finalizer releases the schema", function ()
     -- core._setdesc converts a number to a string, which runs finalizers:
-    -- one releasing the schema by hand left it reading no program. Own
-    -- state, as above, so the finalizers land inside the calls
-    local script = os.tmpname()
-    local f = assert(io.open(script, "w"))
-    f:write([=[
+    -- one releasing the schema by hand left it reading no program
+    fresh([=[
 local core = require "bitwire.core"
 local during, inside = 0, false
 collectgarbage("incremental", 10, 400)
@@ -840,15 +843,6 @@ for i = 1, 2000 do
 end
 io.write("during ", during, "\n")
 ]=])
-    f:close()
-    local env = string.format("LUA_PATH=%q LUA_CPATH=%q ", package.path, package.cpath)
-    local p = assert(io.popen(env .. "lua5.4 " .. script .. " 2>&1"))
-    local out = p:read("a")
-    local ok = p:close()
-    os.remove(script)
-    assert.is_true(ok, out)
-    local during = tonumber(out:match("^during (%d+)\n$"))
-    assert(during and during > 0, out)
   end)
 
   it("takes the schema before its arguments are converted or its options read", function ()
