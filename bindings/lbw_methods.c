@@ -32,9 +32,9 @@ uint32_t bw_checktype (lua_State *L, int arg) {
   return t;
 }
 
-static const char *const optnames[NOPTS] = {
+static const char *const optnames[NOPTS + 1] = {
   "baseline", "baseline_id", "baselines", "into", "max_values", "share",
-  "strict", "version"
+  "strict", "version", NULL
 };
 
 /* Push "unknown <what> <key> (known: <known>)" for the key at 'key' (a
@@ -51,19 +51,27 @@ static const char *pushunknown (lua_State *L, int key, const char *what,
                          lua_tostring(L, -1), known);
 }
 
-/* Raise on option key 'k' (at the top) that the call does not take. */
-static void unknownopt (lua_State *L, int arg, unsigned takes) {
+/* Push "a, b, c" of the NULL-ended 'names' (the first 32) whose bit in
+** 'mask' is set. */
+static const char *pushjoined (lua_State *L, const char *const names[],
+                               unsigned mask) {
   luaL_Buffer B;
   int i, n = 0;
-  int key = lua_gettop(L);
   luaL_buffinit(L, &B);
-  for (i = 0; i < NOPTS; i++)
-    if (takes & (1u << i)) {
+  for (i = 0; i < 32 && names[i] != NULL; i++)
+    if (mask & (1u << i)) {
       if (n++ > 0) luaL_addstring(&B, ", ");
-      luaL_addstring(&B, optnames[i]);
+      luaL_addstring(&B, names[i]);
     }
   luaL_pushresult(&B);
-  luaL_argerror(L, arg, pushunknown(L, key, "option", lua_tostring(L, -1)));
+  return lua_tostring(L, -1);
+}
+
+/* Raise on option key 'k' (at the top) that the call does not take. */
+static void unknownopt (lua_State *L, int arg, unsigned takes) {
+  int key = lua_gettop(L);
+  luaL_argerror(L, arg, pushunknown(L, key, "option",
+                                    pushjoined(L, optnames, takes)));
 }
 
 /* core.unknown_option(key, what, names) -> the message bw_readopts would
@@ -132,7 +140,6 @@ void bw_readopts (lua_State *L, int arg, unsigned takes, Opts *o) {
 
 void bw_checkkeys (lua_State *L, int arg, const char *const names[],
                    const char *what) {
-  luaL_Buffer B;
   int i;
   lua_pushnil(L);
   while (lua_next(L, arg)) {
@@ -141,15 +148,9 @@ void bw_checkkeys (lua_State *L, int arg, const char *const names[],
     if (lua_type(L, -1) == LUA_TSTRING)
       for (; names[i] != NULL; i++)
         if (strcmp(names[i], lua_tostring(L, -1)) == 0) break;
-    if (lua_type(L, -1) != LUA_TSTRING || names[i] == NULL) {
-      luaL_buffinit(L, &B);
-      for (i = 0; names[i] != NULL; i++) {
-        if (i > 0) luaL_addstring(&B, ", ");
-        luaL_addstring(&B, names[i]);
-      }
-      luaL_pushresult(&B);
-      luaL_argerror(L, arg, pushunknown(L, -2, what, lua_tostring(L, -1)));
-    }
+    if (lua_type(L, -1) != LUA_TSTRING || names[i] == NULL)
+      luaL_argerror(L, arg, pushunknown(L, -2, what,
+                                        pushjoined(L, names, ~0u)));
   }
 }
 
