@@ -218,9 +218,13 @@ function Protocol:encode(name, value, opts)
       b = peerview(self, at, b)
     end
   end
-  if opts and (peer ~= nil or b ~= opts.baseline) then  -- the call's own
-    opts = { baseline = b, baseline_id = b ~= nil and opts.baseline_id or nil,
-             version = opts.version, strict = opts.strict }
+  if opts and (peer ~= nil or b ~= opts.baseline) then
+    -- the frame call's options: all but 'peer', the baseline as it went
+    local own = {}
+    for k, v in pairs(opts) do if k ~= "peer" then own[k] = v end end
+    own.baseline = b
+    if b == nil then own.baseline_id = nil end
+    opts = own
   end
   -- a value that does not fit is the caller's error, raised at its line
   local ok, packet = pcall(s.frame_encode, s, self.hdr, name, value, opts)
