@@ -82,6 +82,21 @@ int bw_buildcount (Ctx *x, uint32_t n) {
   return 1;
 }
 
+/* Every tool prints names as given (layout, dissect, cost, diff, errors),
+** and a definitions file is outside input: no name may carry the bytes
+** that drive a terminal (C0, DEL, and C1 written as UTF-8). */
+int bw_printable (const char *s, size_t len) {
+  size_t i;
+  if (!bw_utf8valid(s, len)) return 0;
+  for (i = 0; i < len; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (ch < 0x20 || ch == 0x7f
+        || (ch == 0xc2 && i + 1 < len && (unsigned char)s[i + 1] < 0xa0))
+      return 0;
+  }
+  return 1;
+}
+
 uint32_t bw_buildname (Ctx *x, const char *s, size_t len) {
   uint32_t nm = bw_schemaaddname(x->S, s, len);
   if (nm == BW_NONE) nomem(x);

@@ -46,6 +46,9 @@ Entry *bw_buildlookup (bw_Build *B, const bw_Schema *S, uint32_t scope,
                        const char *s, size_t len);
 int bw_buildcount (Ctx *x, uint32_t n);
 uint32_t bw_buildname (Ctx *x, const char *s, size_t len);
+/* 1 if 's' may name a field or an enum value: UTF-8 without control
+** characters. */
+int bw_printable (const char *s, size_t len);
 
 /* }========================================================== */
 

@@ -110,6 +110,9 @@ int bw_fillfield (Ctx *x, uint32_t fi, const bw_FieldSpec *f, int element,
       ;  /* { "align" }: no name */
     else if (nv->type != BW_VSTRING || nv->len == 0)
       return fail(x, "field name (first entry) must be a non-empty string");
+    else if (!bw_printable(nv->s, nv->len))
+      return fail(x, "field name \"%s\" must be UTF-8 without control "
+                  "characters", bw_valuetext(nv).s);
     else {
       Entry *en;
       pathadd(x, ".", 1);

@@ -262,6 +262,9 @@ int bw_specenum (Ctx *x, bw_Field *F, const bw_FieldSpec *f) {
     Entry *en;
     uint32_t nm;
     if (s->type != BW_VSTRING) return fail(x, "enum value %u is not a string", i + 1);
+    if (!bw_printable(s->s, s->len))
+      return fail(x, "enum value %u (\"%s\") must be UTF-8 without control "
+                  "characters", i + 1, bw_valuetext(s).s);
     en = bw_buildlookup(x->B, x->S, scope, s->s, s->len);
     if (en == NULL) return nomem(x);
     if (en->name != BW_NONE)

@@ -370,6 +370,24 @@ static void test_compile_errors (void) {
   f[0] = spec("x", "bool");
   f[1] = spec("x", "bool");
   CHECK(refuses(f, 2, "T.x: duplicate field name"));
+  /* names reach terminals through every tool: no control characters, C1
+  ** (U+009B, CSI) included, and UTF-8 only */
+  f[0] = spec("a\033[2J", "bool");
+  CHECK(refuses(f, 1, "T: field name \"a\\27[2J\" must be UTF-8 without "
+                "control characters"));
+  f[0] = spec("a\302\233", "bool");
+  CHECK(refuses(f, 1, "T: field name \"a\\194\\155\" must be UTF-8 "
+                "without control characters"));
+  f[0] = spec("a\377", "bool");
+  CHECK(refuses(f, 1, "T: field name \"a\\255\" must be UTF-8 without "
+                "control characters"));
+  f[0] = spec("\303\234ber \302\240", "bool");  /* printable: U+00A0 */
+  {
+    bw_SchemaError e;
+    bw_Schema *T = build1(f, 1, &e);
+    CHECK(T != NULL);
+    bw_schemarelease(T);
+  }
   /* a named align or check is refused, not half-accepted */
   f[0] = spec("pad", "align");
   CHECK(refuses(f, 1, "T.pad: align takes no name: write { \"align\" }"));
