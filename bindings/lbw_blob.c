@@ -491,7 +491,7 @@ static int schema_bloblayout (lua_State *L) {
   lua_createtable(L, (int)B->ntypes, 0);
   for (i = 0; i < B->ntypes; i++) {
     const bw_BlobType *ty = &B->types[i];
-    lua_createtable(L, 0, 8);
+    lua_createtable(L, 0, 10);
     lua_pushstring(L, ty->name);
     lua_setfield(L, -2, "name");
     setint(L, "id", (lua_Integer)i);
@@ -501,6 +501,8 @@ static int schema_bloblayout (lua_State *L) {
     setint(L, "count", ty->count);
     pushhex(L, ty->fingerprint);
     lua_setfield(L, -2, "fingerprint");
+    setint(L, "vmin", ty->vmin);
+    setint(L, "vmax", ty->vmax);
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   lua_setfield(L, -2, "types");

@@ -352,7 +352,10 @@ bw_Status bw_blobcheck (const void *blob, size_t size, const bw_BlobLayout *L,
   }
   ty = &L->types[root];
   e->bitpos = 8 * 8;
-  if (h.fingerprint != ty->fingerprint) {
+  /* a version laid out otherwise would make the header name another
+  ** layout than its fingerprint's: one reason for both */
+  if (h.fingerprint != ty->fingerprint || h.version < ty->vmin
+      || h.version > ty->vmax) {
     e->code = BW_ESCHEMA;
     if (why != NULL)
       *why = "fingerprint does not match the description at this version";

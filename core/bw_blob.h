@@ -78,6 +78,8 @@ typedef struct bw_BlobType {
   uint32_t size, align;   /* sizeof and _Alignof the C struct */
   uint32_t first, count;  /* its members: fields[first .. first+count) */
   uint64_t fingerprint;   /* of its layout and all it reaches */
+  uint32_t vmin, vmax;    /* header versions it is laid out alike at (the
+                             fields it reaches change at neither side) */
 } bw_BlobType;
 
 /* The layout of every type of a schema at one version. */
@@ -184,7 +186,7 @@ void    bw_blobsetf (uint8_t *p, int ctype, double x);
 /* Parse the first BW_BLOBHEADER bytes of 'blob' ('size' bytes) into 'h'.
 ** BW_ETRUNC if shorter, BW_ETAG on a wrong magic, BW_ESCHEMA on an unknown
 ** format or flags, BW_ERANGE when the recorded size exceeds 'size' or is
-** too small. Fingerprints are checked by bw_blobcheck. */
+** too small. Fingerprints and versions are checked by bw_blobcheck. */
 bw_Status bw_blobheader (const void *blob, size_t size, bw_BlobHeader *h);
 void bw_blobputheader (uint8_t *p, const bw_BlobHeader *h);
 
@@ -194,7 +196,8 @@ void bw_blobputheader (uint8_t *p, const bw_BlobHeader *h);
 /* {===================== validator ===================== */
 
 /* Check that 'blob' ('size' bytes, 8-byte aligned when mapped) is a blob of
-** type 'root' laid out as 'L': header, fingerprint, then in one forward pass
+** type 'root' laid out as 'L': header, fingerprint (and the header's
+** version within the root's [vmin, vmax]), then in one forward pass
 ** every offset (in range, forward, past all earlier data, aligned), every
 ** count (against its range; sizes computed without overflow), every string
 ** (NUL-terminated, UTF-8, no NUL inside), every scalar's range, presence

@@ -29,6 +29,7 @@ typedef struct Lay {
   uint8_t *state;       /* per type: 0 new, 1 in progress, 2 done */
   char *msg;
   size_t msgsize;
+  uint32_t version;     /* the one laid out */
 } Lay;
 
 static size_t align8 (size_t n) { return (n + 7) & ~(size_t)7; }
@@ -250,6 +251,40 @@ static uint64_t hashfield (const Lay *z, const bw_BlobField *f, uint64_t h) {
   return h;
 }
 
+/* Narrow 'ty''s versions to those where 'sf' is as it is at z->version:
+** present or absent, it changes the layout at 'since' and 'removed'. */
+static void narrowfield (const Lay *z, const bw_Field *sf, bw_BlobType *ty) {
+  uint32_t b[2];
+  int i;
+  if (sf->kind == BW_KALIGN || sf->kind == BW_KCHECK) return;  /* no room */
+  b[0] = sf->since;
+  b[1] = sf->removed;  /* UINT32_MAX: never */
+  for (i = 0; i < 2; i++) {
+    if (b[i] <= z->version) {
+      if (b[i] > ty->vmin) ty->vmin = b[i];
+    }
+    else if (b[i] != UINT32_MAX && b[i] - 1 < ty->vmax) ty->vmax = b[i] - 1;
+  }
+}
+
+/* ... and to those of the record 'f' holds, if any (through arrays). */
+static void narrowref (const Lay *z, const bw_BlobField *f, bw_BlobType *ty) {
+  for (;;) {
+    switch (f->form) {
+      case BW_BRECORD: case BW_BPTR: {
+        const bw_BlobType *r = &z->T[f->ref];
+        if (r->vmin > ty->vmin) ty->vmin = r->vmin;
+        if (r->vmax < ty->vmax) ty->vmax = r->vmax;
+        return;
+      }
+      case BW_BARRAY: case BW_BSPARSE: case BW_BINLINE:
+        f = &z->F[f->ref];
+        break;
+      default: return;
+    }
+  }
+}
+
 static int laytype (Lay *z, uint32_t t) {
   bw_BlobType *ty = &z->T[t];
   uint64_t off = 0, h = UINT64_C(0xcbf29ce484222325);
@@ -278,6 +313,16 @@ static int laytype (Lay *z, uint32_t t) {
   for (i = ty->first; i < ty->first + ty->count; i++)
     h = hashfield(z, &z->F[i], h);
   ty->fingerprint = h;
+  /* the header versions a reader may accept for this fingerprint */
+  ty->vmin = 0;
+  ty->vmax = UINT32_MAX;
+  {
+    const bw_Type *st = &z->S->types[t];
+    for (i = st->first; i < st->first + st->count; i++)
+      narrowfield(z, &z->S->fields[i], ty);
+  }
+  for (i = ty->first; i < ty->first + ty->count; i++)
+    narrowref(z, &z->F[i], ty);
   z->state[t] = 2;
   return 1;
 }
@@ -297,6 +342,7 @@ bw_Status bw_bloblayout (const bw_Schema *S, uint32_t version, void *mem,
   z.state = m;
   z.msg = msg;
   z.msgsize = msgsize;
+  z.version = version;
   if (msgsize > 0) msg[0] = '\0';
   memset(z.state, 0, S->ntypes);
   for (i = 0; i < S->nfields; i++) z.map[i] = BW_BLOBNONE;

@@ -190,6 +190,95 @@ static void test_versions (void) {
   bw_schemarelease(old);
 }
 
+/* T { a: bool }; U { b: bool since 2 }. */
+static bw_Schema *makeversioned (void) {
+  bw_Schema *S = bw_schemanew();
+  uint32_t t, f;
+  char msg[128];
+  t = bw_schemaaddtype(S, name(S, "T"));
+  f = bw_schemaaddfields(S, 1);
+  S->types[t].first = f;
+  S->types[t].count = 1;
+  S->fields[f].kind = BW_KBOOL;
+  S->fields[f].name = name(S, "a");
+  t = bw_schemaaddtype(S, name(S, "U"));
+  f = bw_schemaaddfields(S, 1);
+  S->types[t].first = f;
+  S->types[t].count = 1;
+  S->fields[f].kind = BW_KBOOL;
+  S->fields[f].name = name(S, "b");
+  S->fields[f].since = 2;
+  CHECK(bw_schemaseal(S, msg, sizeof(msg)) == BW_OK);
+  return S;
+}
+
+/* A header whose version lays the root out otherwise than its fingerprint
+** says is refused, as the Lua reader (which lays out at the header's
+** version) refuses it: one reason, at the fingerprint's byte. */
+static void test_headerversion (void) {
+  static const char *const mismatch =
+    "fingerprint does not match the description at this version";
+  bw_Schema *S = makeschema(1), *V = makeversioned();
+  Lay v0, v1, w2;
+  bw_BlobWriter w;
+  bw_Error e;
+  const char *why;
+  uint8_t *b;
+  size_t n;
+  layout(&v0, S, 0);
+  layout(&v1, S, 1);
+  /* written at 1 (Cmd has 'text'), the header patched to say 0 */
+  writescene(&w, &v1.L);
+  CHECK(w.status == BW_OK);
+  n = w.len;
+  b = (uint8_t *)malloc(n);
+  memcpy(b, w.buf, n);
+  CHECK(check(b, n, &v1.L, &why, &e) == BW_OK);
+  bw_blobstoreu(b + 16, 0, 4);
+  CHECK(check(b, n, &v1.L, &why, &e) == BW_ESCHEMA);
+  CHECK(why != NULL && strcmp(why, mismatch) == 0 && e.bitpos == 8 * 8);
+  CHECK(check(b, n, &v0.L, &why, &e) == BW_ESCHEMA);
+  CHECK(why != NULL && strcmp(why, mismatch) == 0 && e.bitpos == 8 * 8);
+  /* versions past the last change read as the current one */
+  bw_blobstoreu(b + 16, 7, 4);
+  CHECK(check(b, n, &v1.L, &why, &e) == BW_OK);
+  bw_blobstoreu(b + 16, UINT32_MAX, 4);
+  CHECK(check(b, n, &v1.L, &why, &e) == BW_OK);
+  free(b);
+  bw_blobwfree(&w);
+  /* written at 0, the header patched to say 1 */
+  writescene(&w, &v0.L);
+  CHECK(w.status == BW_OK);
+  CHECK(check(w.buf, w.len, &v0.L, &why, &e) == BW_OK);
+  bw_blobstoreu(w.buf + 16, 1, 4);
+  CHECK(check(w.buf, w.len, &v0.L, &why, &e) == BW_ESCHEMA);
+  CHECK(why != NULL && strcmp(why, mismatch) == 0);
+  bw_blobwfree(&w);
+  /* at 2, T is laid out as at 0 and 1: a T blob may say either; U is not */
+  layout(&w2, V, 2);
+  bw_blobwinit(&w, plainalloc, NULL, 256);
+  bw_blobwalloc(&w, w2.L.types[0].size, w2.L.types[0].align);
+  bw_blobwfinish(&w, &w2.L, 0);
+  CHECK(w.status == BW_OK);
+  bw_blobstoreu(w.buf + 16, 0, 4);
+  CHECK(bw_blobcheck(w.buf, w.len, &w2.L, 0, &e, &why) == BW_OK);
+  bw_blobwfree(&w);
+  bw_blobwinit(&w, plainalloc, NULL, 256);
+  bw_blobwalloc(&w, w2.L.types[1].size, w2.L.types[1].align);
+  bw_blobwfinish(&w, &w2.L, 1);
+  CHECK(w.status == BW_OK);
+  CHECK(bw_blobcheck(w.buf, w.len, &w2.L, 1, &e, &why) == BW_OK);
+  bw_blobstoreu(w.buf + 16, 1, 4);
+  CHECK(bw_blobcheck(w.buf, w.len, &w2.L, 1, &e, &why) == BW_ESCHEMA);
+  CHECK(why != NULL && strcmp(why, mismatch) == 0);
+  bw_blobwfree(&w);
+  free(v0.mem);
+  free(v1.mem);
+  free(w2.mem);
+  bw_schemarelease(S);
+  bw_schemarelease(V);
+}
+
 /* Each corruption of a good blob fails with its code, at its byte. */
 static void test_hostile (void) {
   bw_Schema *S = makeschema(0);
@@ -378,6 +467,7 @@ int main (void) {
   test_nobytes();
   test_roundtrip();
   test_versions();
+  test_headerversion();
   test_hostile();
   test_writer_limits();
   test_scalars();

@@ -20,6 +20,12 @@ local function int64(v)
   return string.format("INT64_C(%d)", v)
 end
 
+-- a type's last header version is UINT32_MAX when no later one changes it
+local function uint32(v)
+  if v == 0xFFFFFFFF then return "UINT32_MAX" end
+  return string.format("%du", v)
+end
+
 local OPTIONS = { prefix = true, version = true, guard = true }
 
 function M.generate(s, opts)
@@ -251,8 +257,8 @@ function M.generate(s, opts)
   emit("};")
   emit("static const bw_BlobType %sblob_types_[] = {", prefix)
   for _, t in ipairs(types) do
-    emit("  {%s, %d, %d, %d, %d, UINT64_C(0x%s)},", ctypes.cstring(t.name), t.size, t.align,
-      t.first, t.count, t.fingerprint)
+    emit("  {%s, %d, %d, %d, %d, UINT64_C(0x%s), %s, %s},", ctypes.cstring(t.name), t.size,
+      t.align, t.first, t.count, t.fingerprint, uint32(t.vmin), uint32(t.vmax))
   end
   emit("};")
   emit("static const bw_BlobLayout %sblob_layout_ = {", prefix)
