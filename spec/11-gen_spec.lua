@@ -1043,6 +1043,58 @@ int main (void) {
     end
   end)
 
+  it("refuses in C, in unblob's words, a header version its fingerprint was not laid out at", function()
+    -- the C check compared only the fingerprint: a blob written at 1 whose
+    -- header said 0 passed Save_blob_check, and unblob refused it
+    local genblob = require "bitwire.gen.blob"
+    local s = bitwire.schema {
+      Item = { { "id", "int", min = 0, max = 99 },
+               { "mana", "int", min = 0, max = 50, since = 1, default = 10 } },
+      Save = { { "items", "array", of = "Item", max = 8 } },
+      Other = { { "x", "bool" }, { "y", "bool", since = 2 } } }
+    local good = s:blob("Save", { items = { { id = 3, mana = 5 } } })
+    local lay = s:blob_layout()
+    local save
+    for _, t in ipairs(lay.types) do if t.name == "Save" then save = t end end
+    local blobs, want = {}, {}
+    for i, v in ipairs { 0, 1, 2, 9 } do
+      local b = good:sub(1, 16) .. string.pack("<I4", v) .. good:sub(21)
+      local hex = {}
+      for k = 1, #b do hex[k] = string.format("0x%02x", b:byte(k)) end
+      blobs[i] = "{ " .. table.concat(hex, ", ") .. " }"
+      local ok, err, code = s:unblob("Save", b)
+      want[i] = ok and "ok" or err .. " " .. code
+    end
+    assert.equal("fingerprint does not match the description at this version (byte 8) schema", want[1])
+    local main = [[
+#include <stdio.h>
+#include <stdlib.h>
+#include "s_blob.h"
+static const unsigned char blobs[][]] .. #good .. [[] = { ]] .. table.concat(blobs, ", ") .. [[ };
+int main (void) {
+  size_t i;
+  for (i = 0; i < sizeof(blobs) / sizeof(blobs[0]); i++) {
+    void *b = malloc(sizeof(blobs[i]));
+    bw_Error e;
+    const char *why = NULL;
+    if (b == NULL) return 1;
+    memcpy(b, blobs[i], sizeof(blobs[i]));
+    if (bw_blobcheck(b, sizeof(blobs[i]), &blob_layout_, ]] .. save.id .. [[, &e, &why) == BW_OK)
+      printf("%s\n", Save_blob_check(b, sizeof(blobs[i]), NULL) ? "ok" : "differs");
+    else
+      printf("%s (byte %u) %s\n", why, (unsigned)(e.bitpos / 8), bw_codename(e.code));
+    free(b);
+  }
+  return 0;
+}
+]]
+    local out = runin({ ["s_blob.h"] = genblob(s, { prefix = "" }), ["main.c"] = main },
+      (os.getenv("CC") or "cc") .. " -std=c99 -Wall -Wextra -Wpedantic -Wshadow -Werror -Icore -IDIR "
+        .. "-o DIR/main DIR/main.c build/libbitwire.a -lz -lm")
+    assert.equal(table.concat(want, "\n") .. "\n", out)
+    assert.same({ 1, 0xFFFFFFFF }, { save.vmin, save.vmax })  -- Other's change is not Save's
+  end)
+
   it("lays out fields of no bytes with no alignment, as C, which declares none", function()
     -- a count-0 array of doubles aligned its place to 8 in the layout, and
     -- the header's struct (without the member) came out smaller
