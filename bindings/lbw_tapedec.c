@@ -148,16 +148,17 @@ static INLINE int keptrecord (Walk *w, const bw_Type *ty, int mode, int tbl) {
 static int pushfrom (Walk *w, const bw_Field *f) {
   Ctx *c = w->c;
   lua_State *L = c->L;
+  if (f->kind == BW_KSTRUCT) {  /* most kept values: a branch, not the
+                                   switch's jump (a walk mispredicts it) */
+    const bw_Type *ty = &c->S->types[f->ref];
+    if (!bw_decspendrecord(c, ty)) return 0;
+    if (bw_openrecord(L, ty)) return keptrecord(w, ty, KEPTDEFER, 0);
+    return keptrecord(w, ty, KEPTNEW, 0);
+  }
   switch (f->kind) {
     case BW_KSTRING: case BW_KBYTES:
       keptstring(w, f);
       return 1;
-    case BW_KSTRUCT: {
-      const bw_Type *ty = &c->S->types[f->ref];
-      if (!bw_decspendrecord(c, ty)) return 0;
-      if (bw_openrecord(L, ty)) return keptrecord(w, ty, KEPTDEFER, 0);
-      return keptrecord(w, ty, KEPTNEW, 0);
-    }
     case BW_KARRAY: {
       const bw_Field *e = &c->S->fields[f->ref];
       lua_Integer i, n = (lua_Integer)(take(w, f->nbits) + (uint64_t)f->min);
@@ -309,6 +310,8 @@ static int tapedecvalue (Walk *w, const bw_Field *f, int had, int old) {
     else put(c, w->out, u, fixedbits(f));
     return 1;
   }
+  if (f->kind == BW_KSTRUCT && had)  /* as pushfrom: a branch first */
+    return bw_tapedecstruct(w, f->ref, old);
   switch (f->kind) {
     case BW_KSTRUCT: case BW_KARRAY: case BW_KSPARSE:
       if (had)
