@@ -412,11 +412,16 @@ int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
   ** half written */
   inplace = into && !fresh && b && !lua_rawequal(c->L, into, b);
   if (b) {
-    c->checked = bw_decodedas(c, t, b, &tape);
+    int hold;
+    lua_pushnil(c->L);  /* holds the baseline's tape through the walk */
+    hold = lua_gettop(c->L);
+    c->checked = bw_decodedas(c, t, b, &tape, hold);
     if (c->share && c->checked) c->share = 2;
     /* a tape holds what a baseline of this schema's own decoded to */
     ok = c->share || !c->checked ? -1
          : bw_dectape(c, t, b, tape, inplace ? into : 0);
+    if (ok == 1) lua_remove(c->L, hold);  /* the value pushed, above it */
+    else lua_settop(c->L, hold - 1);
     taped = ok > 0;  /* the tape it keeps says it was decoded */
     if (ok < 0) ok = bw_decdeltastruct(c, t, b);
     c->checked = 0;

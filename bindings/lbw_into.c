@@ -166,7 +166,7 @@ void bw_intoprepare (Ctx *c, uint32_t t, int into, int b) {
   ** (bw_intoclean; other paths move new tables in), and its entry is
   ** rewritten or dropped at the end (bw_decodetop) */
   if (b != 0) return;
-  known = bw_decodedas(c, t, into, &tape);
+  known = bw_decodedas(c, t, into, &tape, 0);
   bw_intoclean(c, t, into, known);
   /* what it was sent as, it is no longer: its entry goes */
   if (!known || tape != NULL) bw_tapedrop(c->L, into);

@@ -401,10 +401,10 @@ int  bw_enctape (Ctx *c, uint32_t t, int idx, int bidx);
 ** a full encode of it would not raise. */
 int  bw_tapevalue (Ctx *c, uint32_t t, int idx);
 struct Tape;  /* lbw_tape.h */
-/* Decode against the baseline's tape ('tape', when bw_decodedas found it;
-** else looked up or made): pushes the value (1), or refills the table at
-** 'into' (0: none) in place (2), or 0 with the failure; -1, having read
-** nothing, when 't' or the baseline take none. */
+/* Decode against the baseline's tape ('tape', when bw_decodedas found it
+** and holds it in a slot; else looked up or made): pushes the value (1),
+** or refills the table at 'into' (0: none) in place (2), or 0 with the
+** failure; -1, having read nothing, when 't' or the baseline take none. */
 int  bw_dectape (Ctx *c, uint32_t t, int bidx, const struct Tape *tape,
                  int into);
 /* What the schema at index 1 knows of the table at 'from' (its tape), it
@@ -415,8 +415,10 @@ void bw_tapemove (lua_State *L, int from, int to);
 void bw_tapedrop (lua_State *L, int idx);
 /* 1 if the table at 'b' is what a decode of this schema made as type 't',
 ** at the schema's own version, its tape for 't' in '*tape' if it has one
-** (else NULL); remember (ok) or forget that of the table at 'tbl'. */
-int  bw_decodedas (Ctx *c, uint32_t t, int b, const struct Tape **tape);
+** (else NULL), that tape's userdata copied to the slot 'hold' (0: none);
+** remember (ok) or forget that of the table at 'tbl'. */
+int  bw_decodedas (Ctx *c, uint32_t t, int b, const struct Tape **tape,
+                   int hold);
 void bw_setdecoded (Ctx *c, uint32_t t, int tbl, int ok);
 void bw_tapesmake (Tapes *tp, const bw_Schema *S);
 void bw_tapesfree (Tapes *tp);

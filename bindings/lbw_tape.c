@@ -408,7 +408,7 @@ static int decodedentry (Ctx *c, uint32_t t, int type) {
   return 0;
 }
 
-int bw_decodedas (Ctx *c, uint32_t t, int b, const Tape **tape) {
+int bw_decodedas (Ctx *c, uint32_t t, int b, const Tape **tape, int hold) {
   lua_State *L = c->L;
   int ok, type;
   *tape = NULL;
@@ -417,8 +417,12 @@ int bw_decodedas (Ctx *c, uint32_t t, int b, const Tape **tape) {
   lua_pushvalue(L, b);
   type = lua_rawget(L, -2);
   ok = decodedentry(c, t, type);
-  /* its key, 'b', keeps the tape: the pointer lasts this call */
-  if (ok && type == LUA_TUSERDATA) *tape = (const Tape *)lua_touserdata(L, -1);
+  /* its key, 'b', keeps the tape while its entry stays; the slot 'hold',
+  ** whatever another schema's call makes of the entry */
+  if (ok && type == LUA_TUSERDATA) {
+    *tape = (const Tape *)lua_touserdata(L, -1);
+    if (hold != 0) lua_copy(L, -1, hold);
+  }
   lua_pop(L, 2);
   return ok;
 }
@@ -662,16 +666,10 @@ int bw_dectape (Ctx *c, uint32_t t, int bidx, const Tape *tape, int into) {
   int top = lua_gettop(L), tapes = top + 1, ok;
   Walk w;
   if (tp->ok == NULL || !tp->ok[t]) return -1;
-  if (base != NULL) {  /* as basetape leaves it: the known table, and in
-                          the slot the tape, held while the walk reads
-                          it: a finalizer's call on another schema may
-                          give the baseline a new entry */
+  if (base != NULL) {  /* held in the caller's slot (bw_decodedas) while
+                          the walk reads it: a finalizer's call on another
+                          schema may give the baseline a new entry */
     bw_pushknown(L);
-    lua_pushvalue(L, bidx);
-    if (lua_rawget(L, tapes) != LUA_TUSERDATA || lua_touserdata(L, -1) != base) {
-      lua_settop(L, top);
-      return -1;
-    }
     in = tapewords(c, base);
   }
   else base = basetape(c, t, bidx, &in, 0);
