@@ -356,6 +356,17 @@ static lua_Integer sparseslot (const View *v, const bw_BlobField *f,
          + 1;
 }
 
+/* The field the key at 'k' names in the record view 'v', or NULL. Only a
+** string names a field: lua_tolstring would turn the number 1 into "1" in
+** place and find a field named "1", which a table's t[1] never does. */
+static const bw_Field *recordkey (lua_State *L, const View *v, int k) {
+  size_t len;
+  const char *s;
+  if (lua_type(L, k) != LUA_TSTRING) return NULL;
+  s = lua_tolstring(L, k, &len);
+  return bw_fieldnamed(v->S, v->ref, s, len);
+}
+
 static int view_index (lua_State *L) {
   View *v = (View *)luaL_checkudata(L, 1, BLOB_MT);
   if (v->isarray) {
@@ -374,10 +385,7 @@ static int view_index (lua_State *L) {
     return 1;
   }
   else {
-    size_t len;
-    const char *k = lua_tolstring(L, 2, &len);
-    const bw_Field *sf = k != NULL && lua_type(L, 2) == LUA_TSTRING
-                         ? bw_fieldnamed(v->S, v->ref, k, len) : NULL;
+    const bw_Field *sf = recordkey(L, v, 2);
     if (sf != NULL && bw_fieldpresent(sf, v->S->version))
       viewfield(L, v, (uint32_t)(sf - v->S->fields));
     else lua_pushnil(L);
@@ -410,9 +418,7 @@ static int view_next (lua_State *L) {
     const bw_Type *ty = &v->S->types[v->ref];
     uint32_t i = ty->first;
     if (!lua_isnil(L, 2)) {  /* past the field named by the key */
-      size_t len;
-      const char *k = luaL_checklstring(L, 2, &len);
-      const bw_Field *sf = bw_fieldnamed(v->S, v->ref, k, len);
+      const bw_Field *sf = recordkey(L, v, 2);
       i = sf != NULL ? (uint32_t)(sf - v->S->fields) + 1 : ty->first + ty->count;
     }
     for (; i < ty->first + ty->count; i++) {

@@ -531,6 +531,16 @@ describe("schema:blobview", function()
     assert.is_nil(iter(state, math.maxinteger))
   end)
 
+  it("name record fields by string keys only", function()
+    local n = bitwire.schema { T = { { "1", "int", min = 0, max = 9 }, { "2.5", "bool" } } }
+    local r = n:blobview("T", n:blob("T", { ["1"] = 7, ["2.5"] = true }))
+    assert.same({ 7, true }, { r["1"], r["2.5"] })
+    assert.same({}, { r[1], r[2.5] })  -- nil, as { ["1"] = 7 }[1] is
+    local iter, state = pairs(r)
+    assert.equal("2.5", (iter(state, "1")))
+    assert.is_nil(iter(state, 1))  -- names no field, as "nope" does
+  end)
+
   it("are read-only", function()
     assert.has_error(function () view.tick = 1 end, "blob views are read-only")
   end)
