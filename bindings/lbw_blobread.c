@@ -367,12 +367,19 @@ static const bw_Field *recordkey (lua_State *L, const View *v, int k) {
   return bw_fieldnamed(v->S, v->ref, s, len);
 }
 
+/* The index the key at 'k' gives an array view, 0 (no element) unless it
+** is a number with an integer value: lua_tointeger alone would take the
+** string "1" (or " 0x1 ") for element 1, which a table's t["1"] never is. */
+static lua_Integer arraykey (lua_State *L, int k) {
+  return lua_type(L, k) == LUA_TNUMBER ? lua_tointeger(L, k) : 0;
+}
+
 static int view_index (lua_State *L) {
   View *v = (View *)luaL_checkudata(L, 1, BLOB_MT);
   if (v->isarray) {
     const bw_BlobField *f = &v->B->fields[v->ref];
     const bw_BlobField *e = &v->B->fields[f->ref];
-    lua_Integer i = lua_tointeger(L, 2);
+    lua_Integer i = arraykey(L, 2);
     if (f->form == BW_BSPARSE) {
       uint32_t k = sparsefrom(v, f, i);
       if (k < v->n && sparseslot(v, f, k) == i)
@@ -400,7 +407,11 @@ static int view_next (lua_State *L) {
   lua_settop(L, 2);
   if (v->isarray) {
     const bw_BlobField *f = &v->B->fields[v->ref];
-    lua_Integer i = lua_isnil(L, 2) ? 0 : luaL_checkinteger(L, 2);
+    lua_Integer i = 0;
+    if (!lua_isnil(L, 2)) {  /* a number, as for __index: not "1" */
+      luaL_checktype(L, 2, LUA_TNUMBER);
+      i = luaL_checkinteger(L, 2);
+    }
     if (f->form == BW_BSPARSE) {  /* the first entry past slot i */
       uint32_t k = i < LUA_MAXINTEGER ? sparsefrom(v, f, i + 1) : v->n;
       if (k >= v->n) return 0;

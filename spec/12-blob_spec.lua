@@ -501,6 +501,7 @@ describe("schema:blobview", function()
     assert.equal("héé", view.names[2])
     assert.is_nil(view.entities[6])
     assert.is_nil(view.nope)
+    assert.same({}, { view.entities["1"], view.entities[5].near["10"] })  -- numbers only, as in a table
   end)
 
   it("iterate with pairs: fields present, elements, present sparse slots", function()
@@ -529,6 +530,7 @@ describe("schema:blobview", function()
     end
     assert.is_nil(iter(state, 100))
     assert.is_nil(iter(state, math.maxinteger))
+    assert.has_error(function () return iter(state, "3") end)  -- a string is no slot
   end)
 
   it("name record fields by string keys only", function()
