@@ -61,25 +61,40 @@ function Walk:fail(path, msg, code, bit)
   return nil
 end
 
+-- The path as structure, for a reader that must not take it apart from
+-- its text (a field may be named "x[1]" or "a.b"): each entry has 'up',
+-- the open container it is in (nil at the walk's top), and 'name', the
+-- step it takes from there: a field's name or an element's or slot's index,
+-- also on that field's or element's own presence, changed and slot bits;
+-- nil on a container's own bits (count, encoding, index) and on align and
+-- check. at() sets the step the entries that follow take.
+function Walk:at(name)
+  self.name = name
+end
+
 -- Report one entry; containers get their width when they close.
 -- 'field' is the program field the value is of (not for meta bits).
 function Walk:emit(path, kind, bit, value, role, field)
   local e = { path = path, bit = bit, bits = self.r:pos() - bit, value = value,
-              kind = kind, depth = self.depth, role = role, field = field }
+              kind = kind, depth = self.depth, role = role, field = field,
+              up = self.up, name = self.name }
   if self.on then self.on(e) end
   return e
 end
 
 function Walk:open(path, kind, role)
   local e = { path = path, bit = self.r:pos(), bits = 0, kind = kind,
-              depth = self.depth, role = role, open = true }
+              depth = self.depth, role = role, open = true,
+              up = self.up, name = self.name }
   if self.on then self.on(e) end
   self.depth = self.depth + 1
+  self.up = e
   return e
 end
 
 function Walk:close(e, value)
   self.depth = self.depth - 1
+  self.up = e.up
   e.bits = self.r:pos() - e.bit
   e.value = value
   e.open = nil
@@ -254,6 +269,7 @@ function Walk:value(path, f, base)
     local e = self:open(path, "array")
     local n = f.min
     if not f.fixed then
+      self:at(nil)
       n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max }, "count")
       if n == nil then return nil end
     end
@@ -264,6 +280,7 @@ function Walk:value(path, f, base)
     end
     local t = {}
     for i = 1, n do
+      self:at(i)
       local x = self:value(path .. "[" .. i .. "]", f.of)
       if x == nil then return nil end
       t[i] = x
@@ -339,10 +356,12 @@ function Walk:struct(path, ty)
     if not present(f, self.version) then
       if f.name ~= nil and f.default ~= nil then t[f.name] = f.default end
     elseif f.name == nil then   -- align or check
+      self:at(nil)
       if self:leafvalue(join(path, "(" .. f.kind .. ")"), f) == nil then return nil end
     else
       local p = join(path, f.name)
       local here = true
+      self:at(f.name)
       if f.optional then
         local b = self:meta(p .. "?", "bool", 1, "presence")
         if b == nil then return nil end
@@ -363,6 +382,7 @@ function Walk:deltastruct(path, ty, base)
   local t = {}
   for _, f in ipairs(ty.fields) do
     if f.name == nil then
+      self:at(nil)
       if present(f, self.version)
         and self:leafvalue(join(path, "(" .. f.kind .. ")"), f) == nil then
         return nil
@@ -377,6 +397,7 @@ function Walk:deltastruct(path, ty, base)
       end
       -- a field the baseline lacks is its default, kept or changed from
       if b == nil and not f.optional then b = f.default end
+      self:at(f.name)
       local changed = self:meta(p .. "^", "bool", 1, "changed")
       if changed == nil then return nil end
       if changed == 0 then
@@ -461,6 +482,7 @@ function Walk:deltaarray(path, f, base)
   local e = self:open(path, "array", "delta")
   local n = f.min
   if not f.fixed then
+    self:at(nil)
     n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max }, "count")
     if n == nil then return nil end
   end
@@ -475,6 +497,7 @@ function Walk:deltaarray(path, f, base)
   end
   for i = 1, n do
     local p = path .. "[" .. i .. "]"
+    self:at(i)
     if i <= blen then
       local c = self:meta(p .. "^", "bool", 1, "changed")
       if c == nil then return nil end
@@ -499,6 +522,7 @@ end
 -- the baseline has a table there.
 function Walk:slot(path, f, t, base, i)
   local p = path .. "[" .. i .. "]"
+  self:at(i)
   if base == nil then
     local v = self:value(p, f.of)
     if v == nil then return nil end
@@ -531,6 +555,7 @@ function Walk:sparse(path, f, base)
   local r, n = self.r, f.max
   local start = r:pos()
   local enc = ENCODINGS[f.encoding] or f.encoding
+  self:at(nil)
   if enc == 3 then
     enc = self:meta(path .. "~", "enum", 2, "encoding")
     if enc == nil then return nil end
@@ -543,6 +568,7 @@ function Walk:sparse(path, f, base)
   end
   if enc == 0 then
     for i = 1, n do
+      self:at(i)
       local b = self:meta(path .. "[" .. i .. "]?", "bool", 1, "slot")
       if b == nil then return nil end
       if b == 1 and self:slot(path, f, t, base, i) == nil then return nil end
@@ -565,6 +591,7 @@ function Walk:sparse(path, f, base)
     end
     for _ = 1, count do
       local istart = r:pos()
+      self:at(nil)
       local i = self:meta(path .. "@", "int", ibits, "index")
       if i == nil then return nil end
       i = i + 1
@@ -580,6 +607,7 @@ function Walk:sparse(path, f, base)
   while true do   -- relative: rising indices up to the end mark n + 1
     local istart = r:pos()
     local cur
+    self:at(nil)
     if f.tiers ~= nil and #f.tiers > 0 then
       local d = self:tiered(path, f.tiers, 1, n + 1)
       if d == nil then return nil end
