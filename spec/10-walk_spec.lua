@@ -557,6 +557,27 @@ describe("s:cost", function()
     assert.same({ { path = "n", bits = 1 + 3 + 4 + 24 }, { path = "a[1]", bits = 4 },
       { path = "a[2]", bits = 4 }, { path = "a", bits = 2 } }, list)
   end)
+
+  -- rows were keyed by path text: field "x[1]" took array x's element 1,
+  -- "r.a" record r's field a, and "s[2]" an empty slot's mask bit
+  it("keeps fields apart whose names read as another field's path", function()
+    local t = bitwire.schema { R = { { "a", "uint", bits = 3 } }, T = {
+      { "x", "array", of = { "uint", bits = 8 }, max = 3 }, { "x[1]", "uint", bits = 10 },
+      { "r", "R" }, { "r.a", "uint", bits = 5 }, { "y?", "bool" }, { "y", "bool", optional = true },
+      { "s", "sparse", of = { "uint", bits = 4 }, max = 3, encoding = "mask" },
+      { "s[2]", "uint", bits = 6 } } }
+    local v = { x = { 1, 2 }, ["x[1]"] = 7, r = { a = 1 }, ["r.a"] = 2, ["y?"] = true,
+                y = false, s = { [1] = 9 }, ["s[2]"] = 3 }
+    local function rows(list)
+      local o = {}
+      for _, c in ipairs(list) do o[#o + 1] = c.path .. " " .. c.bits end
+      return o
+    end
+    assert.same({ "x[1] 10", "x[1] 8", "x[2] 8", "s[2] 6", "r.a 5", "s[1] 5", "r.a 3",
+                  "x 2", "y 2", "s 2", "y? 1" }, rows(t:cost("T", v)))
+    assert.same({ "x[] 16", "x[1] 10", "s[2] 6", "r.a 5", "s[] 5", "r.a 3", "x 2", "y 2",
+                  "s 2", "y? 1" }, rows(dissect.cost_by_field(t, "T", v)))
+  end)
 end)
 
 describe("bitwire.walk's source", function()

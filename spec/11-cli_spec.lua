@@ -423,6 +423,16 @@ describe("bitwire encode, decode, cost, dissect", function()
     assert.is_nil(out:find("entities[1]", 1, true))
   end)
 
+  it("keeps a field named x[1] out of array x's row with --by-field", function()
+    local defs = tmpfile([[return { T = { {"x", "array", of = {"uint", bits = 8}, max = 3},
+      {"x[1]", "uint", bits = 10} } }]])
+    local status, out = run("cost", defs, "T", 'json:{"x": [1, 2], "x[1]": 7}', "--by-field")
+    os.remove(defs)
+    assert.equal(0, status)
+    assert.matches("\n  x%[%] +16 ", out)
+    assert.matches("\n  x%[1%] +10 ", out)
+  end)
+
   it("dissects a packet into a tree with offsets, raw bits and values", function()
     local status, out = run("dissect", V3, "Snapshot", "hex:" .. H.tohex(packet))
     assert.equal(0, status)

@@ -157,47 +157,118 @@ function M.dissect(s, name, bytes, opts)
   return list
 end
 
--- Path an entry's bits count toward: a presence, count, index or
--- changed bit belongs to the field it describes.
-local function owner(path)
-  return (path:gsub("[?#^~@]$", ""))
+-- A cost row's key and path, from the walk's steps (entries' up and name),
+-- never from path text: a field named "x[1]" or "r.a" is not element 1 of
+-- array x or field a of record r. A name goes in the key with its length,
+-- so no two step lists give one key. 'wild' (by field) puts every element
+-- and slot of an array in one row: entities[].pos.x.
+local function stepto(key, path, name, kind, wild)
+  if name == nil then   -- align or check
+    name = "(" .. kind .. ")"
+    return key .. name, path == "" and name or path .. "." .. name
+  elseif type(name) == "number" then
+    if wild then return key .. "[]", path .. "[]" end
+    return key .. "[" .. name .. "]", path .. "[" .. name .. "]"
+  end
+  return key .. "." .. #name .. ":" .. name, path == "" and name or path .. "." .. name
+end
+
+-- Key and path of container entry 'c' (nil: the top), cached in 'memo'.
+local function container(c, wild, memo)
+  if c == nil then return "", "" end
+  local m = memo[c]
+  if m == nil then
+    local key, path = container(c.up, wild, memo)
+    key, path = stepto(key, path, c.name, c.kind, wild)
+    m = { key, path }
+    memo[c] = m
+  end
+  return m[1], m[2]
+end
+
+-- The key of the field or element entry 'e' is of (memo: not wild).
+local function own(e, memo)
+  return (stepto(container(e.up, false, memo), "", e.name, e.kind, false))
+end
+
+-- The row entry 'e' counts to: its field or element; a presence, changed
+-- or slot bit to the one it describes (an empty slot's, not in 'known', to
+-- its sparse array), a count, encoding or index to its array. Key and path.
+local function owner(e, wild, memo, known, kmemo)
+  local key, path = container(e.up, wild, memo)
+  if e.role ~= nil and e.role ~= "delta" and e.name == nil then return key, path end
+  if e.role == "slot" and not known[own(e, kmemo)] then return key, path end
+  return stepto(key, path, e.name, e.kind, wild)
+end
+
+local function bysize(a, b)
+  if a.bits ~= b.bits then return a.bits > b.bits end
+  return a.at < b.at
+end
+
+-- The rows of a walk's entries, largest first, then in wire order; 'wild'
+-- adds up those of one field path, ranked where their largest was.
+local function tally(list, wild)
+  local memo, wmemo, known = {}, {}, {}
+  for _, e in ipairs(list) do   -- the fields and elements that have a value
+    if e.role == nil then known[own(e, memo)] = true end
+  end
+  local rows, order, total = {}, {}, 0
+  for _, e in ipairs(list) do
+    if e.kind ~= "struct" and e.kind ~= "array" and e.kind ~= "sparse" then
+      local key, path = owner(e, false, memo, known, memo)
+      local row = rows[key]
+      if row == nil then
+        row = { path = path, bits = 0, at = #order + 1 }
+        if wild then row.wkey, row.wpath = owner(e, true, wmemo, known, memo) end
+        rows[key] = row
+        order[#order + 1] = row
+      end
+      row.bits = row.bits + e.bits
+      total = total + e.bits
+    end
+  end
+  table.sort(order, bysize)
+  if wild then
+    local groups, each = {}, order
+    order = {}
+    for i, c in ipairs(each) do
+      local g = groups[c.wkey]
+      if g == nil then
+        g = { path = c.wpath, bits = 0, at = i }
+        groups[c.wkey] = g
+        order[#order + 1] = g
+      end
+      g.bits = g.bits + c.bits
+    end
+    table.sort(order, bysize)
+  end
+  for _, c in ipairs(order) do c.at = nil end
+  return order, total
+end
+
+-- The walk of 'value' encoded, for s:cost and cost_by_field: a value that
+-- does not fit is the caller's error, raised at its line (two levels up).
+local function costwalk(s, p, name, value, opts)
+  local ok, bytes = pcall(s.encode, s, name, value, opts)
+  if not ok then error(require("bitwire.options").reason("cost", bytes), 3) end
+  local list, v, err = collect(p, name, core.reader(bytes), opts)
+  if v == nil then error("cost: " .. errtext(err)) end  -- cannot happen
+  return list
 end
 
 -- s:cost(name, value [, opts]) -> list of {path, bits} for every field
 -- that costs bits (largest first, then in wire order), and the total.
 function M.cost(s, name, value, opts)
   local p = typecheck(s, name, "cost")
-  -- a value that does not fit is the caller's error, raised at its line
-  local ok, bytes = pcall(s.encode, s, name, value, opts)
-  if not ok then error(require("bitwire.options").reason("cost", bytes), 2) end
-  local list, v, err = collect(p, name, core.reader(bytes), opts)
-  if v == nil then error("cost: " .. errtext(err)) end  -- cannot happen
-  local byp, order, total, known = {}, {}, 0, {}
-  for _, e in ipairs(list) do
-    if e.role == nil then known[e.path] = true end
-  end
-  for _, e in ipairs(list) do
-    if e.kind ~= "struct" and e.kind ~= "array" and e.kind ~= "sparse" then
-      local path = e.path
-      if e.role ~= nil then   -- to the field it describes
-        path = owner(path)
-        -- an empty slot's mask bit: to the sparse array
-        if e.role == "slot" and not known[path] then path = path:match("^(.*)%[%d+%]$") end
-      end
-      if byp[path] == nil then
-        byp[path] = { path = path, bits = 0, at = #order + 1 }
-        order[#order + 1] = byp[path]
-      end
-      byp[path].bits = byp[path].bits + e.bits
-      total = total + e.bits
-    end
-  end
-  table.sort(order, function (a, b)
-    if a.bits ~= b.bits then return a.bits > b.bits end
-    return a.at < b.at
-  end)
-  for _, c in ipairs(order) do c.at = nil end
-  return order, total
+  return tally(costwalk(s, p, name, value, opts), false)
+end
+
+-- The same with the elements of arrays and sparse arrays added up, one
+-- row per field path (entities[].pos.x): `bitwire cost --by-field`.
+function M.cost_by_field(s, name, value, opts)
+  local p = typecheck(s, name, "cost")
+  return tally(costwalk(s, p, name, value, opts), true)
 end
 
 -- The protocol id a bitwire.protocol feeds to the CRC (a field today; a

@@ -24,24 +24,11 @@ function M.run(args, io)
   local s = util.loadschema(path)
   util.checktype(s, name, path)
   local value = util.jsonvalue(s, name, src, io.stdin)
-  local ok, list, total = pcall(s.cost, s, name, value)
+  -- rows keyed by the walk's steps, not by path text: a field named x[1]
+  -- is not array x's element 1, nor a row of x[]
+  local cost = opts["by-field"] and require("bitwire.dissect").cost_by_field or s.cost
+  local ok, list, total = pcall(cost, s, name, value)
   if not ok then util.valuefail(src, name, list) end
-  if opts["by-field"] then
-    local byf, order = {}, {}
-    for i, c in ipairs(list) do
-      local key = c.path:gsub("%[%d+%]", "[]")
-      if byf[key] == nil then
-        byf[key] = { path = key, bits = 0, at = i }
-        order[#order + 1] = byf[key]
-      end
-      byf[key].bits = byf[key].bits + c.bits
-    end
-    table.sort(order, function (a, b)
-      if a.bits ~= b.bits then return a.bits > b.bits end
-      return a.at < b.at
-    end)
-    list = order
-  end
   local w = 4
   for _, c in ipairs(list) do w = math.max(w, util.width(c.path)) end
   io.stdout:write(string.format("%s: %d bits, %d bytes\n", name, total, (total + 7) // 8))
