@@ -472,6 +472,22 @@ describe("bitwire encode, decode, cost, dissect", function()
     assert.matches("--deltas needs --protocol", err, 1, true)
   end)
 
+  -- header entries were told by their path text alone
+  it("shows a message field named frame.crc as a field, not as the frame's CRC", function()
+    local defs = tmpfile([[return { messages = { "T" }, T = { {"frame.crc", "uint", bits = 32},
+      {"frame.tag", "int", min = 0, max = 9} } }]])
+    local framed = H.tohex(bitwire.protocol(bitwire.load(defs), { id = 7 }):encode("T",
+      { ["frame.crc"] = 5, ["frame.tag"] = 6 }))
+    local status, out = run("dissect", defs, "hex:" .. framed, "--protocol", "7")
+    local _, _, err = run("dissect", defs, "T", "hex:00")
+    os.remove(defs)
+    assert.equal(0, status)
+    assert.matches("frame.crc = 0x%x+ ok\n", out)   -- the frame's
+    assert.matches("    32    32  5                  frame.crc = 5\n", out, 1, true)
+    assert.matches("    64     4  6                  frame.tag = 6\n", out, 1, true)
+    assert.matches("hex:00: T: frame.crc: truncated input (bit 0) [truncated]", err, 1, true)
+  end)
+
   it("dissects a delta frame, marking the changed bits", function()
     local proto = bitwire.protocol(s, { id = 1, deltas = true })
     local base = s:decode("Snapshot", packet)

@@ -41,11 +41,12 @@ local function line(out, bytes, e)
       for _ in pairs(e.value) do n = n + 1 end
       value = string.format("(%d %s)", n, e.kind == "array" and "elements" or "slots")
     end
-  elseif e.path == "frame.crc" then
+  -- a header entry by its role: a message may have a field named frame.crc
+  elseif e.role == "header" and e.path == "frame.crc" then
     value = string.format("0x%08x %s", e.value, e.bad and "BAD" or "ok")
   elseif e.kind == "check" then
     value = e.bad and string.format("0x%08x BAD", e.value) or "ok"
-  elseif e.path == "frame.tag" then
+  elseif e.role == "header" and e.path == "frame.tag" then
     value = string.format("0x%08x", e.value)
   elseif e.kind == "uint" and e.role == "header" then
     value = tostring(e.value)
@@ -108,7 +109,7 @@ function M.run(args, io)
   if err then
     local tname = name or (h and h.name)
     io.stderr:write(string.format("error: %s: %s%s [%s]\n", src,
-      tname and err.path ~= "frame.crc" and tname .. ": " or "",
+      tname and err.code ~= "crc" and tname .. ": " or "",
       err.text or dissect.errtext(err), err.code))
     return 1
   end
