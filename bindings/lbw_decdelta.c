@@ -420,7 +420,7 @@ int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
     /* a tape holds what a baseline of this schema's own decoded to */
     ok = c->share || !c->checked ? -1
          : bw_dectape(c, t, b, tape, inplace ? into : 0);
-    if (ok == 1) lua_remove(c->L, hold);  /* the value pushed, above it */
+    if (ok == 1) lua_replace(c->L, hold);  /* the value pushed above it */
     else lua_settop(c->L, hold - 1);
     taped = ok > 0;  /* the tape it keeps says it was decoded */
     if (ok < 0) ok = bw_decdeltastruct(c, t, b);

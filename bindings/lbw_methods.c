@@ -120,6 +120,8 @@ void bw_readopts (lua_State *L, int arg, unsigned takes, Opts *o) {
   if (!lua_istable(L, arg)) return;
   meta = lua_getmetatable(L, arg);  /* its __index may hold options */
   if (meta) lua_pop(L, 1);
+  luaL_checkstack(L, 2 * NOPTS + 4, "too many options");  /* each one's
+                                   value stays; past NOPTS, one raises */
   lua_pushnil(L);
   while (lua_next(L, arg)) {  /* stack: key, value */
     int i = 0;
@@ -130,10 +132,7 @@ void bw_readopts (lua_State *L, int arg, unsigned takes, Opts *o) {
     }
     else i = NOPTS;
     if (i == NOPTS || !(takes & (1u << i))) unknownopt(L, arg, takes);  /* raises */
-    else {
-      o->at[i] = lua_gettop(L) - 1;
-      luaL_checkstack(L, 3, "too many options");
-    }
+    else o->at[i] = lua_gettop(L) - 1;
   }
   if (meta) getopts(L, arg, takes, o);  /* read as lua_getfield reads */
 }
