@@ -244,6 +244,22 @@ describe("bitwire layout", function()
     assert.matches("|\u{e9}t~|z|\n", out, 1, true)
   end)
 
+  it("counts a wide character two columns and a combining mark none", function()
+    local defs = tmpfile([[return { T = { {"\u{4f4d}\u{7f6e}", "int", min = 0, max = 3},
+      {"z", "bool"}, {"e\u{301}", "bool"} } }]])
+    local status, out = run("layout", defs, "T")
+    os.remove(defs)
+    assert.equal(0, status)
+    assert.matches("  field  bits", out, 1, true)
+    assert.matches("  \u{4f4d}\u{7f6e}   2 ", out, 1, true)  -- 4 columns, as "field" and 2
+    assert.matches("  e\u{301}      1 ", out, 1, true)
+    assert.matches("|\u{4f4d}~|z|e\u{301}|\n", out, 1, true)  -- 3 columns for 2 bits
+    local util = require "bitwire.cliutil"
+    assert.equal(4, util.width("\u{4f4d}\u{7f6e}"))
+    assert.equal("\u{4f4d}", util.cut("\u{4f4d}\u{7f6e}", 3))  -- never half a wide one
+    assert.equal(3, util.width("\255ab"))  -- not UTF-8: a byte each
+  end)
+
   it("draws nested records and fixed arrays of the prefix, up to the first variable field", function()
     local defs = tmpfile([[return { V = { {"x","float",min=-512,max=512,res=0.01} },
       P = { {"tick","uint",bits=16}, {"pos","V"}, {"aim","vector",count=2,min=-1,max=1,res=0.001},

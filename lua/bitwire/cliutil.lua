@@ -331,16 +331,47 @@ function M.baseline_id(opts)
   return opts["baseline-id"] or 0
 end
 
--- The columns 's' takes: a character each in UTF-8 text (a field's name
--- may be any text), else a byte each.
-function M.width(s)
-  return utf8.len(s) or #s
+-- Code points a terminal gives two columns (East Asian Wide and
+-- Fullwidth, emoji) or none (combining marks, zero-width spaces), as
+-- {first, last, columns}; any other takes one.
+local COLUMNS = {
+  { 0x0300, 0x036F, 0 }, { 0x1100, 0x115F, 2 }, { 0x1AB0, 0x1AFF, 0 },
+  { 0x1DC0, 0x1DFF, 0 }, { 0x200B, 0x200F, 0 }, { 0x20D0, 0x20FF, 0 },
+  { 0x2E80, 0x303E, 2 }, { 0x3041, 0x33FF, 2 }, { 0x3400, 0x4DBF, 2 },
+  { 0x4E00, 0x9FFF, 2 }, { 0xA000, 0xA4CF, 2 }, { 0xAC00, 0xD7A3, 2 },
+  { 0xF900, 0xFAFF, 2 }, { 0xFE20, 0xFE2F, 0 }, { 0xFE30, 0xFE4F, 2 },
+  { 0xFEFF, 0xFEFF, 0 }, { 0xFF00, 0xFF60, 2 }, { 0xFFE0, 0xFFE6, 2 },
+  { 0x1F300, 0x1F64F, 2 }, { 0x1F900, 0x1F9FF, 2 }, { 0x20000, 0x3FFFD, 2 },
+}
+
+local function columns (cp)
+  if cp < 0x0300 then return 1 end
+  for _, r in ipairs(COLUMNS) do
+    if cp < r[1] then return 1 end
+    if cp <= r[2] then return r[3] end
+  end
+  return 1
 end
 
--- The first 'n' columns of 's': whole UTF-8 characters, never part of one.
+-- The columns 's' takes: a field's name is UTF-8 (the compiler refuses
+-- any other), so each character takes its columns; other text a byte each.
+function M.width(s)
+  if not utf8.len(s) then return #s end
+  local w = 0
+  for _, cp in utf8.codes(s) do w = w + columns(cp) end
+  return w
+end
+
+-- The first 'n' columns of 's' at most: whole characters, never part of
+-- one (a wide one that would pass 'n' is left out).
 function M.cut(s, n)
-  local stop = utf8.len(s) and utf8.offset(s, n + 1)
-  return stop and s:sub(1, stop - 1) or s:sub(1, n)
+  if not utf8.len(s) then return s:sub(1, n) end
+  local w = 0
+  for at, cp in utf8.codes(s) do
+    w = w + columns(cp)
+    if w > n then return s:sub(1, at - 1) end
+  end
+  return s
 end
 
 -- 's' padded with spaces to 'w' columns: string.format caps a width at
