@@ -144,8 +144,13 @@ typedef struct Tapes {
                                 none); the last stamp given */
   uint8_t *ok;    /* per type: its deltas may take tapes (nonzero; see
                      lbw_tape.c); NULL: none may */
-  int asbase;     /* the tape made is a baseline's (bw_arraybase holds) */
+  int asbase;     /* whose table the tape is made from (TAPEOF*) */
 } Tapes;
+
+/* Tapes.asbase: a value's; a baseline's (bw_arraybase holds); or a table
+** a decode just filled, maybe in place, keeping keys the caller added,
+** which are not its value's (no slot, past an array's first border). */
+enum { TAPEOFVALUE, TAPEOFBASE, TAPEOFDECODE };
 
 /* A known entry for a table a schema decoded as type 't' is the integer
 ** id << KNOWNTYPEBITS | t (a type past that many bits records none). */

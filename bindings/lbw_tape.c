@@ -165,13 +165,14 @@ static int buildsparse (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f,
   lua_Integer i, n = (lua_Integer)f->max, *list = NULL, any;
   unsigned ibits = SLOTBITS(f);
   int top = lua_gettop(L), ok = 1;
+  int mine = c->tapes->asbase == TAPEOFDECODE;  /* other keys: the caller's */
   size_t k, m = 0;
   if (!lua_checkstack(L, 4)) luaL_error(L, "stack overflow");
   if (n > MAPSLOTS) {
     list = bw_sparsekeys(L, v, 0, n, &m, &any);
-    ok = (size_t)any == m;
+    ok = mine || (size_t)any == m;
   }
-  else ok = bw_sparseslotsonly(L, v, n);
+  else ok = mine || bw_sparseslotsonly(L, v, n);
   for (i = 1, k = 0; ok && (list == NULL ? i <= n : k < m); i++, k++) {
     int et;
     if (list != NULL) i = list[k];
@@ -243,8 +244,9 @@ int bw_tapebuild (Ctx *c, TapeBuf *b, TapeBuf *r, const bw_Field *f, int v,
       const bw_Field *e = &c->S->fields[f->ref];
       lua_Integer i, n;
       if (vt != LUA_TTABLE) return 0;
-      if (!c->tapes->asbase) n = (lua_Integer)lua_rawlen(L, v);
-      else if (!bw_arraybase(L, v, &n) || !bw_arrayclean(L, v, n))
+      if (c->tapes->asbase == TAPEOFVALUE) n = (lua_Integer)lua_rawlen(L, v);
+      else if (!bw_arraybase(L, v, &n)
+               || (c->tapes->asbase == TAPEOFBASE && !bw_arrayclean(L, v, n)))
         return 0;  /* a baseline's, with holes: the walk over tables */
       if (!lenfits(c, f, (size_t)n, "count", 0)) return 0;
       put(c, b, (uint64_t)n - (uint64_t)f->min, f->nbits);
@@ -553,7 +555,7 @@ static void startwalk (Walk *w, Ctx *c, const Tape *base,
   w->in = in;
   w->ip = 0;
   w->out->pos = 0;
-  c->tapes->asbase = 0;  /* the walk's are values' */
+  c->tapes->asbase = TAPEOFVALUE;  /* the walk's are values' */
   w->room = 0;
   w->rp = 0;
   c->tapes->slots.pos = 0;
@@ -569,7 +571,7 @@ static void startwalk (Walk *w, Ctx *c, const Tape *base,
 int bw_tapevalue (Ctx *c, uint32_t t, int idx) {
   Tapes *tp = c->tapes;
   tp->base.pos = 0;
-  tp->asbase = 0;  /* a value's (one a raise left set is reset here) */
+  tp->asbase = TAPEOFVALUE;  /* one a raise left set is reset here */
   return buildstruct(c, &tp->base, NULL, t, idx);
 }
 
@@ -628,9 +630,9 @@ static const Tape *basetape (Ctx *c, uint32_t t, int bidx,
   lua_pop(L, 1);
   tp->base.pos = 0;  /* a baseline this schema has not sent: from its table */
   tp->rbase.pos = 0;
-  tp->asbase = 1;
+  tp->asbase = TAPEOFBASE;
   ok = buildstruct(c, &tp->base, raws ? &tp->rbase : NULL, t, bidx);
-  tp->asbase = 0;
+  tp->asbase = TAPEOFVALUE;
   if (!ok) return NULL;
   base = keeptape(c, tapes, bidx, t, &tp->base, raws ? &tp->rbase : NULL, KEEPNEW,
                   decoded);

@@ -292,6 +292,19 @@ static int keptinto (Walk *w, const bw_Field *f, int had, int old) {
 static int tapedecarray (Walk *w, const bw_Field *f, int into);
 static int tapedecsparse (Walk *w, const bw_Field *f);
 
+/* Append the tape of the value of 'f' at 'v' that a full decode just made
+** or refilled in place: a refill keeps keys the caller added to the table,
+** which the tape, of what was decoded, leaves out. */
+static int decodedtape (Walk *w, const bw_Field *f, int v) {
+  Ctx *c = w->c;
+  int ok;
+  c->tapes->asbase = TAPEOFDECODE;
+  ok = bw_tapebuild(c, w->out, NULL, f, v, lua_type(c->L, v));
+  c->tapes->asbase = TAPEOFVALUE;
+  if (!ok) return bw_decfail(c, BW_ESCHEMA, c->r.pos, "decoded value refused");
+  return 1;
+}
+
 
 /* Push the changed value of field 'f' (present) read from the packet, or
 ** refill the table at 'old' (0: none) with it, its tape appended; 'had':
@@ -319,10 +332,7 @@ static int tapedecvalue (Walk *w, const bw_Field *f, int had, int old) {
                : f->kind == BW_KARRAY ? tapedecarray(w, f, old)
                : tapedecsparse(w, f);
       if ((ok = bw_decvalue(c, f, old)) == 0) return 0;  /* in full */
-      if (!bw_tapebuild(c, w->out, NULL, f, ok == 2 ? old : lua_gettop(L),
-                        LUA_TTABLE))
-        return bw_decfail(c, BW_ESCHEMA, c->r.pos, "decoded value refused");
-      return ok;
+      return decodedtape(w, f, ok == 2 ? old : lua_gettop(L)) ? ok : 0;
     case BW_KQUAT: {
       uint32_t q[4];
       if (!bw_readquat(&c->r, &f->q, q)) return bw_quatfail(c);
@@ -437,8 +447,7 @@ static int tapedecarray (Walk *w, const bw_Field *f, int into) {
       }
       if ((ok = bw_decvalue(c, e, v)) == 0) return 0;
       v = ok == 2 ? v : lua_gettop(L);
-      if (!bw_tapebuild(c, w->out, NULL, e, v, lua_type(L, v)))
-        return bw_decfail(c, BW_ESCHEMA, c->r.pos, "decoded value refused");
+      if (!decodedtape(w, e, v)) return 0;
       if (ok == 1) lua_rawseti(L, t, (lua_Integer)i);
       lua_settop(L, top);
       popframe(c);

@@ -268,6 +268,43 @@ describe("a delta decoded into a table", function ()
     assert.is_true(seen[true] and seen[false], "both ran out and fitted")
   end)
 
+  it("keeps keys the caller added to a table it refills with a value sent whole", function ()
+    -- a value the baseline lacks comes whole, refilling the old table; its
+    -- tape is of what was decoded, not of keys the caller added (they stay,
+    -- as after a full decode into): 'decoded value refused' before
+    local s = bitwire.schema {
+      R = { { "n", "int", min = 0, max = 9 },
+            { "arr", "array", of = { "sparse", of = { "int", min = 0, max = 3 }, max = 8 }, max = 3 },
+            { "o", "G", optional = true } },
+      G = { { "sp", "sparse", of = { "int", min = 0, max = 3 }, max = 8 },
+            { "l", "array", of = { "int", min = 0, max = 3 }, max = 4 } },
+    }
+    local a = { n = 1, arr = {} }
+    local b = { n = 2, arr = { { [2] = 1 } }, o = { sp = { [3] = 2 }, l = { 1, 2 } } }
+    local base = s:decode("R", s:encode("R", a))
+    local d = s:encode("R", b, { baseline = a })
+    local old = { n = 0, arr = { { [1] = 1 } }, o = { sp = { [1] = 1 }, l = { 3 } } }
+    local edits = {
+      function (t) t.arr[1].x = true end,    -- a sparse array's key no slot
+      function (t) t.arr[1][9] = 0 end,      -- a slot past max
+      function (t) t.o.sp.y = 1 end,
+      function (t) t.o.l[7] = 1 end,         -- an array's key past a hole
+    }
+    for i, edit in ipairs(edits) do
+      local into, want = s:decode("R", s:encode("R", old)), s:decode("R", s:encode("R", old))
+      edit(into)
+      edit(want)
+      assert(s:decode("R", s:encode("R", b), { into = want }))
+      local got, msg = s:decode("R", d, { baseline = base, into = into })
+      assert(got, i .. ": " .. tostring(msg))
+      assert.same(want, got, i)
+      -- as a baseline it reads as what was decoded: a delta against it
+      local c = { n = 3, arr = { { [2] = 2 } }, o = { sp = { [3] = 2 }, l = { 1 } } }
+      assert.same(s:decode("R", s:encode("R", c)),
+                  s:decode("R", s:encode("R", c, { baseline = b }), { baseline = got }), i)
+    end
+  end)
+
   it("writes the table's own tape again in place: no memory a call", function ()
     local s = bitwire.schema({
       E = { { "id", "int", min = 0, max = 999 }, { "x", "float", min = 0, max = 100, res = 0.01 } },
