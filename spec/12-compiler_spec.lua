@@ -195,6 +195,12 @@ describe("the compiler", function ()
     local again = bitwire.schema(s:description())
     assert.equal(s:fingerprint(), again:fingerprint())
     assert.is_true(again:program().strict)
+    -- each call's is a copy: what one caller does to it, the next never sees
+    local mine = s:description()
+    mine.A[1][2], mine.C = "int", { { "y", "bool" } }
+    assert.same({ { "x", "bool" } }, s:description().A)
+    assert.is_nil(s:description().C)
+    assert.is_true(bitwire.diff(s:description(), s):empty())
   end)
 end)
 

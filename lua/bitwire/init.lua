@@ -18,6 +18,14 @@ M.serializer = require("bitwire.serializer").new
 -- copy: the caller's table may change); weak so schemas can be collected
 local descriptions = setmetatable({}, { __mode = "k" })
 
+-- A copy of plain data 'v' (a description: tables of tables and scalars).
+local function copy(v)
+  if type(v) ~= "table" then return v end
+  local t = {}
+  for k, x in next, v do t[k] = copy(x) end
+  return t
+end
+
 -- bitwire.schema(description [, {strict = true}]) -> compiled schema;
 -- raises on a bad description with the type, the field and the problem.
 function M.schema(description, opts)
@@ -39,7 +47,7 @@ function methods:description()
     d = schema.fromtext(text)
     descriptions[self] = d
   end
-  return d
+  return copy(d)  -- the kept one stays as compiled, whatever callers do
 end
 
 -- Tools over the compiled program (bitwire/dissect.lua): s:dissect(name,
