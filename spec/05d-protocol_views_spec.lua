@@ -52,3 +52,27 @@ describe("a protocol's view of a baseline", function ()
     assert.same({ tick = 2, x = 1.25 }, now)
   end)
 end)
+
+describe("a protocol's view of a large baseline", function ()
+  it("is the peer's past the default max_values", function ()
+    -- the view's decode, under the default limit, failed: the delta went
+    -- against the table itself, armor unchanged where the peer held 0
+    local s = bitwire.schema {
+      messages = { "T" },
+      T = { { "tick", "int", min = 0, max = 100 },
+            { "armor", "int", min = 0, max = 99, since = 1, default = 0 },
+            { "cells", "array", of = "bool", max = bitwire.MAX_VALUES + 16 } },
+    }
+    local p = bitwire.protocol(s, { deltas = true, versioned = true })
+    local cells = {}
+    for i = 1, bitwire.MAX_VALUES + 8 do cells[i] = false end
+    local v = { tick = 1, armor = 50, cells = cells }
+    local limit = { max_values = 2 * bitwire.MAX_VALUES }
+    local _, got = p:decode(p:encode("T", v, { version = 0 }), limit)
+    assert.equal(0, got.armor)
+    local pk = p:encode("T", { tick = 2, armor = 50, cells = cells },
+                        { version = 1, baseline = v, baseline_id = 1 })
+    local _, now = p:decode(pk, { baselines = { [1] = got }, max_values = limit.max_values })
+    assert.equal(50, now.armor)
+  end)
+end)

@@ -141,10 +141,12 @@ local function peerview(self, at, b)
   local seen = self.views[b]
   if seen and seen[at] ~= nil then return seen[at] end
   -- its values as they went: a strict schema's refusal of a key the send
-  -- let through (strict = false) would leave 'b' itself as the view
+  -- let through (strict = false), or a decode past the default max_values,
+  -- would leave 'b' itself as the view
   local ok, bytes = pcall(at.from.encode, at.from, at.name, b,
                           { version = at.ver, strict = false })
-  local v = ok and at.from:decode(at.name, bytes, { version = at.ver }) or b
+  local v = ok and at.from:decode(at.name, bytes,
+                                  { version = at.ver, max_values = math.maxinteger }) or b
   if not seen then
     seen = {}
     self.views[b] = seen
