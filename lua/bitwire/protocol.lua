@@ -145,8 +145,8 @@ local function peerview(self, at, b)
   -- would leave 'b' itself as the view
   local ok, bytes = pcall(at.from.encode, at.from, at.name, b,
                           { version = at.ver, strict = false })
-  local v = ok and at.from:decode(at.name, bytes,
-                                  { version = at.ver, max_values = math.maxinteger }) or b
+  local whole = { version = at.ver, max_values = math.maxinteger }
+  local v = ok and at.from:decode(at.name, bytes, whole) or b
   if not seen then
     seen = {}
     self.views[b] = seen
