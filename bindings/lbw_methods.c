@@ -163,15 +163,21 @@ static void getopts (lua_State *L, int arg, unsigned takes, Opts *o) {
     }
 }
 
+int bw_optinteger (lua_State *L, int idx, lua_Integer *v) {
+  int isnum;
+  *v = 0;
+  if (lua_type(L, idx) != LUA_TNUMBER) return 0;  /* "1": a slip, not 1 */
+  *v = lua_tointegerx(L, idx, &isnum);
+  return isnum;
+}
+
 /* The integer at 'idx' (nil: 'def') of option 'k' of the table at 'arg';
 ** an error names the option (luaL_optinteger would name the index). */
 static lua_Integer intopt (lua_State *L, int idx, int arg, const char *k,
                            lua_Integer def) {
-  int isnum;
-  lua_Integer v;
+  lua_Integer v = def;
   if (lua_isnil(L, idx)) return def;
-  v = lua_tointegerx(L, idx, &isnum);
-  if (!isnum)
+  if (!bw_optinteger(L, idx, &v))
     luaL_argerror(L, arg, lua_pushfstring(L, "'%s' must be an integer", k));
   return v;
 }

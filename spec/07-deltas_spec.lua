@@ -538,6 +538,20 @@ describe("framed deltas", function ()
     contains("'baseline_id' must be an integer in [0, 65535]", errorof(s.frame_encode,
       s, HDR, "Snap", v, { baseline = v }))
   end)
+
+  it("reads every integer option alike: 2.0 is 2, \"2\" is refused", function ()
+    local v = snap(1, {})
+    local pk = s:frame_encode(HDR, "Snap", v, { baseline = v, baseline_id = 2.0 })
+    assert.equal(pk, s:frame_encode(HDR, "Snap", v, { baseline = v, baseline_id = 2 }))
+    local full = s:encode("Snap", v)
+    assert.same(s:decode("Snap", full, { max_values = 100 }),
+                s:decode("Snap", full, { max_values = 100.0 }))
+    assert.equal(s:encode("Snap", v, { version = 0 }), s:encode("Snap", v, { version = 0.0 }))
+    contains("'version' must be an integer", errorof(s.encode, s, "Snap", v, { version = "0" }))
+    contains("'max_values' must be an integer",
+      errorof(s.decode, s, "Snap", full, { max_values = "100" }))
+    contains("'version' must be an integer", errorof(s.encode, s, "Snap", v, { version = 0.5 }))
+  end)
 end)
 
 describe("bitwire.protocol with deltas", function ()
