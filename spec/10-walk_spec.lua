@@ -219,6 +219,45 @@ describe("bitwire.walk against s:decode", function()
     assert.is_true(failures > 50)
   end)
 
+  -- decode counts the values it makes (SECURITY.md, max_values): a walk
+  -- that did not made millions of entries from a short hostile packet
+  it("fails where decode runs out of max_values, at its bit", function()
+    local rand = gen(17)
+    local failures = 0
+    for n = 1, 300 do
+      local name = n % 3 == 0 and "E" or "S"
+      local bytes = s:encode(name, record(p.byname[name], rand, p.version))
+      failures = failures + agrees(name, bytes, { max_values = rand(300) - 1 })
+    end
+    assert.is_true(failures > 100)
+    for _ = 1, 100 do   -- deltas: dissect gives the driver's failure
+      local base = baseline(rand)
+      local v = record(p.byname.S, rand, p.version)
+      local opts = { baseline = base, max_values = rand(300) - 1 }
+      local bytes = s:encode("S", v, { baseline = base })
+      local want, msg, code = s:decode("S", bytes, opts)
+      local _, err, ecode = s:dissect("S", bytes, opts)
+      assert.equal(want == nil and msg or nil, err)
+      assert.equal(code, ecode)
+    end
+  end)
+
+  it("stops a packet of empty records at decode's default max_values", function()
+    local z = bitwire.schema { Z = {}, T = { { "xs", "array", max = 40,
+      of = { "array", of = "Z", max = 65535 } } } }
+    -- an inner array is 1 + 65535 values, its 65535 records as many again
+    local w = bitwire.writer():int(9, 0, 40)
+    for _ = 1, 9 do w:int(65535, 0, 65535) end
+    local bytes = w:tostring()
+    local _, msg, code = z:decode("T", bytes)
+    local list, err, ecode = z:dissect("T", bytes)
+    assert.equal("xs[8][65532]: decode makes more values than max_values allows (bit 134)", msg)
+    assert.equal(msg, err)
+    assert.equal(code, ecode)
+    assert.is_true(#list < bitwire.MAX_VALUES)
+    assert.equal(bitwire.MAX_VALUES, walk.MAX_VALUES)
+  end)
+
   it("fails where decode fails on damaged deltas and versioned records too", function()
     local rand = gen(71)
     local failures = 0
@@ -524,14 +563,15 @@ describe("s:dissect", function()
       { "b", "uint", bits = 3, since = 2 } } }
     local b = t:encode("T", { a = 1, b = 2 })
     for _, o in ipairs { { versoin = 1 }, { version = -1 }, { version = 1.5 },
-                         { version = 4294967295 }, { baseline = 3 }, { max_values = 1 }, 7 } do
+                         { version = 4294967295 }, { baseline = 3 }, { max_values = 1.5 },
+                         { max_values = -1 }, 7 } do
       local ok, err = pcall(function () local list = t:dissect("T", b, o); return list end)
       assert.is_false(ok)
       assert.matches("^[^:]*10%-walk_spec%.lua:%d+: dissect: ", err)
-      if type(o) ~= "table" or o.max_values == nil then assert.is_false(pcall(t.decode, t, "T", b, o)) end
+      assert.is_false(pcall(t.decode, t, "T", b, o))
     end
     assert.has_error(function () t:dissect("T", b, { versoin = 1 }) end,
-      "dissect: unknown option 'versoin' (known: baseline, version)")
+      "dissect: unknown option 'versoin' (known: baseline, max_values, version)")
     assert.equal(2, #t:dissect("T", b, { version = 2.0 }))
     assert.equal(1, #t:dissect("T", b, { version = 1 }))
   end)

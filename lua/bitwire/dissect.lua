@@ -73,6 +73,7 @@ end
 local function collect(program, name, r, opts)
   local list = {}
   local o = { version = opts and opts.version, baseline = opts and opts.baseline,
+              max_values = opts and opts.max_values,
               on = function (e) list[#list + 1] = e end }
   local v, err = walk.walk(program, name, M.reader(r), o)
   return list, v, err
@@ -90,15 +91,22 @@ end
 
 -- A delta keeps what its baseline holds, and the driver refuses one whose
 -- kept value is missing or does not fit its field (bw_keepbaseline: code
--- baseline), a rule the walk, reading bits only, leaves to it. After the
+-- baseline), a rule the walk, reading bits only, leaves to it; and counts
+-- what it keeps against max_values, which the walk does not. After the
 -- walk of a delta (failed with 'err' or not), ask the driver ('decode'
 -- returns what s:decode does) and, when it stopped there first, stop the
 -- list where it stopped and return its error.
+local MANY = "decode makes more values than max_values allows"
+
 local function keptfails(list, decode, err)
   local v, msg, code = decode()
-  if v ~= nil or code ~= "baseline" then return nil end
+  if v ~= nil then return nil end
+  -- the walk counts no kept value, so the driver runs out first; a delta
+  -- read from its baseline's tape says so at the bit its reading stopped
+  local many = code == "range" and msg:find(MANY, 1, true) ~= nil
+  if code ~= "baseline" and not many then return nil end
   local bit = tonumber(msg:match(" %(bit (%d+)%)$")) or 0
-  if err ~= nil and err.bit <= bit then return nil end
+  if err ~= nil and err.bit <= bit and not many then return nil end
   local n = 0
   for _, e in ipairs(list) do
     if e.bit < bit or (e.bit == bit and e.role == "header") then
@@ -119,8 +127,8 @@ M.errtext = errtext
 
 -- s:dissect(name, bytes [, opts]) -> list of {path, bit, bits, value, kind,
 -- depth, role}; on a bad packet the list up to the failure, then the
--- message and its code. opts: version, baseline (as for s:decode).
-local DISSECT = { version = true, baseline = true }
+-- message and its code. opts: version, baseline, max_values (as for s:decode).
+local DISSECT = { version = true, baseline = true, max_values = true }
 
 -- Raise at dissect's caller on options s:decode would refuse for these keys.
 local function checkopts(opts)
@@ -137,6 +145,12 @@ local function checkopts(opts)
   if opts.baseline ~= nil and type(opts.baseline) ~= "table" then
     error("dissect: 'baseline' must be a table", 3)
   end
+  local n = opts.max_values
+  if n ~= nil and math.tointeger(n) == nil then
+    error("dissect: 'max_values' must be an integer", 3)
+  elseif n ~= nil and n < 0 then
+    error("dissect: 'max_values' must not be negative", 3)
+  end
 end
 
 function M.dissect(s, name, bytes, opts)
@@ -147,7 +161,8 @@ function M.dissect(s, name, bytes, opts)
   checkopts(opts)
   local list, v, err = collect(p, name, core.reader(bytes), opts)
   local kept = opts and opts.baseline ~= nil and keptfails(list, function ()
-    return s:decode(name, bytes, { version = opts.version, baseline = opts.baseline })
+    return s:decode(name, bytes, { version = opts.version, baseline = opts.baseline,
+                                   max_values = opts.max_values })
   end, err)
   if kept then v, err = nil, kept end
   if v == nil then

@@ -31,6 +31,10 @@ local codes = ...
 if type(codes) ~= "table" then codes = require "bitwire.walkcodes" end
 local pow2 = codes.pow2
 
+-- s:decode's default max_values (bitwire.MAX_VALUES): the plugin has no
+-- bitwire to ask, and a hostile packet must not make millions of entries
+M.MAX_VALUES = 1048576
+
 -- A marker for "the baseline is not known here" (dissecting a delta frame
 -- without the value it was made against).
 M.UNKNOWN = setmetatable({}, { __tostring = function () return "baseline" end })
@@ -99,6 +103,18 @@ function Walk:close(e, value)
   e.value = value
   e.open = nil
   if self.onclose then self.onclose(e) end
+end
+
+-- Count n values against max_values as the driver's decode counts them
+-- (SECURITY.md, "Values per decode"): a record 1 plus its fields, a list
+-- 1 plus its count, a sparse array 1 plus each slot sent, a quaternion 5.
+-- Past it, the driver's failure at the bit it stops on.
+function Walk:spend(path, n)
+  if n > self.values then
+    return self:fail(path, "decode makes more values than max_values allows", "range")
+  end
+  self.values = self.values - n
+  return true
 end
 
 -- n bits as a number, reported as an entry of role 'role'
@@ -233,7 +249,7 @@ function Walk:relative(path, f, b)
       end
       v = self:quatfromcode(path, f, qc, bit)
     end
-    if v == nil then return nil end
+    if v == nil or not self:spend(path, 5) then return nil end
   else
     if type(b) ~= "number" or (f.kind == "angle" and (b ~= b or b == math.huge
       or b == -math.huge)) then
@@ -278,6 +294,7 @@ function Walk:value(path, f, base)
       return self:fail(path, "count " .. n .. " needs more bits than are left",
         "truncated", e.bit)
     end
+    if not self:spend(path, 1 + n) then return nil end
     local t = {}
     for i = 1, n do
       self:at(i)
@@ -289,14 +306,17 @@ function Walk:value(path, f, base)
     return t
   elseif kind == "sparse" then
     local e = self:open(path, "sparse")
+    -- a delta's 1 at the end: the driver may count it after the encoding
+    -- (with the baseline's slots), never before this
+    if base == nil and not self:spend(path, 1) then return nil end
     local v = self:sparse(path, f, base)
-    if v == nil then return nil end
+    if v == nil or (base ~= nil and not self:spend(path, 1)) then return nil end
     self:close(e, v)
     return v
   elseif kind == "quat" then
     local bit = self.r:pos()
     local v = self:quat(path, f)
-    if v == nil then return nil end
+    if v == nil or not self:spend(path, 5) then return nil end
     self:emit(path, kind, bit, v, nil, f)
     return v
   elseif kind == "float" then
@@ -351,6 +371,7 @@ local function present(f, version)
 end
 
 function Walk:struct(path, ty)
+  if not self:spend(path, 1 + #ty.fields) then return nil end
   local t = {}
   for _, f in ipairs(ty.fields) do
     if not present(f, self.version) then
@@ -379,6 +400,7 @@ end
 
 -- A record against its baseline: per field a changed bit, then what changed.
 function Walk:deltastruct(path, ty, base)
+  if not self:spend(path, 1 + #ty.fields) then return nil end
   local t = {}
   for _, f in ipairs(ty.fields) do
     if f.name == nil then
@@ -486,6 +508,7 @@ function Walk:deltaarray(path, f, base)
     n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max }, "count")
     if n == nil then return nil end
   end
+  if not self:spend(path, 1 + n) then return nil end
   -- its first border, as the driver counts it: '#' may pass a hole
   local t, blen = {}, 0
   while base[blen + 1] ~= nil do blen = blen + 1 end
@@ -524,6 +547,7 @@ function Walk:slot(path, f, t, base, i)
   local p = path .. "[" .. i .. "]"
   self:at(i)
   if base == nil then
+    if not self:spend(p, 1) then return nil end
     local v = self:value(p, f.of)
     if v == nil then return nil end
     t[i] = v
@@ -535,6 +559,7 @@ function Walk:slot(path, f, t, base, i)
     t[i] = nil
     return true
   end
+  if not self:spend(p, 1) then return nil end
   local bv = M.UNKNOWN
   if base ~= M.UNKNOWN then bv = base[i] end
   local k = f.of.kind
@@ -629,15 +654,18 @@ function Walk:sparse(path, f, base)
 end
 
 -- Walk type 'name' of 'program' over reader 'r'. opts: version, baseline
--- (a value, or M.UNKNOWN), on(entry) and onclose(entry) callbacks, path
--- (prefix). Returns the value, or nil and the error {path, message, code, bit}.
+-- (a value, or M.UNKNOWN), max_values (default M.MAX_VALUES), on(entry) and
+-- onclose(entry) callbacks, path (prefix). A full walk counts values as
+-- s:decode does, failing at its bit; a delta counts only what it reads
+-- (never more than the driver, which counts what it keeps too). Returns
+-- the value, or nil and the error {path, message, code, bit}.
 function M.walk(program, name, r, opts)
   opts = opts or {}
   local ty = program.byname[name]
   if ty == nil then error("bitwire.walk: no type '" .. tostring(name) .. "'", 2) end
   local w = setmetatable({ r = r, types = program.byname, depth = opts.depth or 0,
     version = opts.version or program.version, on = opts.on,
-    reltiers = program.relative_tiers or {},
+    reltiers = program.relative_tiers or {}, values = opts.max_values or M.MAX_VALUES,
     onclose = opts.onclose }, Walk)
   local prefix = opts.path or ""
   local v
