@@ -334,6 +334,22 @@ describe("bitwire.walk against s:decode", function()
     assert.equal("truncated", err.code)
   end)
 
+  it("refuses a delta of another baseline before its message type, as the core does", function()
+    local hdr = { id = 3, deltas = true }
+    local t = bitwire.schema { A = { { "a", "bool" } }, B = {}, C = {} }   -- ids 0..2
+    -- delta bit, baseline id 7, message type 3 (none), then the end check
+    local body = bitwire.writer():bits(1, 1):bits(7, 16):bits(3, 2):tostring()
+    local bytes = H.forge(3, body .. "\x78\x56\x34\x12")
+    local _, want, wcode = t:frame_decode(hdr, bytes, { baselines = { [5] = {} } })
+    assert.equal("unknown baseline 7 (bit 33)", want)
+    local _, h, v, err = dissect.frame(t, bytes, { wire_id = 3, endcheck = true,
+      deltas = true, baseline = {}, baseline_id = 5 })
+    assert.is_nil(h)
+    assert.is_nil(v)
+    assert.equal(wcode, err.code)
+    assert.equal("frame.baseline_id: " .. want, dissect.errtext(err))
+  end)
+
   it("refuses a tagged frame of other definitions, as the core does", function()
     local other = bitwire.schema { Item = DESC.Item, Z = { { "z", "bool" } } }
     local hdr = { id = 3, tagged = true }

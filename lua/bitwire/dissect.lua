@@ -336,15 +336,6 @@ function M.frame(s, bytes, frame)
          role = h.delta == 1 and "delta" or nil, open = true })
     local top = list[#list]
     local base
-    if h.delta == 1 and frame.baseline_id ~= nil and h.baseline_id ~= frame.baseline_id then
-      local at = 0
-      for _, e in ipairs(list) do
-        if e.path == "frame.baseline_id" then at = e.bit end
-      end
-      top.bits, top.open, top.incomplete = 0, nil, true
-      return list, h, nil, crcerr or { path = "frame.baseline_id",
-        message = "unknown baseline " .. h.baseline_id, code = "baseline", bit = at }
-    end
     if h.delta == 1 then
       base = frame.baseline
       if type(base) == "function" then base = base(h.name) end

@@ -678,7 +678,8 @@ end
 -- The frame header after the CRC, as bitwire.protocol writes it (see
 -- WIRE.md "Frames of a schema"): [tag 32] [version] [delta bit, baseline id
 -- 16] [message type]. One function, so a new header layout changes here only.
--- opts: tag (bool), version_bits, deltas. Returns the header or nil, error.
+-- opts: tag (bool), version_bits, deltas, baseline_id. Returns the header
+-- or nil, error.
 function M.header(program, r, opts, on)
   local h = {}
   local function field(name, n)
@@ -727,6 +728,12 @@ function M.header(program, r, opts, on)
   local bit = r:pos()
   ok, err = field("type", program.typebits)
   if not ok then return nil, err end
+  -- a delta of a baseline other than opts.baseline_id (nil: any) is
+  -- refused before its type is looked at, as the core's frame decode does
+  if h.delta == 1 and opts.baseline_id ~= nil and h.baseline_id ~= opts.baseline_id then
+    return nil, { path = "frame.baseline_id", message = "unknown baseline " .. h.baseline_id,
+                  code = "baseline", bit = bit - 16 }
+  end
   -- a message id, not a type id: program.messages numbers the messages
   local name = program.messages[h.type + 1]
   if name == nil then
