@@ -454,6 +454,17 @@ describe("s:dissect", function()
   end)
 
   -- the plugin's reader words a failure as the core does: so must dissect's
+  it("fails as decode does where a kept value is missing and the next field is bad", function()
+    local t = bitwire.schema { T = { { "a", "int", min = 0, max = 3 }, { "check" } } }
+    -- a kept, which the baseline lacks (bit 1), then non-zero padding at bit 1
+    local bytes = "\x02\0\0\0\0"
+    local _, want, wcode = t:decode("T", bytes, { baseline = {} })
+    assert.equal("a: unchanged, but the baseline has no value (bit 1)", want)
+    local _, err, code = t:dissect("T", bytes, { baseline = {} })
+    assert.equal(want, err)
+    assert.equal(wcode, code)
+  end)
+
   it("words a bytes length's failure as the other fields' and the plugin's", function()
     local t = bitwire.schema { T = { { "a", "uint", bits = 7 }, { "b", "bytes", max = 5 } } }
     local _, msg, code = t:dissect("T", "\3")
