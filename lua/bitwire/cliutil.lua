@@ -381,11 +381,22 @@ function M.pad(s, w)
 end
 
 -- A value as one line of text.
+-- Text from a packet in one line that no terminal acts on: %q escapes C0
+-- and DEL but writes a newline as a backslash and a newline (a string
+-- could forge the lines after it), and passes C1 (U+0080..U+009F; some
+-- terminals take U+009B as CSI) as it is.
+function M.quote(s)
+  local q = string.format("%q", s):gsub("\\\n", "\\n")
+  return (q:gsub("\xc2([\x80-\x9f])", function (c)
+    return string.format("\\u{%x}", c:byte())
+  end))
+end
+
 function M.show(v, kind)
   local t = type(v)
   if t == "string" then
     if kind == "bytes" then return "0x" .. M.tohex(v) end
-    return string.format("%q", v)
+    return M.quote(v)
   elseif t == "number" then
     local json = require "bitwire.json"
     -- float64s in the digits that read back as the same double

@@ -1,0 +1,67 @@
+-- What the `bitwire` tools print of a packet's own text: one line per
+-- field, and nothing a terminal acts on, whatever the packet holds.
+local bitwire = require "bitwire"
+local cli = require "bitwire.cli"
+local H = require "spec.helpers"
+
+local function buffer()
+  local b = { text = "" }
+  function b:write(...)
+    for _, s in ipairs { ... } do self.text = self.text .. tostring(s) end
+    return self
+  end
+  return b
+end
+
+-- run the command line 'args'; returns status, stdout, stderr
+local function run(...)
+  local out, err = buffer(), buffer()
+  local status = cli.main({ ... }, { stdout = out, stderr = err })
+  return status, out.text, err.text
+end
+
+describe("bitwire dissect of a string", function()
+  it("keeps it on its line, newlines and C1 controls escaped", function()
+    local defs = os.tmpname()
+    H.write(defs, 'return { T = { {"s", "string", max = 90}, {"n", "int", min = 0, max = 7} } }')
+    local s = bitwire.load(defs)
+    -- a string that forges a field line and the verdict, then U+009B (CSI)
+    local forged = "x\n     6     3  7                n = 7\nok: 9 bits read of 9\n"
+      .. "\u{9b}31m\r"
+    local bytes = s:encode("T", { s = forged, n = 1 })
+    local status, out = run("dissect", defs, "T", "hex:" .. H.tohex(bytes))
+    os.remove(defs)
+    assert.equal(0, status)
+    local lines = {}
+    for l in out:gmatch("[^\n]*\n") do lines[#lines + 1] = l end
+    assert.equal(5, #lines)   -- source, heading, s, n, the verdict
+    assert.equal('s = "x\\n     6     3  7                n = 7\\nok: 9 bits read of 9\\n'
+      .. '\\u{9b}31m\\13"\n', lines[3]:match("s = .*"))
+    assert.is_nil(out:find("\u{9b}", 1, true))
+    -- still a Lua string literal of the value
+    assert.equal(forged, load("return " .. lines[3]:match("s = (.*)\n"))())
+  end)
+end)
+
+describe("the Wireshark plugin's label of a string", function()
+  it("keeps it on its line, newlines and C1 controls escaped", function()
+    if not os.execute("command -v tshark >/dev/null && command -v text2pcap >/dev/null") then
+      pending("tshark and text2pcap are not installed")
+      return
+    end
+    local defs, plugin, txt, pcap = os.tmpname(), os.tmpname(), os.tmpname(), os.tmpname()
+    H.write(defs, 'return { T = { {"s", "string", max = 90}, {"n", "int", min = 0, max = 7} } }')
+    local s = bitwire.load(defs)
+    local p = bitwire.protocol(s, { id = 0x77, fingerprint = false })
+    local bytes = p:encode("T", { s = "x\nn = 7 [bits 0..2]\n\u{9b}31m", n = 1 })
+    H.write(txt, "0000 " .. H.tohex(bytes):gsub("%x%x", "%0 ") .. "\n")
+    assert.equal(0, (run("wireshark", defs, "--protocol", "0x77", "--udp-port", "7779",
+      "--no-fingerprint", "-o", plugin)))
+    local ok = os.execute("text2pcap -q -u 5000,7779 " .. txt .. " " .. pcap)
+    local out = io.popen("tshark -X lua_script:" .. plugin .. " -r " .. pcap .. " -V 2>&1"):read("a")
+    for _, f in ipairs { defs, plugin, txt, pcap } do os.remove(f) end
+    assert.is_true(ok)
+    assert.matches('\n        s = "x\\nn = 7 [bits 0..2]\\n\\u{9b}31m" [bits 32..', out, 1, true)
+    assert.is_nil(out:find("\u{9b}", 1, true))
+  end)
+end)
