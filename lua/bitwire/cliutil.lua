@@ -381,12 +381,16 @@ function M.pad(s, w)
 end
 
 -- A value as one line of text.
--- Text from a packet in one line that no terminal acts on: %q escapes C0
--- and DEL but writes a newline as a backslash and a newline (a string
--- could forge the lines after it), and passes C1 (U+0080..U+009F; some
--- terminals take U+009B as CSI) as it is.
+-- A string as a Lua literal in one line that no terminal acts on: %q
+-- escapes C0 and DEL but writes a newline as a backslash and a newline (a
+-- packet's string could forge the lines after it), and passes C1
+-- (U+0080..U+009F; some terminals take U+009B as CSI) and bytes that are
+-- no UTF-8 (0x9b is CSI itself) as they are.
 function M.quote(s)
   local q = string.format("%q", s):gsub("\\\n", "\\n")
+  if utf8.len(q) == nil then   -- not text: each byte past ASCII in decimal
+    return (q:gsub("[\128-\255]", function (c) return "\\" .. c:byte() end))
+  end
   return (q:gsub("\xc2([\x80-\x9f])", function (c)
     return string.format("\\u{%x}", c:byte())
   end))

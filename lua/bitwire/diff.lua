@@ -33,6 +33,9 @@ local M = {}
 local Report = {}
 Report.__index = Report
 
+-- a definitions file's text (a default) that no terminal acts on
+local function quote(s) return require("bitwire.cliutil").quote(s) end
+
 local function num(v)
   if math.type(v) == "float" then return string.format("%.14g", v) end
   return tostring(v)
@@ -40,7 +43,7 @@ end
 
 local function list(t, q)
   local out = {}
-  for i, v in ipairs(t) do out[i] = q and string.format("%q", v) or num(v) end
+  for i, v in ipairs(t) do out[i] = q and quote(v) or num(v) end
   return "{" .. table.concat(out, ", ") .. "}"
 end
 
@@ -265,7 +268,7 @@ function Report:empty()
 end
 
 local function value(v)
-  if type(v) == "string" then return string.format("%q", v) end
+  if type(v) == "string" then return quote(v) end
   return v == nil and "none" or num(v)
 end
 
