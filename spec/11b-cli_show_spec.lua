@@ -81,3 +81,28 @@ describe("bitwire diff of a default", function()
     assert.is_nil(out:find("[\128-\255]"))
   end)
 end)
+
+describe("the Wireshark plugin on a packet too short for a frame", function()
+  it("says so as dissect does, as a malformed packet", function()
+    if not os.execute("command -v tshark >/dev/null && command -v text2pcap >/dev/null") then
+      pending("tshark and text2pcap are not installed")
+      return
+    end
+    local defs, plugin, txt, pcap = os.tmpname(), os.tmpname(), os.tmpname(), os.tmpname()
+    H.write(defs, 'return { T = { {"n", "int", min = 0, max = 7} } }')
+    local s = bitwire.load(defs)
+    local bytes = "\1\2\3\4\5"
+    H.write(txt, "0000 01 02 03 04 05\n")
+    local frame = { wire_id = 1, endcheck = true }
+    local _, _, _, err = require("bitwire.dissect").frame(s, bytes, frame)
+    assert.equal(0, (run("wireshark", defs, "--protocol", "1", "--udp-port", "7780",
+      "--no-fingerprint", "-o", plugin)))
+    local ok = os.execute("text2pcap -q -u 5000,7780 " .. txt .. " " .. pcap)
+    local out = io.popen("tshark -X lua_script:" .. plugin .. " -r " .. pcap .. " -V 2>&1"):read("a")
+    for _, f in ipairs { defs, plugin, txt, pcap } do os.remove(f) end
+    assert.is_true(ok)
+    local dissect = require "bitwire.dissect"
+    assert.matches("error: " .. dissect.errtext(err) .. " [truncated]", out, 1, true)
+    assert.matches("Expert Info (Error/Malformed): truncated: frame", out, 1, true)
+  end)
+end)

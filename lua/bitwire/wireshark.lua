@@ -416,8 +416,10 @@ function proto.dissector(tvb, pinfo, tree)
   local n = tvb:len()
   local root = tree:add(proto, tvb(), SETTINGS.title)
   local need = SETTINGS.endcheck and 8 or 4
-  if n < need then
-    root:add(tvb(), "packet of " .. n .. " bytes: too short for a frame [truncated]")
+  if n < need then   -- malformed, in dissect's words
+    root:add_proto_expert_info(MALFORMED, "truncated: frame")
+    root:add(tvb(), string.format("error: frame: packet of %d bytes, a frame has at least %d"
+      .. " (bit %d) [truncated]", n, need, 8 * n))
     return
   end
   local last = SETTINGS.endcheck and n - 4 or n
