@@ -106,7 +106,7 @@ local function show(v, kind, bits)
     if kind == "bytes" then
       return "0x" .. (v:gsub(".", function (c) return string.format("%02x", c:byte()) end))
     end
-    return string.format("%q", v)
+    return require("bitwire.cliutil").quote(v)   -- as the plugin escapes it
   end
   return tostring(v)
 end
