@@ -627,6 +627,15 @@ describe("s:cost", function()
 
   -- rows were keyed by path text: field "x[1]" took array x's element 1,
   -- "r.a" record r's field a, and "s[2]" an empty slot's mask bit
+  it("counts a value of more values than decode's max_values", function()
+    local t = bitwire.schema { T = { { "xs", "array", of = { "bool" }, max = 2000000 } } }
+    local xs = {}
+    for i = 1, bitwire.MAX_VALUES + 1 do xs[i] = true end
+    local rows, total = t:cost("T", { xs = xs })
+    assert.equal(t:bits("T", { xs = xs }), total)
+    assert.equal("xs", rows[1].path)
+  end)
+
   it("keeps fields apart whose names read as another field's path", function()
     local t = bitwire.schema { R = { { "a", "uint", bits = 3 } }, T = {
       { "x", "array", of = { "uint", bits = 8 }, max = 3 }, { "x[1]", "uint", bits = 10 },

@@ -268,7 +268,9 @@ end
 local function costwalk(s, p, name, value, opts)
   local ok, bytes = pcall(s.encode, s, name, value, opts)
   if not ok then error(require("bitwire.options").reason("cost", bytes), 3) end
-  local list, v, err = collect(p, name, core.reader(bytes), opts)
+  -- the caller's own value, which encode took: no max_values to keep
+  local list, v, err = collect(p, name, core.reader(bytes), { version = opts and opts.version,
+    baseline = opts and opts.baseline, max_values = math.huge })
   if v == nil then error("cost: " .. errtext(err)) end  -- cannot happen
   return list
 end
