@@ -380,7 +380,6 @@ function M.pad(s, w)
   return s .. string.rep(" ", w - M.width(s))
 end
 
--- A value as one line of text.
 -- A string as a Lua literal in one line that no terminal acts on: %q
 -- escapes C0 and DEL but writes a newline as a backslash and a newline (a
 -- packet's string could forge the lines after it), and passes C1
@@ -396,6 +395,7 @@ function M.quote(s)
   end))
 end
 
+-- A value as one line of text.
 function M.show(v, kind)
   local t = type(v)
   if t == "string" then
