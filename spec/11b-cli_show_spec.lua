@@ -106,3 +106,20 @@ describe("the Wireshark plugin on a packet too short for a frame", function()
     assert.matches("Expert Info (Error/Malformed): truncated: frame", out, 1, true)
   end)
 end)
+
+describe("a generator's refusal on the command line", function()
+  it("names the definitions file, as the schema's errors do", function()
+    local defs, dir = os.tmpname(), os.tmpname()
+    os.remove(dir)
+    H.write(defs, 'return { A = { {"NULL", "bool"} } }')
+    local why = "bitwire.gen: field 'A.NULL' clashes with a C library name ('NULL' in struct A)\n"
+    for _, args in ipairs { { "gen", "c", defs, "-o", dir }, { "gen", "c", defs, "-o", dir, "--blob" },
+                            { "gen", "serialize-h", defs, "-o", dir }, { "blob", "header", defs } } do
+      local status, out, err = run(table.unpack(args))
+      assert.equal(1, status)
+      assert.equal("", out)
+      assert.equal("bitwire " .. args[1] .. ": " .. defs .. ": " .. why, err)
+    end
+    os.remove(defs)
+  end)
+end)

@@ -74,7 +74,7 @@ function M.run(args, sysio)
     local s = util.loadschema(pos[2])
     local ok, text = pcall(require("bitwire.gen.blob"), s,
       { prefix = opts.prefix, version = opts.version })
-    if not ok then fail("%s", (tostring(text):gsub("^[^\n]-%.lua:%d+: ", ""))) end
+    if not ok then fail("%s: %s", pos[2], (tostring(text):gsub("^[^\n]-%.lua:%d+: ", ""))) end
     if opts.o then writefile(opts.o, text, out) else out:write(text) end
     return 0
   end

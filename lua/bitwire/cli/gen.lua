@@ -72,6 +72,13 @@ function M.run(args, sysio)
   end
   local dir = (o.dir or "."):gsub("/$", "")
   local opts = { name = name, prefix = o.prefix, version = o.version }
+  -- a generator's refusal (a name C cannot take) names the file, as the
+  -- schema's errors do
+  local function generate(fn, ...)
+    local ok, res = pcall(fn, ...)
+    if not ok then error(defs .. ": " .. (tostring(res):gsub("^[^\n]-%.lua:%d+: ", "")), 0) end
+    return res
+  end
   if what == "c" then
     if o.dir == nil then error("gen c needs -o DIR\n" .. M.usage, 0) end
     if o.blob then
@@ -80,15 +87,15 @@ function M.run(args, sysio)
       -- a macro name: a leading digit (--name 3d) gets an X, as gen c's guard
       local guard = name:upper():gsub("[^%w]", "_"):gsub("^%d", "X%0")
       write(out, { { dir .. "/" .. name .. "_blob.h",
-        blob.generate(s, { prefix = opts.prefix, version = opts.version,
+        generate(blob.generate, s, { prefix = opts.prefix, version = opts.version,
           guard = guard .. "_BLOB_H" }) } })
       return 0
     end
-    local code = bitwire.gen.c(s, opts)
+    local code = generate(bitwire.gen.c, s, opts)
     write(out, { { dir .. "/" .. name .. ".h", code.header },
                  { dir .. "/" .. name .. ".c", code.source } })
   else
-    write(out, { { dir .. "/" .. name .. ".hpp", bitwire.gen.serialize_h(s, opts) } })
+    write(out, { { dir .. "/" .. name .. ".hpp", generate(bitwire.gen.serialize_h, s, opts) } })
   end
   return 0
 end
