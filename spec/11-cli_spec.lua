@@ -11,21 +11,7 @@ local V1 = here .. "fixtures/defs/game_v1.lua"
 local V3 = here .. "fixtures/defs/game_v3.lua"
 local BAD = here .. "fixtures/defs/invalid.lua"
 
-local function buffer()
-  local b = { text = "" }
-  function b:write(...)
-    for _, s in ipairs { ... } do self.text = self.text .. tostring(s) end
-    return self
-  end
-  return b
-end
-
--- run the command line 'args'; returns status, stdout, stderr
-local function run(...)
-  local out, err = buffer(), buffer()
-  local status = cli.main({ ... }, { stdout = out, stderr = err })
-  return status, out.text, err.text
-end
+local buffer, run = H.buffer, H.runcli
 
 -- The command 'args' fails with 'why' alone on stderr, nothing on stdout.
 local function refuses(args, why)

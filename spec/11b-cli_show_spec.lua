@@ -1,24 +1,9 @@
 -- What the `bitwire` tools print of a packet's own text: one line per
 -- field, and nothing a terminal acts on, whatever the packet holds.
 local bitwire = require "bitwire"
-local cli = require "bitwire.cli"
 local H = require "spec.helpers"
 
-local function buffer()
-  local b = { text = "" }
-  function b:write(...)
-    for _, s in ipairs { ... } do self.text = self.text .. tostring(s) end
-    return self
-  end
-  return b
-end
-
--- run the command line 'args'; returns status, stdout, stderr
-local function run(...)
-  local out, err = buffer(), buffer()
-  local status = cli.main({ ... }, { stdout = out, stderr = err })
-  return status, out.text, err.text
-end
+local run = H.runcli
 
 describe("bitwire dissect of a string", function()
   it("keeps it on its line, newlines and C1 controls escaped", function()

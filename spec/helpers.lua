@@ -222,4 +222,22 @@ function M.temps ()
   return t
 end
 
+-- A writer that keeps what is written: the command line's stdout or stderr.
+function M.buffer ()
+  local b = { text = "" }
+  function b:write (...)
+    for _, s in ipairs { ... } do self.text = self.text .. tostring(s) end
+    return self
+  end
+  return b
+end
+
+-- Run the command line 'args' in this process; returns status, stdout,
+-- stderr.
+function M.runcli (...)
+  local out, err = M.buffer(), M.buffer()
+  local status = require("bitwire.cli").main({ ... }, { stdout = out, stderr = err })
+  return status, out.text, err.text
+end
+
 return M
