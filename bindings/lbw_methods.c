@@ -198,10 +198,15 @@ static lua_Integer optint (lua_State *L, const Opts *o, int i,
   return intopt(L, o->at[i], o->arg, optnames[i], def);
 }
 
-uint32_t bw_optversion (lua_State *L, const Opts *o, const bw_Schema *S) {
-  lua_Integer v = optint(L, o, OPT_VERSION, (lua_Integer)S->version);
+/* Option version of 'o' ('def' when absent), checked. */
+static uint32_t versionopt (lua_State *L, const Opts *o, lua_Integer def) {
+  lua_Integer v = optint(L, o, OPT_VERSION, def);
   luaL_argcheck(L, v >= 0 && v <= BW_MAXVERSION, o->arg, "version out of range");
   return (uint32_t)v;
+}
+
+uint32_t bw_optversion (lua_State *L, const Opts *o, const bw_Schema *S) {
+  return versionopt(L, o, (lua_Integer)S->version);
 }
 
 int bw_opttable (lua_State *L, const Opts *o, int i) {
@@ -274,6 +279,18 @@ int bw_abandoned (lua_State *L, const LSchema *ls) {
   if (ls->owner == NULL || ls->owner == L) return 0;
   st = lua_status(ls->owner);
   return st != LUA_OK && st != LUA_YIELD;
+}
+
+/* core.check_walk_options(opts): raise as s:decode would on the options
+** bitwire.walk's readers take (dissect), so one rule reads them all. */
+static int core_checkwalkoptions (lua_State *L) {
+  Opts o;
+  lua_settop(L, 1);
+  bw_readopts(L, 1, OPTS_WALK, &o);
+  (void)versionopt(L, &o, 0);
+  (void)bw_optbaseline(L, &o);
+  (void)bw_optmaxvalues(L, &o);
+  return 0;
 }
 
 static int noop (lua_State *L) {
@@ -754,6 +771,8 @@ void bw_openschema (lua_State *L) {
   luaL_setfuncs(L, bw_framefuncs, 0);
   lua_pushcfunction(L, core_unknownoption);
   lua_setfield(L, -2, "unknown_option");
+  lua_pushcfunction(L, core_checkwalkoptions);
+  lua_setfield(L, -2, "check_walk_options");
   lua_createtable(L, 0, 2);  /* what bitwire.protocol's calls pass on */
   pushoptset(L, OPTS_FRAMEENC);
   lua_setfield(L, -2, "encode");

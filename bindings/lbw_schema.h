@@ -665,6 +665,8 @@ enum { OPT_BASELINE, OPT_BASELINEID, OPT_BASELINES, OPT_INTO, OPT_MAXVALUES,
                       | OPTBIT(OPT_MAXVALUES) | OPTBIT(OPT_SHARE) \
                       | OPTBIT(OPT_VERSION))
 /* The frame calls: a delta names its baseline by id. */
+#define OPTS_WALK    (OPTBIT(OPT_BASELINE) | OPTBIT(OPT_MAXVALUES) \
+                      | OPTBIT(OPT_VERSION))  /* s:dissect's */
 #define OPTS_FRAMEENC  (OPTS_ENCODE | OPTBIT(OPT_BASELINEID))
 #define OPTS_FRAMEDEC  ((OPTS_DECODE & ~OPTBIT(OPT_BASELINE)) \
                         | OPTBIT(OPT_BASELINES))

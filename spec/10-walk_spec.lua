@@ -594,7 +594,7 @@ describe("s:dissect", function()
     local b = t:encode("T", { a = 1, b = 2 })
     for _, o in ipairs { { versoin = 1 }, { version = -1 }, { version = 1.5 },
                          { version = 4294967295 }, { baseline = 3 }, { max_values = 1.5 },
-                         { max_values = -1 }, 7 } do
+                         { max_values = -1 }, { max_values = "5" }, { version = "1" }, 7 } do
       local ok, err = pcall(function () local list = t:dissect("T", b, o); return list end)
       assert.is_false(ok)
       assert.matches("^[^:]*10%-walk_spec%.lua:%d+: dissect: ", err)

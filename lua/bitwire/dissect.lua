@@ -129,29 +129,16 @@ M.errtext = errtext
 -- s:dissect(name, bytes [, opts]) -> list of {path, bit, bits, value, kind,
 -- depth, role}; on a bad packet the list up to the failure, then the
 -- message and its code. opts: version, baseline, max_values (as for s:decode).
-local DISSECT = { version = true, baseline = true, max_values = true }
 
--- Raise at dissect's caller on options s:decode would refuse for these keys.
+-- Raise at dissect's caller on options s:decode would refuse: the core
+-- checks them as it checks decode's.
 local function checkopts(opts)
   if opts == nil then return end
   if type(opts) ~= "table" then
     error("dissect: options must be a table, got " .. type(opts), 3)
   end
-  require("bitwire.options").check(opts, DISSECT, "dissect", "option")
-  local v = opts.version
-  v = v ~= nil and (math.tointeger(v) or -1) or nil
-  if v ~= nil and (v < 0 or v > core.limits.version) then
-    error("dissect: 'version' must be an integer in [0, " .. core.limits.version .. "]", 3)
-  end
-  if opts.baseline ~= nil and type(opts.baseline) ~= "table" then
-    error("dissect: 'baseline' must be a table", 3)
-  end
-  local n = opts.max_values
-  if n ~= nil and math.tointeger(n) == nil then
-    error("dissect: 'max_values' must be an integer", 3)
-  elseif n ~= nil and n < 0 then
-    error("dissect: 'max_values' must not be negative", 3)
-  end
+  local ok, e = pcall(core.check_walk_options, opts)
+  if not ok then error(require("bitwire.options").reason("dissect", e), 3) end
 end
 
 function M.dissect(s, name, bytes, opts)
