@@ -179,8 +179,8 @@ static int schema_frameencode (lua_State *L) {
   b = bw_optbaseline(L, &o);
   if (b) {
     int at = o.at[OPT_BASELINEID];
-    lua_Integer bid = -1;
-    if (at != 0 && !bw_optinteger(L, at, &bid)) bid = -1;
+    lua_Integer bid;
+    if (at == 0 || !bw_optinteger(L, at, &bid)) bid = -1;
     luaL_argcheck(L, h.flags & BW_FDELTAS, 5,
                   "a baseline needs a protocol with deltas = true");
     luaL_argcheck(L, bid >= 0 && bid < (1 << BW_BASELINEBITS), 5,

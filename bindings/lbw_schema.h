@@ -680,10 +680,10 @@ void bw_readopts (lua_State *L, int arg, unsigned takes, Opts *o);
 ** lacks: "unknown <what> '<key>' (known: ...)", as bw_readopts words it. */
 void bw_checkkeys (lua_State *L, int arg, const char *const names[],
                    const char *what);
-/* Integer field 'k' of the options table at 'arg', or 'def' when nil. */
 /* 1 with the integer at 'idx' in '*v' when it is a number of an integer's
 ** value (2 and 2.0; not "2"): the one test of an integer option. */
 int bw_optinteger (lua_State *L, int idx, lua_Integer *v);
+/* Integer field 'k' of the options table at 'arg', or 'def' when nil. */
 lua_Integer bw_optfield (lua_State *L, int arg, const char *k,
                          lua_Integer def);
 uint32_t bw_optversion (lua_State *L, const Opts *o, const bw_Schema *S);

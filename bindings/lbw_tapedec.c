@@ -327,9 +327,8 @@ static int tapedecvalue (Walk *w, const bw_Field *f, int had, int old) {
     return bw_tapedecstruct(w, f->ref, old);
   switch (f->kind) {
     case BW_KSTRUCT: case BW_KARRAY: case BW_KSPARSE:
-      if (had)
-        return f->kind == BW_KSTRUCT ? bw_tapedecstruct(w, f->ref, old)
-               : f->kind == BW_KARRAY ? tapedecarray(w, f, old)
+      if (had)  /* a record the baseline has went above */
+        return f->kind == BW_KARRAY ? tapedecarray(w, f, old)
                : tapedecsparse(w, f);
       if ((ok = bw_decvalue(c, f, old)) == 0) return 0;  /* in full */
       return decodedtape(w, f, ok == 2 ? old : lua_gettop(L)) ? ok : 0;

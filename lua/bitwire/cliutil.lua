@@ -380,19 +380,15 @@ function M.pad(s, w)
   return s .. string.rep(" ", w - M.width(s))
 end
 
--- A string as a Lua literal in one line that no terminal acts on: %q
--- escapes C0 and DEL but writes a newline as a backslash and a newline (a
--- packet's string could forge the lines after it), and passes C1
--- (U+0080..U+009F; some terminals take U+009B as CSI) and bytes that are
--- no UTF-8 (0x9b is CSI itself) as they are.
+-- A string as a Lua literal in one line that no terminal acts on
+-- (walk.quote, which the plugin shares); bytes that are no UTF-8 (0x9b is
+-- CSI itself), as a bytes default may hold, each in decimal.
 function M.quote(s)
-  local q = string.format("%q", s):gsub("\\\n", "\\n")
-  if utf8.len(q) == nil then   -- not text: each byte past ASCII in decimal
+  if utf8.len(s) == nil then
+    local q = string.format("%q", s):gsub("\\\n", "\\n")
     return (q:gsub("[\128-\255]", function (c) return "\\" .. c:byte() end))
   end
-  return (q:gsub("\xc2([\x80-\x9f])", function (c)
-    return string.format("\\u{%x}", c:byte())
-  end))
+  return require("bitwire.walk").quote(s)
 end
 
 -- A value as one line of text.

@@ -35,6 +35,18 @@ local pow2 = codes.pow2
 -- bitwire to ask, and a hostile packet must not make millions of entries
 M.MAX_VALUES = 1048576
 
+-- A packet's text as a Lua literal in one line that no terminal acts on:
+-- %q escapes C0 and DEL but writes a newline as a backslash and a newline
+-- (a string could forge the lines after it), and passes C1 (U+0080 to
+-- U+009F; some terminals take U+009B as CSI) as it is. For the tools and
+-- the plugin alike.
+function M.quote(s)
+  local q = string.format("%q", s):gsub("\\\n", "\\n")
+  return (q:gsub("\194([\128-\159])", function (c)
+    return string.format("\\u{%x}", c:byte())
+  end))
+end
+
 -- A marker for "the baseline is not known here" (dissecting a delta frame
 -- without the value it was made against).
 M.UNKNOWN = setmetatable({}, { __tostring = function () return "baseline" end })

@@ -335,13 +335,7 @@ local function show(v, kind)
     if kind == "bytes" then
       return "0x" .. (v:gsub(".", function (c) return string.format("%02x", c:byte()) end))
     end
-    -- a packet's text in one line that no terminal acts on: %q writes a
-    -- newline as a backslash and a newline, and passes C1 (U+0080..U+009F;
-    -- U+009B is CSI to some terminals) as it is
-    local q = string.format("%q", v):gsub("\\\n", "\\n")
-    return (q:gsub("\194([\128-\159])", function (c)
-      return string.format("\\u{%x}", c:byte())
-    end))
+    return walk.quote(v)
   end
   return tostring(v)
 end
