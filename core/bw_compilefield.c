@@ -98,7 +98,7 @@ int bw_fillfield (Ctx *x, uint32_t fi, const bw_FieldSpec *f, int element,
   bw_Field F;
   const bw_Value *kv = &f->kind;
   char kindname[sizeof(Txt)];
-  int kind, i;
+  int kind, i, named = 0;
   unsigned opts;
   memset(&F, 0, sizeof(F));
   F.name = BW_NONE;
@@ -122,10 +122,7 @@ int bw_fillfield (Ctx *x, uint32_t fi, const bw_FieldSpec *f, int element,
       en = bw_buildlookup(x->B, S, x->B->type, nv->s, nv->len);
       if (en == NULL) return nomem(x);
       if (en->name != BW_NONE) return fail(x, "duplicate field name");
-      F.name = bw_buildname(x, nv->s, nv->len);
-      if (F.name == BW_NONE) return 0;
-      en->scope = x->B->type; en->name = F.name; en->value = fi;
-      x->B->hused++;
+      named = 1;  /* taken below, once the field is accepted */
     }
   }
   if (kv->type != BW_VSTRING)
@@ -315,6 +312,17 @@ int bw_fillfield (Ctx *x, uint32_t fi, const bw_FieldSpec *f, int element,
       && !bw_specdefault(x, &F, f, kind == KVECTOR ? "array"
                       : bw_kindnames[F.kind]))
     return 0;
+  /* a refused field must not keep its name: a retry in its slot would be
+  ** a duplicate, and the index would give the name to the next field */
+  if (named) {
+    const bw_Value *nv = &f->name;
+    Entry *en = bw_buildlookup(x->B, S, x->B->type, nv->s, nv->len);
+    if (en == NULL) return nomem(x);
+    F.name = bw_buildname(x, nv->s, nv->len);
+    if (F.name == BW_NONE) return 0;
+    en->scope = x->B->type; en->name = F.name; en->value = fi;
+    x->B->hused++;
+  }
   S->fields[fi] = F;
   return 1;
 }

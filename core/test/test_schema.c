@@ -529,6 +529,44 @@ static void test_compile_limits (void) {
   bw_schemarelease(S);
 }
 
+/* A refused field leaves its slot free and its name untaken: the field
+** given again in that slot is no duplicate, and a name no field kept
+** names nothing (T has more than 8 fields, so names are found by index). */
+static void test_compile_retry (void) {
+  bw_SchemaError e;
+  bw_Schema *S = bw_schemanew();
+  bw_Value t = bw_vstr("T");
+  bw_FieldSpec f = spec("x", "int");
+  char names[10][4];
+  uint32_t i;
+  CHECK(bw_schemadeclare(S, &t, &e) == 0);
+  CHECK(bw_schemabegin(S, 0, 11, &e) == BW_OK);
+  f.opt[BW_OMIN] = bw_vint(5);
+  f.opt[BW_OMAX] = bw_vint(1);
+  CHECK(bw_schemaaddfield(S, &f, &e) == BW_ESCHEMA);
+  CHECK(strcmp(e.msg, "T.x: min 5 > max 1") == 0);
+  f.opt[BW_OMIN] = bw_vint(0);
+  CHECK(bw_schemaaddfield(S, &f, &e) == BW_OK);   /* x again: accepted */
+  f = spec("gone", "bool");
+  f.opt[BW_OMAX] = bw_vint(1);
+  CHECK(bw_schemaaddfield(S, &f, &e) == BW_ESCHEMA);
+  for (i = 0; i < 9; i++) {
+    snprintf(names[i], sizeof(names[i]), "f%u", (unsigned)i);
+    f = spec(names[i], "bool");
+    CHECK(bw_schemaaddfield(S, &f, &e) == BW_OK);
+  }
+  f = spec("x", "bool");
+  CHECK(bw_schemaaddfield(S, &f, &e) == BW_ESCHEMA);
+  CHECK(strcmp(e.msg, "T.x: duplicate field name") == 0);
+  f = spec("last", "bool");
+  CHECK(bw_schemaaddfield(S, &f, &e) == BW_OK);
+  CHECK(bw_schemafinish(S, &e) == BW_OK);
+  CHECK(bw_fieldnamed(S, 0, "x", 1) == &S->fields[0]);
+  CHECK(bw_fieldnamed(S, 0, "gone", 4) == NULL);
+  CHECK(bw_fieldnamed(S, 0, "f0", 2) == &S->fields[1]);
+  bw_schemarelease(S);
+}
+
 static void test_compile_messages (void) {
   bw_SchemaError e;
   bw_Schema *S[3];
@@ -774,6 +812,7 @@ int main (void) {
   test_compile_bounds();
   test_compile_zero_bits();
   test_compile_limits();
+  test_compile_retry();
   test_compile_messages();
   test_compile_fingerprint();
   test_names_index();
