@@ -168,13 +168,29 @@ static void typepath (Ctx *x, uint32_t t) {
   snprintf(x->path, sizeof(x->path), "%s", x->S->names[x->S->types[t].name]);
 }
 
-static int initctx (Ctx *x, bw_Schema *S, bw_SchemaError *e) {
+/* BW_OK, or the status of a call that cannot start (reported). */
+static bw_Status initctx (Ctx *x, bw_Schema *S, bw_SchemaError *e) {
   x->S = S;
   x->e = e;
   x->path[0] = '\0';
-  x->B = S->sealed ? NULL : getbuild(S);
-  if (S->sealed) return fail(x, "schema already sealed");
-  if (x->B == NULL) return nomem(x);
+  x->B = NULL;
+  if (S == NULL) return fail(x, "no schema (NULL)"), BW_EARG;
+  if (S->sealed) return fail(x, "schema already sealed"), BW_ESCHEMA;
+  x->B = getbuild(S);
+  if (x->B == NULL) return nomem(x), BW_ENOMEM;
+  return BW_OK;
+}
+
+int bw_valueok (Ctx *x, const bw_Value *v, const char *what) {
+  size_t i;
+  if (v == NULL) return fail(x, "%s is NULL", what);
+  if (v->type == BW_VSTRING && v->s == NULL)
+    return fail(x, "%s: a string of NULL bytes", what);
+  if (v->type == BW_VLIST && v->len > 0 && v->items == NULL)
+    return fail(x, "%s: a list of NULL items", what);
+  for (i = 0; v->type == BW_VLIST && i < v->len; i++)
+    if (v->items[i].type == BW_VSTRING && v->items[i].s == NULL)
+      return fail(x, "%s[%u]: a string of NULL bytes", what, (unsigned)i + 1);
   return 1;
 }
 
@@ -194,7 +210,8 @@ uint32_t bw_schemadeclare (bw_Schema *S, const bw_Value *name, bw_SchemaError *e
   Ctx x;
   Entry *en;
   uint32_t nm, t;
-  if (!initctx(&x, S, e)) return BW_NONE;
+  if (initctx(&x, S, e) != BW_OK || !bw_valueok(&x, name, "type name"))
+    return BW_NONE;
   if (name->type != BW_VSTRING || !isident(name->s, name->len)) {
     fail(&x, "type name %s must be an identifier", bw_valuetext(name).s);
     return BW_NONE;
@@ -246,7 +263,8 @@ bw_Status bw_schemabegin (bw_Schema *S, uint32_t t, uint32_t nfields,
                           bw_SchemaError *e) {
   Ctx x;
   uint32_t first;
-  if (!initctx(&x, S, e)) return BW_ESCHEMA;
+  bw_Status st = initctx(&x, S, e);
+  if (st != BW_OK) return st;
   if (t >= S->ntypes) return fail(&x, "no type %u", t), BW_EARG;
   if (!complete(&x)) return BW_ESCHEMA;
   typepath(&x, t);
@@ -270,10 +288,12 @@ bw_Status bw_schemabegin (bw_Schema *S, uint32_t t, uint32_t nfields,
 
 bw_Status bw_schemaaddfield (bw_Schema *S, const bw_FieldSpec *f, bw_SchemaError *e) {
   Ctx x;
-  if (!initctx(&x, S, e)) return BW_ESCHEMA;
+  bw_Status st = initctx(&x, S, e);
+  if (st != BW_OK) return st;
   if (x.B->type == BW_NONE || x.B->next >= x.B->end)
     return fail(&x, "no field slot left: bw_schemabegin first"), BW_EARG;
   typepath(&x, x.B->type);
+  if (f == NULL) return fail(&x, "field spec is NULL"), BW_EARG;
   if (!bw_fillfield(&x, x.B->next, f, 0, 0)) return BW_ESCHEMA;
   x.B->next++;
   return BW_OK;
@@ -336,8 +356,11 @@ bw_Status bw_schemamessages (bw_Schema *S, const bw_Value *list,
   Ctx x;
   uint32_t n, i, *ids = NULL;
   unsigned width;
-  bw_Status st = BW_OK;
-  if (!initctx(&x, S, e)) return BW_ESCHEMA;
+  bw_Status st = initctx(&x, S, e);
+  if (st != BW_OK) return st;
+  if (!bw_valueok(&x, list, "'messages'")
+      || !bw_valueok(&x, bits, "'message_bits'"))
+    return BW_EARG;
   if (list->type == BW_VNONE && bits->type == BW_VNONE) {
     /* neither given: the default, as if not called (ids by index for every
     ** type, declared later too, and no ids in the fingerprint) */
@@ -377,8 +400,8 @@ bw_Status bw_schemafinish (bw_Schema *S, bw_SchemaError *e) {
   Ctx x;
   uint32_t t;
   char msg[BW_ERRSIZE];
-  bw_Status st;
-  if (!initctx(&x, S, e)) return BW_ESCHEMA;
+  bw_Status st = initctx(&x, S, e);
+  if (st != BW_OK) return st;
   if (!complete(&x)) return BW_ESCHEMA;
   for (t = 0; t < S->ntypes; t++)
     if (x.B->begun == NULL || !x.B->begun[t]) {

@@ -49,6 +49,9 @@ uint32_t bw_buildname (Ctx *x, const char *s, size_t len);
 /* 1 if 's' may name a field or an enum value: UTF-8 without control
 ** characters. */
 int bw_printable (const char *s, size_t len);
+/* 1 if 'v' (called 'what') can be read: not NULL, a string with bytes, a
+** list with items, and its items' strings with bytes; else 0 after fail(). */
+int bw_valueok (Ctx *x, const bw_Value *v, const char *what);
 
 /* }========================================================== */
 

@@ -104,6 +104,9 @@ int bw_fillfield (Ctx *x, uint32_t fi, const bw_FieldSpec *f, int element,
   F.name = BW_NONE;
   F.ref = BW_NONE;
   F.removed = UINT32_MAX;
+  if (!bw_valueok(x, &f->name, "field name")
+      || !bw_valueok(x, kv, "field type"))
+    return 0;
   if (!element) {
     const bw_Value *nv = &f->name;
     if (nv->type == BW_VNONE && (isstr(kv, "align") || isstr(kv, "check")))
@@ -125,6 +128,9 @@ int bw_fillfield (Ctx *x, uint32_t fi, const bw_FieldSpec *f, int element,
       named = 1;  /* taken below, once the field is accepted */
     }
   }
+  for (i = 0; i < BW_NOPTIONS; i++)  /* 'of' says only that f->of is given */
+    if (i != BW_OOF && !bw_valueok(x, &f->opt[i], bw_optionnames[i]))
+      return 0;
   if (kv->type != BW_VSTRING)
     return fail(x, "field type must be a string, got %s", tname(kv));
   snprintf(kindname, sizeof(kindname), "%s", bw_valuetext(kv).s);

@@ -567,6 +567,51 @@ static void test_compile_retry (void) {
   bw_schemarelease(S);
 }
 
+/* NULL where the builder reads through a pointer: refused (BW_EARG), with
+** the type, field and reason, and the schema stays usable. */
+static void test_compile_null (void) {
+  bw_SchemaError e;
+  bw_Schema *S = bw_schemanew();
+  bw_Value t = bw_vstr("T"), none, bad;
+  bw_FieldSpec f = spec("x", "int");
+  memset(&none, 0, sizeof(none));
+  CHECK(bw_schemadeclare(NULL, &t, &e) == BW_NONE);
+  CHECK(strcmp(e.msg, "no schema (NULL)") == 0);
+  CHECK(bw_schemabegin(NULL, 0, 1, &e) == BW_EARG);
+  CHECK(bw_schemaaddfield(NULL, &f, &e) == BW_EARG);
+  CHECK(bw_schemamessages(NULL, &none, &none, &e) == BW_EARG);
+  CHECK(bw_schemafinish(NULL, &e) == BW_EARG);
+  CHECK(bw_schemadeclare(S, NULL, &e) == BW_NONE);
+  CHECK(strcmp(e.msg, "type name is NULL") == 0);
+  bad = bw_vstr("T");
+  bad.s = NULL;
+  CHECK(bw_schemadeclare(S, &bad, &e) == BW_NONE);
+  CHECK(strcmp(e.msg, "type name: a string of NULL bytes") == 0);
+  CHECK(bw_schemadeclare(S, &t, &e) == 0);
+  CHECK(bw_schemamessages(S, NULL, &none, &e) == BW_EARG);
+  CHECK(strcmp(e.msg, "'messages' is NULL") == 0);
+  CHECK(bw_schemamessages(S, &none, NULL, &e) == BW_EARG);
+  bad = bw_vlist(NULL, 1);
+  CHECK(bw_schemamessages(S, &bad, &none, &e) == BW_EARG);
+  CHECK(strcmp(e.msg, "'messages': a list of NULL items") == 0);
+  CHECK(bw_schemabegin(S, 0, 1, &e) == BW_OK);
+  CHECK(bw_schemaaddfield(S, NULL, &e) == BW_EARG);
+  CHECK(strcmp(e.msg, "T: field spec is NULL") == 0);
+  f.opt[BW_OMIN] = bw_vint(0);
+  f.opt[BW_OMAX] = bw_vstr("9");
+  f.opt[BW_OMAX].s = NULL;
+  CHECK(bw_schemaaddfield(S, &f, &e) == BW_ESCHEMA);
+  CHECK(strcmp(e.msg, "T.x: max: a string of NULL bytes") == 0);
+  f.opt[BW_OMAX] = bw_vint(9);
+  f.name.s = NULL;
+  CHECK(bw_schemaaddfield(S, &f, &e) == BW_ESCHEMA);
+  CHECK(strcmp(e.msg, "T: field name: a string of NULL bytes") == 0);
+  f.name = bw_vstr("x");
+  CHECK(bw_schemaaddfield(S, &f, &e) == BW_OK);
+  CHECK(bw_schemafinish(S, &e) == BW_OK);
+  bw_schemarelease(S);
+}
+
 static void test_compile_messages (void) {
   bw_SchemaError e;
   bw_Schema *S[3];
@@ -813,6 +858,7 @@ int main (void) {
   test_compile_zero_bits();
   test_compile_limits();
   test_compile_retry();
+  test_compile_null();
   test_compile_messages();
   test_compile_fingerprint();
   test_names_index();
