@@ -523,6 +523,34 @@ int main (void) {
     assert.matches("type 'std'", err, 1, true)
   end)
 
+  it("renames C++'s casts and C++20's and C23's keywords", function()
+    -- the header of gen c and of blobs is C++ too: a member named as a
+    -- keyword there does not compile
+    local words = { "static_cast", "const_cast", "dynamic_cast", "reinterpret_cast",
+                    "concept", "requires", "co_await", "co_yield", "co_return",
+                    "consteval", "constinit", "typeof_unqual" }
+    local d = { T = {} }
+    for i, w in ipairs(words) do d.T[i] = { w, "int", min = 0, max = 9 } end
+    local k = bitwire.schema(d)
+    local c = bitwire.gen.c(k, { name = "kw" })
+    for _, w in ipairs(words) do assert.matches(" " .. w .. "_;", c.header, 1, true) end
+    assert.equal("ok\n", runin({ ["kw.h"] = c.header, ["kw_blob.h"] = bitwire.gen.blob(k,
+      { prefix = "b_" }), ["main.cc"] = [[
+#include <stdio.h>
+#include "kw.h"
+#include "kw_blob.h"
+int main (void) {
+  T v;
+  b_T r;
+  v.static_cast_ = 1;
+  r.co_await_ = 2;
+  printf("%s\n", v.static_cast_ + r.co_await_ == 3 ? "ok" : "no");
+  return 0;
+}
+]] }, string.format("%s -std=c++20 -Wall -Wextra -Wpedantic -Werror -Icore -IDIR "
+      .. "-o DIR/main DIR/main.cc", os.getenv("CXX") or "c++")))
+  end)
+
   it("compiles deltas of fixed arrays whose elements hold no elements", function()
     -- the equality helpers of such a field compare nothing: their
     -- parameters must still count as used under -Wextra -Werror

@@ -14,9 +14,12 @@ for w in ([[auto break case char const continue default do double else enum
   explicit mutable export asm nullptr static_assert alignof alignas
   thread_local constexpr decltype noexcept typeid typeof noreturn char8_t
   char16_t char32_t and or not xor bitand bitor compl and_eq or_eq xor_eq
-  not_eq linux unix i386]]):gmatch("[%w_]+") do
-  -- with C++'s and C23's keywords, the macros of assert.h, stdalign.h,
-  -- stdnoreturn.h and iso646.h, and those GNU C predefines (linux = 1)
+  not_eq static_cast const_cast dynamic_cast reinterpret_cast concept
+  requires co_await co_yield co_return consteval constinit typeof_unqual
+  linux unix i386]]):gmatch("[%w_]+") do
+  -- with C++'s (to C++20) and C23's keywords, the macros of assert.h,
+  -- stdalign.h, stdnoreturn.h and iso646.h, and those GNU C predefines
+  -- (linux = 1)
   KEYWORDS[w] = true
 end
 
