@@ -772,6 +772,31 @@ int main (void) {
 ]]):match("\n(.*)$"))
   end)
 
+  it("refuses a struct too large for C, before a length wraps", function()
+    -- a string of max 2^63 - 1 once made "char s[-9223372036854775808]";
+    -- fields and nesting that add up past a C object are refused as well
+    local function refused(desc, field)
+      local sc = bitwire.schema(desc)
+      for _, g in ipairs { bitwire.gen.c, bitwire.gen.serialize_h } do
+        local ok, err = pcall(g, sc, { name = "big" })
+        assert.is_false(ok)
+        assert.matches("field '" .. field .. "' can make struct T larger than 2147483647 bytes",
+          err, 1, true)
+      end
+    end
+    refused({ T = { { "s", "string", max = math.maxinteger } } }, "T.s")
+    refused({ T = { { "b", "bytes", max = 1 << 40 } } }, "T.b")
+    refused({ T = { { "a", "string", max = 1 << 30 }, { "b", "string", max = 1 << 30 } } }, "T.b")
+    refused({ U = { { "a", "array", count = 1 << 20, of = "bool" } },
+              T = { { "u", "array", max = 1 << 12, of = { "array", count = 2, of = "U" } } } },
+            "T.u")
+    refused({ T = { { "sp", "sparse", max = 4294967294, of = { "bool" } } } }, "T.sp")
+    -- a large struct below the bound is written
+    local ok = pcall(bitwire.gen.c, bitwire.schema { T = { { "s", "string", max = 1 << 24 } } },
+      { name = "big" })
+    assert.is_true(ok)
+  end)
+
   it("writes code for the version asked for", function()
     local v3 = bitwire.schema(dofile("spec/fixtures/defs/game_v3.lua"))
     local now = bitwire.gen.c(v3).header

@@ -523,11 +523,73 @@ function M.tagged(f, ctype)
   return ctype
 end
 
+-- The most bytes a generated struct may take: the largest C object on a
+-- 32-bit target (PTRDIFF_MAX there), so the code compiles wherever C does
+-- and no length (a string's max + 1) wraps.
+M.MAXSTRUCT = 0x7fffffff
+
+-- Bytes of a scalar's C type; an enum's is int on the usual ABIs, at
+-- most a long long.
+local SCALARBYTES = { bool = 1, float = 4, float32 = 4, float64 = 8, angle = 8,
+                      enum = 8 }
+local function scalarbytes(f)
+  if SCALARBYTES[f.kind] then return SCALARBYTES[f.kind] + 0.0 end
+  return tonumber((M.inttype(M.range(f))):match("%d+")) / 8  -- int, uint, tiered
+end
+
+local structbytes
+
+-- The most bytes an element 'e' of an array takes in C.
+local function elembytes(program, e, memo)
+  if e.kind == "string" then return e.max + 1.0 end
+  if e.kind == "quat" then return 16.0 end
+  if e.kind == "bytes" and e.fixed then return cap(e.max) + 0.0 end
+  if compound(e) then return M.fieldbytes(program, e, memo) + 7 end
+  if e.kind == "struct" then return structbytes(program, program.byname[e.type], memo) end
+  return scalarbytes(e)
+end
+
+-- The most bytes C can give the members of field 'f' as M:members
+-- declares them, each with up to 7 bytes of padding before it (a float:
+-- counts up to 2^63 multiply without wrapping); 'memo' holds structs'.
+function M.fieldbytes(program, f, memo)
+  local k, n = f.kind, f.optional and 8.0 or 0.0
+  if k == "align" or k == "check" then return 0.0 end
+  if k == "string" then return n + f.max + 8.0 end
+  if k == "quat" then return n + 23.0 end
+  if k == "bytes" then return n + (f.fixed and 0 or 15) + cap(f.max) + 7.0 end
+  if k == "array" or k == "sparse" then
+    n = n + (k == "sparse" and (f.max + 7.0) // 8 + 7 or f.fixed and 0 or 15)
+    return n + cap(f.max) * elembytes(program, f.of, memo) + 7
+  end
+  if k == "struct" then return n + structbytes(program, program.byname[f.type], memo) + 7 end
+  return n + scalarbytes(f) + 7
+end
+
+function structbytes(program, t, memo)
+  if memo[t] == nil then
+    local n = 1.0
+    for _, f in ipairs(M.fields(program, t)) do
+      if f.name then n = n + M.fieldbytes(program, f, memo) end
+    end
+    memo[t] = n + 7
+  end
+  return memo[t]
+end
+
 -- The struct declaration of type 't'.
 function M:struct(t)
   local lines, name = {}, self:typename(t.name)
+  local size = 0.0
+  self.sizes = self.sizes or {}
   for _, f in ipairs(M.fields(self.program, t)) do
     if f.name then
+      size = size + M.fieldbytes(self.program, f, self.sizes)
+      if size > M.MAXSTRUCT then
+        error(fmt("bitwire.gen: field '%s.%s' can make struct %s larger than %d "
+          .. "bytes (the largest C object on a 32-bit target)", t.name, f.name, name,
+          M.MAXSTRUCT), 0)
+      end
       local owner = self:owner(t, f)
       self:members(f, M.ident(f.name), owner, lines, name)
     end
