@@ -167,8 +167,10 @@ static int wexpect (Wr *c, int idx, const char *what) {
   return werror(c, lua_tostring(c->L, -1));
 }
 
-static size_t walloc (Wr *c, size_t n, size_t align) {
-  size_t pos = bw_blobwalloc(c->w, n, align);
+/* 'count' items of 'size' bytes: a count times a stride never wraps (a
+** size_t of 32 bits would, for 8 absent optionals of 512 MiB each). */
+static size_t walloc (Wr *c, size_t count, size_t size, size_t align) {
+  size_t pos = bw_blobwallocn(c->w, count, size, align);
   if (c->w->status != BW_OK) werror(c, "blob too large");
   return pos;
 }
@@ -295,7 +297,7 @@ static void wvalue (Wr *c, const bw_BlobField *f, int idx, size_t p) {
       if (f->form == BW_BSTRING && !bw_utf8valid(s, len))
         werror(c, bw_strerror(BW_EUTF8));
       if (len == 0 && f->form == BW_BBYTES) return;  /* offset 0 */
-      t = walloc(c, len + (f->form == BW_BSTRING), 1);
+      t = walloc(c, len + (f->form == BW_BSTRING), 1, 1);
       memcpy(c->w->buf + t, s, len);
       bw_blobwsetrel(c->w, p, t, (int64_t)len);
       return;
@@ -316,7 +318,7 @@ static void wvalue (Wr *c, const bw_BlobField *f, int idx, size_t p) {
       }
       wcount(c, f, n, "count");
       if (n == 0) return;
-      t = walloc(c, n * f->stride, e->align);
+      t = walloc(c, n, f->stride, e->align);
       bw_blobwsetrel(c->w, p, t, (int64_t)n);
       welems(c, e, idx, n, t, f->stride);
       return;
@@ -335,7 +337,7 @@ static void wvalue (Wr *c, const bw_BlobField *f, int idx, size_t p) {
         werror(c, lua_tostring(L, -1));
       }
       if (n > 0) {
-        t = walloc(c, n * f->stride, e->align > 4 ? e->align : 4);
+        t = walloc(c, n, f->stride, e->align > 4 ? e->align : 4);
         bw_blobwsetrel(c->w, p, t, (int64_t)n);
       }
       for (k = 0; k < n; k++) {
@@ -359,7 +361,7 @@ static void wvalue (Wr *c, const bw_BlobField *f, int idx, size_t p) {
       const bw_BlobType *ty = &B->types[f->ref];
       size_t t;
       if (!lua_istable(L, idx)) wexpect(c, idx, "a table");
-      t = walloc(c, ty->size, ty->align);
+      t = walloc(c, 1, ty->size, ty->align);
       bw_blobwsetrel(c->w, p, t, -1);
       wrecord(c, f->ref, idx, t);
       return;
@@ -450,7 +452,7 @@ static int schema_blob (lua_State *L) {
   c.w = &b->w;
   c.names = lua_gettop(L);
   c.nframes = 0;
-  root = walloc(&c, ty->size, ty->align);
+  root = walloc(&c, 1, ty->size, ty->align);
   wrecord(&c, t, 3, root);
   bw_blobwfinish(&b->w, B, t);
   if (b->w.status != BW_OK) werror(&c, "blob too large");

@@ -442,6 +442,15 @@ size_t bw_blobwalloc (bw_BlobWriter *w, size_t n, size_t align) {
   return pos;
 }
 
+size_t bw_blobwallocn (bw_BlobWriter *w, size_t count, size_t size,
+                       size_t align) {
+  if (w->status == BW_OK && size != 0 && count > w->max / size) {
+    w->status = BW_ENOMEM;
+    return 0;
+  }
+  return bw_blobwalloc(w, count * size, align);
+}
+
 void bw_blobwsetrel (bw_BlobWriter *w, size_t at, size_t target,
                      int64_t count) {
   uint32_t off = target == 0 ? 0 : (uint32_t)(target - at);

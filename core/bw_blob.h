@@ -230,6 +230,10 @@ void   bw_blobwfree (bw_BlobWriter *w);
 ** end; returns their position, or 0 (with w->status) when over 'max' or
 ** out of memory. Positions are never 0: the header comes first. */
 size_t bw_blobwalloc (bw_BlobWriter *w, size_t n, size_t align);
+/* The same for 'count' items of 'size' bytes: a product past 'max' is
+** refused (BW_ENOMEM) before it can wrap around size_t. */
+size_t bw_blobwallocn (bw_BlobWriter *w, size_t count, size_t size,
+                       size_t align);
 /* Point the relarray/relptr at position 'at' to 'target' with 'count'
 ** (a relptr has no count: pass 'count' < 0). A place outside what was
 ** claimed, or a target not after it in the blob, sets BW_EARG. */

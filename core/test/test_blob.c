@@ -369,6 +369,17 @@ static void test_writer_limits (void) {
   CHECK(bw_blobwalloc(&w, 8, 8) == 56);
   CHECK(bw_blobwalloc(&w, 1, 1) == 0 && w.status == BW_ENOMEM);
   bw_blobwfree(&w);
+  /* count times size is checked, never wrapped: (2^62 + 2) * 4 is 8 in a
+  ** 64-bit size_t, as 8 items of 2^29 + 1 bytes are 8 in a 32-bit one */
+  bw_blobwinit(&w, plainalloc, NULL, 1024);
+  CHECK(bw_blobwallocn(&w, 3, 8, 8) == 32 && w.len == 56);
+  CHECK(bw_blobwallocn(&w, SIZE_MAX / 4 + 2, 4, 4) == 0);
+  CHECK(w.status == BW_ENOMEM && w.len == 56);
+  bw_blobwfree(&w);
+  bw_blobwinit(&w, plainalloc, NULL, 1024);
+  CHECK(bw_blobwallocn(&w, SIZE_MAX, 0, 1) == 32 && w.status == BW_OK);
+  CHECK(bw_blobwallocn(&w, 1, 1024, 1) == 0 && w.status == BW_ENOMEM);
+  bw_blobwfree(&w);
   /* misused arguments: BW_EARG, nothing written out of place */
   {
     size_t aligns[] = { 0, 3, 6, 16 };
