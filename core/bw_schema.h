@@ -259,7 +259,10 @@ uint32_t  bw_schemadeclare (bw_Schema *S, const bw_Value *name, bw_SchemaError *
 /* Start type 't', which will get 'nfields' fields. */
 bw_Status bw_schemabegin (bw_Schema *S, uint32_t t, uint32_t nfields,
                           bw_SchemaError *e);
-/* Check and add the next field of the type begun. */
+/* Check and add the next field of the type begun. A refused field may be
+** given again, fixed, in the same slot; what it had made (an element, enum
+** values) stays counted against BW_MAXFIELDS, which so bounds a caller
+** that retries without end. */
 bw_Status bw_schemaaddfield (bw_Schema *S, const bw_FieldSpec *f, bw_SchemaError *e);
 /* Message ids: 'list' (NONE: every type, by index) of type names, and the
 ** id width 'bits' (NONE: just enough). Both NONE is the default, as if not
