@@ -1398,3 +1398,18 @@ describe("bitwire.gen.blob", function()
       bitwire.gen.blob(s, { prefix = "P_" }))
   end)
 end)
+
+describe("tools/gen_random.lua (the cross test's values)", function()
+  it("draws a tiered value near a min close to the largest integer", function()
+    local gen_random = dofile("tools/gen_random.lua")
+    local s = bitwire.schema({ T = { { "t", "tiered", tiers = { 0, 2 },
+      min = math.maxinteger - 2, max = math.maxinteger } } })
+    local prog = s:program()
+    math.randomseed(7)
+    for _ = 1, 200 do
+      local v = gen_random.value(prog, prog.byname.T)
+      assert.is_true(v.t >= math.maxinteger - 2, tostring(v.t))
+      assert.is_truthy(s:encode("T", v))
+    end
+  end)
+end)

@@ -39,7 +39,10 @@ local function field(program, f)
     return random(f.min, f.max)
   elseif k == "tiered" then
     local r = random(3)
-    if r == 1 then return math.min(f.max, f.min + random(0, 4)) end
+    if r == 1 then  -- near min; max - min as unsigned, so no sum wraps
+      local d = random(0, 4)
+      return math.ult(f.max - f.min, d) and f.max or f.min + d
+    end
     return random(f.min, f.max)
   elseif k == "uint" then
     if f.bits == 64 then return random(0) end
