@@ -22,18 +22,14 @@ int bw_decvaluesfail (Ctx *c) {
                     "max_values allows");
 }
 
-/* The offset 'u' read at 'start' is past f's range: say what it was. */
+/* The offset 'u' read at 'start' is past f's range: say what it was, the
+** value it makes exactly (past 2^63 - 1 perhaps). */
 int bw_rangefail (Ctx *c, const bw_Field *f, const char *what,
                   uint64_t u, uint64_t start) {
-  uint64_t val = (uint64_t)f->min + u;
-  if (f->min >= 0 && val < u)
-    return bw_decfail(c, BW_ERANGE, start, "%s out of range [%" PRId64 ", %"
-                   PRId64 "]", what, f->min, f->max);
-  return bw_decfail(c, BW_ERANGE, start, "%s%s%" PRId64 " out of range [%"
-                 PRId64 ", %" PRId64 "]", what, what[0] ? " " : "",
-                 (int64_t)(f->min < 0 && val > (uint64_t)INT64_MAX
-                   ? -(int64_t)(~val) - 1 : (int64_t)(val & INT64_MAX)),
-                 f->min, f->max);
+  char v[BW_NUMTEXT];
+  return bw_decfail(c, BW_ERANGE, start, "%s%s%s out of range [%" PRId64
+                    ", %" PRId64 "]", what, what[0] ? " " : "",
+                    bw_sumtext(v, f->min, u), f->min, f->max);
 }
 
 /* Read an n-bit offset and check it against [min, max]; '*v' gets min +

@@ -79,4 +79,22 @@ int bw_readfail (Ctx *c) {
   return bw_decfail(c, c->r.status, c->r.errpos, "%s", bw_strerror(c->r.status));
 }
 
+const char *bw_i64text (char *buf, int64_t v) {
+  snprintf(buf, BW_NUMTEXT, "%" PRId64, v);
+  return buf;
+}
+
+const char *bw_u64text (char *buf, uint64_t v) {
+  snprintf(buf, BW_NUMTEXT, "%" PRIu64, v);
+  return buf;
+}
+
+const char *bw_sumtext (char *buf, int64_t min, uint64_t u) {
+  uint64_t val = (uint64_t)min + u;
+  /* below 0 only when min is and u does not reach -min */
+  if (min < 0 && u < (uint64_t)0 - (uint64_t)min)
+    return bw_i64text(buf, -(int64_t)(~val) - 1);
+  return bw_u64text(buf, val);
+}
+
 /* }========================================================== */

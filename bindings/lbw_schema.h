@@ -243,6 +243,13 @@ int bw_enctype (Ctx *c, int idx, const char *expected);
 int bw_decfail (Ctx *c, bw_Status code, uint64_t bitpos, const char *fmt, ...);
 /* A failure of the reader's own (truncation, padding, string checks). */
 int bw_readfail (Ctx *c);
+/* Decimal text of a number in 'buf' (BW_NUMTEXT bytes); returns buf. */
+#define BW_NUMTEXT  24
+const char *bw_i64text (char *buf, int64_t v);
+const char *bw_u64text (char *buf, uint64_t v);
+/* min + u exactly (the offset 'u' of a field from 'min', past its range
+** perhaps): below 0 as a signed number, else unsigned. */
+const char *bw_sumtext (char *buf, int64_t min, uint64_t u);
 
 /* }========================================================== */
 

@@ -111,6 +111,25 @@ describe("schema:decode", function ()
     contains("xs: count 999 needs", err)
   end)
 
+  -- the value was written with its top bit cleared past 2^63 - 1 ("0 out
+  -- of range [1, ...]") and wrapped below 0 from a negative min
+  it("names the value an offset past the range makes, exactly", function ()
+    for _, c in ipairs {
+      { { "int", min = 1, max = (1 << 62) + 1 }, "9223372036854775808" },
+      { { "int", min = -5, max = math.maxinteger }, "18446744073709551610" },
+      { { "int", min = -(1 << 62), max = 1 << 62 }, "13835058055282163711" },
+      { { "int", min = math.mininteger, max = -2 }, "-1" },
+      { { "array", of = { "bool" }, min = 1, max = (1 << 62) + 1 }, "count 9223372036854775808" },
+    } do
+      local f = { "a" }
+      for k, v in pairs(c[1]) do f[type(k) == "number" and k + 1 or k] = v end
+      local s = bitwire.schema { T = { f } }
+      local _, err, code = s:decode("T", ("\255"):rep(8))
+      assert.equal("range", code)
+      assert.equal(string.format("a: %s out of range [%d, %d] (bit 0)", c[2], f.min, f.max), err)
+    end
+  end)
+
   it("never raises on seeded random bytes", function ()
     local s = bitwire.schema {
       P = { { "x", "float", min = -10, max = 10, res = 0.001 },
