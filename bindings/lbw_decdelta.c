@@ -243,7 +243,18 @@ int bw_readrelative (Ctx *c, const bw_Field *f, uint64_t base,
                      const uint32_t bq[4], uint64_t *code, uint32_t q[4]) {
   uint64_t start = c->r.pos;
   if (f->kind == BW_KQUAT) {
-    if (!bw_readquatdiff(&c->r, f, bq, q)) return bw_quatfail(c);
+    if (!bw_readquatdiff(&c->r, f, bq, q)) {
+      /* a component's difference out of range fails at its own first
+      ** bit, past the flag, and says so, as a relative number does */
+      bw_Reader flag = c->r;
+      flag.status = BW_OK;
+      flag.pos = start;
+      if (c->r.status == BW_ERANGE && c->r.errpos > start
+          && bw_readbits(&flag, 1))
+        return bw_decfail(c, BW_ERANGE, c->r.errpos, "difference from the "
+                          "baseline leaves the range");
+      return bw_quatfail(c);
+    }
     return bw_pushquat(c, f, q, 0);
   }
   else {

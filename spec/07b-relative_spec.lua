@@ -303,6 +303,26 @@ describe("relative deltas", function ()
     end
   end)
 
+  -- a quat component's difference out of range was called a code not in
+  -- canonical form, the failure of the code rebuilt from good differences
+  it("says which a hostile quat difference breaks: a component's range or the code", function ()
+    local b = { pos = { x = 1, y = 0 }, yaw = 0, rot = { 0, 0, 0, 1 }, hp = 50 }
+    -- pos and yaw kept, rot changed, same largest component; each component
+    -- from code 256 by tier 3 (flags 0001): z = 168 + u, +339 or +255
+    local function delta (u)
+      local w = bitwire.writer():bits(0, 1):bits(0, 1):bits(1, 1):bits(1, 1)
+      for _ = 1, 3 do w:bits(8, 4):bits(u, 9) end
+      return w:bits(0, 1):tostring()
+    end
+    for _, db in ipairs { b, s:decode("E", s:encode("E", b)) } do
+      fails("range", "rot: difference from the baseline leaves the range (bit 4)",
+        s:decode("E", delta(510), { baseline = db }))
+      -- each component 511: (0.707, 0.707, 0.707) and the largest 0
+      fails("range", "rot: quaternion code not in canonical form (bit 3)",
+        s:decode("E", delta(342), { baseline = db }))
+    end
+  end)
+
   it("decodes against another baseline than the sender's to a wrong value or range", function ()
     -- x: +1 step from 1 is fine; from 254.99 (the top code) it leaves the range
     local sent = s:decode("E", s:encode("E", base))
