@@ -468,6 +468,45 @@ describe("s:dissect", function()
     assert.equal(wcode, code)
   end)
 
+  -- a failure on a bit that belongs to a field (its presence or changed
+  -- bit, a count, a slot's mask bit, an index, padding) was named by its
+  -- entry ("o?", "a#", "s[2]?", "r.(align)"): decode names the field or
+  -- array, and the record for padding and checks
+  it("names the path decode names for a failure on a field's own bits", function()
+    local R = { { "x", "uint", bits = 3 }, { "align" }, { "check" } }
+    local function sparse(enc) return { { "p", "uint", bits = 8 },
+      { "s", "sparse", of = { "bool" }, max = 4, encoding = enc } } end
+    for _, c in ipairs {
+      { { { "p", "uint", bits = 8 }, { "o", "bool", optional = true } }, "\5",
+        "o: truncated input (bit 8)" },
+      { { { "p", "uint", bits = 8 }, { "o", "bool", optional = true } }, "",
+        "p: truncated input (bit 0)", { baseline = { p = 1 } } },
+      { { { "p", "uint", bits = 6 }, { "o", "bool", optional = true } }, "\129",
+        "o: truncated input (bit 8)", { baseline = { p = 1 } } },
+      { { { "p", "uint", bits = 8 }, { "a", "array", of = { "bool" }, max = 5 } }, "\5",
+        "a: truncated input (bit 8)" },
+      { { { "p", "uint", bits = 8 }, { "a", "array", of = { "uint", bits = 7 }, max = 63 } },
+        "\10\11", "a[2]: truncated input (bit 16)", { baseline = { p = 1, a = { 1, 1 } } } },
+      { sparse("mask"), "\5", "s: truncated input (bit 8)" },
+      { sparse("index"), "\5", "s: truncated input (bit 8)" },
+      { sparse("auto"), "\5", "s: truncated input (bit 8)" },
+      { sparse("mask"), "\174", "s[3]: truncated input (bit 8)",
+        { baseline = { p = 1, s = {} } } },
+      { sparse("mask"), "\5\15", "s: decode makes more values than max_values allows (bit 9)",
+        { max_values = 4 } },
+      { { { "r", "R" } }, "\255", "r: non-zero padding bits (bit 3)" },
+      { { { "r", "R" } }, "\1\0\0\0\0", "r: serialization check failed (bit 8)" },
+      { { { "x", "uint", bits = 3 }, { "check" } }, "\1\0\0\0\0",
+        "serialization check failed (bit 8)" },
+    } do
+      local t = bitwire.schema { R = R, T = c[1] }
+      local _, want, wcode = t:decode("T", c[2], c[4])
+      assert.equal(c[3], want)
+      local _, msg, code = t:dissect("T", c[2], c[4])
+      assert.same({ want, wcode }, { msg, code })
+    end
+  end)
+
   it("words a bytes length's failure as the other fields' and the plugin's", function()
     local t = bitwire.schema { T = { { "a", "uint", bits = 7 }, { "b", "bytes", max = 5 } } }
     local _, msg, code = t:dissect("T", "\3")

@@ -1209,8 +1209,8 @@ describe("bitwire wireshark", function()
       local _, _, _, err = require("bitwire.dissect").frame(s, packet, frame)
       assert.equal(case.code, err.code)
       assert.equal(require("bitwire.core").messages[case.code], err.message)
-      assert.matches(string.format("error: %s: %s (bit %d) [%s]", err.path, err.message,
-        err.bit, err.code), wsrun(text, packet), 1, true)
+      assert.matches(string.format("error: %s [%s]", require("bitwire.dissect").errtext(err),
+        err.code), wsrun(text, packet), 1, true)
     end
   end)
 

@@ -129,11 +129,12 @@ function Walk:spend(path, n)
   return true
 end
 
--- n bits as a number, reported as an entry of role 'role'
-function Walk:meta(path, kind, n, role)
+-- n bits as a number, reported as an entry of role 'role'; a failure is
+-- of 'owner', the path decode names for it (the field or array it is of)
+function Walk:meta(path, kind, n, role, owner)
   local bit = self.r:pos()
   local v, msg, code = self.r:bits(n)
-  if v == nil then return self:fail(path, msg, code, bit) end
+  if v == nil then return self:fail(owner, msg, code, bit) end
   self:emit(path, kind, bit, v, role)
   return v
 end
@@ -298,7 +299,8 @@ function Walk:value(path, f, base)
     local n = f.min
     if not f.fixed then
       self:at(nil)
-      n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max }, "count")
+      n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max }, "count",
+        path)
       if n == nil then return nil end
     end
     local em = f.of.minbits or 0
@@ -361,10 +363,11 @@ function Walk:value(path, f, base)
   return self:leafvalue(path, f)
 end
 
-function Walk:leafvalue(path, f, role)
+-- A scalar; a failure is of 'owner' when given (decode's path for it)
+function Walk:leafvalue(path, f, role, owner)
   local bit = self.r:pos()
   local v, msg, code = self.r:leaf(f)
-  if v == nil then return self:fail(path, msg, code, bit) end
+  if v == nil then return self:fail(owner or path, msg, code, bit) end
   self:emit(path, f.kind, bit, v, role, role == nil and f or nil)
   return v
 end
@@ -388,15 +391,15 @@ function Walk:struct(path, ty)
   for _, f in ipairs(ty.fields) do
     if not present(f, self.version) then
       if f.name ~= nil and f.default ~= nil then t[f.name] = f.default end
-    elseif f.name == nil then   -- align or check
+    elseif f.name == nil then   -- align or check: decode names the record
       self:at(nil)
-      if self:leafvalue(join(path, "(" .. f.kind .. ")"), f) == nil then return nil end
+      if self:leafvalue(join(path, "(" .. f.kind .. ")"), f, nil, path) == nil then return nil end
     else
       local p = join(path, f.name)
       local here = true
       self:at(f.name)
       if f.optional then
-        local b = self:meta(p .. "?", "bool", 1, "presence")
+        local b = self:meta(p .. "?", "bool", 1, "presence", p)
         if b == nil then return nil end
         here = b == 1
       end
@@ -418,7 +421,7 @@ function Walk:deltastruct(path, ty, base)
     if f.name == nil then
       self:at(nil)
       if present(f, self.version)
-        and self:leafvalue(join(path, "(" .. f.kind .. ")"), f) == nil then
+        and self:leafvalue(join(path, "(" .. f.kind .. ")"), f, nil, path) == nil then
         return nil
       end
     elseif not present(f, self.version) then
@@ -432,14 +435,14 @@ function Walk:deltastruct(path, ty, base)
       -- a field the baseline lacks is its default, kept or changed from
       if b == nil and not f.optional then b = f.default end
       self:at(f.name)
-      local changed = self:meta(p .. "^", "bool", 1, "changed")
+      local changed = self:meta(p .. "^", "bool", 1, "changed", p)
       if changed == nil then return nil end
       if changed == 0 then
         t[f.name] = self:kept(f, b)
       else
         local here = true
         if f.optional then
-          local pb = self:meta(p .. "?", "bool", 1, "presence")
+          local pb = self:meta(p .. "?", "bool", 1, "presence", p)
           if pb == nil then return nil end
           here = pb == 1
         end
@@ -517,7 +520,7 @@ function Walk:deltaarray(path, f, base)
   local n = f.min
   if not f.fixed then
     self:at(nil)
-    n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max }, "count")
+    n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max }, "count", path)
     if n == nil then return nil end
   end
   if not self:spend(path, 1 + n) then return nil end
@@ -534,7 +537,7 @@ function Walk:deltaarray(path, f, base)
     local p = path .. "[" .. i .. "]"
     self:at(i)
     if i <= blen then
-      local c = self:meta(p .. "^", "bool", 1, "changed")
+      local c = self:meta(p .. "^", "bool", 1, "changed", p)
       if c == nil then return nil end
       if c == 0 then
         t[i] = self:kept(f.of, base[i])
@@ -558,14 +561,14 @@ end
 function Walk:slot(path, f, t, base, i)
   local p = path .. "[" .. i .. "]"
   self:at(i)
-  if base == nil then
-    if not self:spend(p, 1) then return nil end
+  if base == nil then   -- spent before the slot, of the array
+    if not self:spend(path, 1) then return nil end
     local v = self:value(p, f.of)
     if v == nil then return nil end
     t[i] = v
     return true
   end
-  local b = self:meta(p .. "?", "bool", 1, "presence")
+  local b = self:meta(p .. "?", "bool", 1, "presence", p)
   if b == nil then return nil end
   if b == 0 then
     t[i] = nil
@@ -594,7 +597,7 @@ function Walk:sparse(path, f, base)
   local enc = ENCODINGS[f.encoding] or f.encoding
   self:at(nil)
   if enc == 3 then
-    enc = self:meta(path .. "~", "enum", 2, "encoding")
+    enc = self:meta(path .. "~", "enum", 2, "encoding", path)
     if enc == nil then return nil end
     if enc == 3 then return self:fail(path, "unknown sparse encoding 3", "range", start) end
   end
@@ -606,7 +609,7 @@ function Walk:sparse(path, f, base)
   if enc == 0 then
     for i = 1, n do
       self:at(i)
-      local b = self:meta(path .. "[" .. i .. "]?", "bool", 1, "slot")
+      local b = self:meta(path .. "[" .. i .. "]?", "bool", 1, "slot", path)
       if b == nil then return nil end
       if b == 1 and self:slot(path, f, t, base, i) == nil then return nil end
     end
@@ -616,7 +619,7 @@ function Walk:sparse(path, f, base)
   if enc == 1 then
     local ibits = bitsfor(n - 1)
     local cstart = r:pos()
-    local count = self:meta(path .. "#", "int", bitsfor(n), "count")
+    local count = self:meta(path .. "#", "int", bitsfor(n), "count", path)
     if count == nil then return nil end
     if count > n then
       return self:fail(path, "count " .. count .. " above max " .. n, "range", cstart)
@@ -629,7 +632,7 @@ function Walk:sparse(path, f, base)
     for _ = 1, count do
       local istart = r:pos()
       self:at(nil)
-      local i = self:meta(path .. "@", "int", ibits, "index")
+      local i = self:meta(path .. "@", "int", ibits, "index", path)
       if i == nil then return nil end
       i = i + 1
       if i <= prev or i > n then
