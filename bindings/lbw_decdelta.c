@@ -184,16 +184,13 @@ int bw_pushkept (Ctx *c, const bw_Field *f, int idx) {
 int bw_decdeltacount (Ctx *c, const bw_Field *f, int64_t bn, int64_t *n) {
   const bw_Field *e = &c->S->fields[f->ref];
   uint64_t start = c->r.pos, need;
-  if (!bw_readrange(c, f, "count", n)) return 0;
+  if (!bw_readrange(c, f, W_COUNT, n)) return 0;
   if (!bw_decspendlist(c, *n)) return 0;
   /* a kept element costs a bit, a new one minbits: refuse before
   ** allocating */
   need = (uint64_t)(*n < bn ? *n : bn) + (*n > bn ? (uint64_t)(*n - bn)
                                                     * e->minbits : 0);
-  if (need > bw_bitsremaining(&c->r))
-    return bw_decfail(c, BW_ETRUNC, start, "count %" PRId64 " needs %"
-                      PRIu64 " bits or more, %" PRIu64 " left", *n, need,
-                      bw_bitsremaining(&c->r));
+  if (need > bw_bitsremaining(&c->r)) return bw_needfail(c, start, *n, need);
   return 1;
 }
 
@@ -251,8 +248,7 @@ int bw_readrelative (Ctx *c, const bw_Field *f, uint64_t base,
       flag.pos = start;
       if (c->r.status == BW_ERANGE && c->r.errpos > start
           && bw_readbits(&flag, 1))
-        return bw_decfail(c, BW_ERANGE, c->r.errpos, "difference from the "
-                          "baseline leaves the range");
+        return bw_decsay(c, BW_ERANGE, c->r.errpos, W_DIFF, NULL, NULL, NULL);
       return bw_quatfail(c);
     }
     return bw_pushquat(c, f, q, 0);
@@ -262,8 +258,7 @@ int bw_readrelative (Ctx *c, const bw_Field *f, uint64_t base,
     bw_fielddiff(f, &d);
     *code = bw_readdiff(&c->r, &d, base);
     if (c->r.status == BW_ERANGE)
-      return bw_decfail(c, BW_ERANGE, start, "difference from the baseline "
-                        "leaves the range");
+      return bw_decsay(c, BW_ERANGE, start, W_DIFF, NULL, NULL, NULL);
     if (c->r.status != BW_OK) return bw_readfail(c);
     return pushfixed(c, f, *code, start);
   }

@@ -18,23 +18,28 @@
                      || (k) == BW_KSPARSE || (k) == BW_KQUAT)
 
 int bw_decvaluesfail (Ctx *c) {
-  return bw_decfail(c, BW_ERANGE, c->r.pos, "decode makes more values than "
-                    "max_values allows");
+  return bw_decsay(c, BW_ERANGE, c->r.pos, W_VALUES, NULL, NULL, NULL);
 }
 
 /* The offset 'u' read at 'start' is past f's range: say what it was, the
 ** value it makes exactly (past 2^63 - 1 perhaps). */
-int bw_rangefail (Ctx *c, const bw_Field *f, const char *what,
+int bw_rangefail (Ctx *c, const bw_Field *f, bw_Word what,
                   uint64_t u, uint64_t start) {
-  char v[BW_NUMTEXT];
-  return bw_decfail(c, BW_ERANGE, start, "%s%s%s out of range [%" PRId64
-                    ", %" PRId64 "]", what, what[0] ? " " : "",
-                    bw_sumtext(v, f->min, u), f->min, f->max);
+  char v[BW_NUMTEXT], lo[BW_NUMTEXT], hi[BW_NUMTEXT];
+  return bw_decsay(c, BW_ERANGE, start, what, bw_sumtext(v, f->min, u),
+                   bw_i64text(lo, f->min), bw_i64text(hi, f->max));
+}
+
+int bw_needfail (Ctx *c, uint64_t start, int64_t n, uint64_t need) {
+  char t1[BW_NUMTEXT], t2[BW_NUMTEXT], t3[BW_NUMTEXT];
+  return bw_decsay(c, BW_ETRUNC, start, W_NEED, bw_i64text(t1, n),
+                   bw_u64text(t2, need),
+                   bw_u64text(t3, bw_bitsremaining(&c->r)));
 }
 
 /* Read an n-bit offset and check it against [min, max]; '*v' gets min +
 ** offset. 'what' names the quantity for the message. */
-int bw_readrange (Ctx *c, const bw_Field *f, const char *what,
+int bw_readrange (Ctx *c, const bw_Field *f, bw_Word what,
                   int64_t *v) {
   uint64_t start = c->r.pos;
   uint64_t u = bw_readbits(&c->r, f->nbits);
@@ -130,7 +135,7 @@ int bw_sparsestart (Ctx *c, const bw_Field *f, SparseIn *in,
     in->enc = (int)bw_readbits(r, 2);
     if (r->status != BW_OK) return bw_readfail(c);
     if (in->enc == BW_SPAUTO)
-      return bw_decfail(c, BW_ERANGE, start, "unknown sparse encoding 3");
+      return bw_decsay(c, BW_ERANGE, start, W_ENCODING, "3", NULL, NULL);
   }
   return 1;
 }
@@ -155,14 +160,13 @@ static INLINE int sparsenext (Ctx *c, SparseIn *in, lua_Integer *slot) {
       in->count = (lua_Integer)bw_readbits(r, f->nbits);
       if (r->status != BW_OK) return bw_readfail(c) - 1;
       if (in->count > n)
-        return bw_decfail(c, BW_ERANGE, start, "count %lld above max %lld",
-                          (long long)in->count, (long long)n) - 1;
+        return bw_decsayi(c, BW_ERANGE, start, W_SLOTS, in->count, n, 0) - 1;
       /* a slot costs its index and its value, or against a baseline at
       ** least its index and a presence bit */
       if (in->ibits + in->slotmin > 0 && (uint64_t)in->count
           > bw_bitsremaining(r) / (in->ibits + in->slotmin))
-        return bw_decfail(c, BW_ETRUNC, start, "count %lld needs more bits "
-                          "than are left", (long long)in->count) - 1;
+        return bw_decsayi(c, BW_ETRUNC, start, W_SLOTBITS, in->count, 0, 0)
+               - 1;
     }
     if (in->count == 0) return 0;
     in->count--;
@@ -170,9 +174,7 @@ static INLINE int sparsenext (Ctx *c, SparseIn *in, lua_Integer *slot) {
     i = (lua_Integer)bw_readbits(r, in->ibits) + 1;
     if (r->status != BW_OK) return bw_readfail(c) - 1;
     if (i <= in->prev || i > n)
-      return bw_decfail(c, BW_ERANGE, start, "index %lld not in [%lld, %lld]",
-                        (long long)i, (long long)in->prev + 1,
-                        (long long)n) - 1;
+      return bw_decsayi(c, BW_ERANGE, start, W_INDEX, i, in->prev + 1, n) - 1;
   }
   else {  /* relative: rising indices until the sentinel n + 1 */
     uint64_t cur;
@@ -184,8 +186,8 @@ static INLINE int sparsenext (Ctx *c, SparseIn *in, lua_Integer *slot) {
     if (r->status != BW_OK) return bw_readfail(c) - 1;
     if (cur == (uint64_t)n + 1) return 0;
     if (cur > (uint64_t)n)
-      return bw_decfail(c, BW_ERANGE, start, "index %llu above max %lld",
-                        (unsigned long long)cur, (long long)n) - 1;
+      return bw_decsayi(c, BW_ERANGE, start, W_INDEXMAX, (int64_t)cur, n, 0)
+             - 1;
     i = (lua_Integer)cur;
   }
   in->prev = *slot = i;
@@ -267,8 +269,7 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
 ** (so every decoded quaternion encodes back to its own bits). */
 int bw_quatfail (Ctx *c) {
   if (c->r.status != BW_ERANGE) return bw_readfail(c);
-  return bw_decfail(c, BW_ERANGE, c->r.errpos, "quaternion code not in "
-                    "canonical form");
+  return bw_decsay(c, BW_ERANGE, c->r.errpos, W_QUAT, NULL, NULL, NULL);
 }
 
 /* Push the quaternion of code 'q', or refill the table at 'into' with it
@@ -335,7 +336,7 @@ int bw_decleaf (Ctx *c, const bw_Field *f) {
     case BW_KSTRING: case BW_KBYTES: {
       const uint8_t *p;
       uint64_t start;
-      if (!bw_readrange(c, f, "length", &v)) return 0;
+      if (!bw_readrange(c, f, W_LENGTH, &v)) return 0;
       start = r->pos;
       p = bw_readbytes(r, (size_t)v);
       if (p == NULL) return bw_readfail(c);
@@ -440,12 +441,10 @@ int bw_decvalue (Ctx *c, const bw_Field *f, int into) {
       int t, reuse = into != 0 && claim(c, into);
       uint64_t start = r->pos;
       if (f->nbits == 0) n = f->min;  /* a fixed count: nothing sent */
-      else if (!bw_readrange(c, f, "count", &n)) return 0;
+      else if (!bw_readrange(c, f, W_COUNT, &n)) return 0;
       /* every element costs at least minbits: refuse before allocating */
       if (e->minbits > 0 && (uint64_t)n > bw_bitsremaining(r) / e->minbits)
-        return bw_decfail(c, BW_ETRUNC, start, "count %" PRId64 " needs %"
-                       PRIu64 " bits or more, %" PRIu64 " left", n,
-                       (uint64_t)n * e->minbits, bw_bitsremaining(r));
+        return bw_needfail(c, start, n, (uint64_t)n * e->minbits);
       if (!bw_decspendlist(c, n)) return 0;
       if (reuse) {
         t = into;

@@ -263,6 +263,7 @@ static int schema_framedecode (lua_State *L) {
   uint32_t version, t;
   Opts o;
   Ctx c;
+  char t1[BW_NUMTEXT], t2[BW_NUMTEXT];
   if (lua_type(L, 3) == LUA_TNUMBER) return olddecode(L);
   held = ls = bw_takeschema(L, 4);
   checkheader(L, 2, &h, &fold, &given);
@@ -294,23 +295,24 @@ static int schema_framedecode (lua_State *L) {
       bw_decfail(&c, BW_ECRC, 0, "CRC32 mismatch: corrupt, or another "
                  "protocol id or definitions");
     else if (r.status == BW_ERANGE)  /* the one version no encode writes */
-      bw_decfail(&c, BW_ERANGE, r.errpos, "version %" PRIu32 " out of range "
-                 "[0, %" PRIu32 "]", h.version, (uint32_t)BW_MAXVERSION);
+      bw_decsayi(&c, BW_ERANGE, r.errpos, W_VERSION, h.version,
+                 BW_MAXVERSION, 0);
     else if (r.status == BW_ESCHEMA && lk.given)
       bw_decfail(&c, BW_ESCHEMA, 32, "packet for schema %08" PRIx32
                  ", this is %08" PRIx32, h.tag, lk.tag);
-    else if (r.status == BW_ESCHEMA)
-      bw_decfail(&c, BW_ESCHEMA, 32, "packet for schema %08" PRIx32 ", which "
-                 "this registry does not keep (current %016" PRIx64 ")", h.tag,
-                 ls->S->fingerprint);
+    else if (r.status == BW_ESCHEMA) {
+      snprintf(t1, sizeof(t1), "%08" PRIx32, h.tag);
+      snprintf(t2, sizeof(t2), "%016" PRIx64, ls->S->fingerprint);
+      bw_decsay(&c, BW_ESCHEMA, 32, W_SCHEMA, t1, t2, NULL);
+    }
     else bw_readfail(&c);
     return bw_pushdecodeerror(L, &c);
   }
   if (h.delta) {
     lua_Integer bid = (lua_Integer)h.baseline;
     if (baselines == 0 || lua_rawgeti(L, baselines, bid) != LUA_TTABLE) {
-      bw_decfail(&c, BW_EBASELINE, h.typepos - BW_BASELINEBITS,
-                 "unknown baseline %lld", (long long)bid);
+      bw_decsayi(&c, BW_EBASELINE, h.typepos - BW_BASELINEBITS, W_BASELINE,
+                 bid, 0, 0);
       return bw_pushdecodeerror(L, &c);
     }
     b = lua_gettop(L);
@@ -318,9 +320,8 @@ static int schema_framedecode (lua_State *L) {
   if (h.flags & BW_FMESSAGE) {  /* a message id: its type */
     t = bw_msgtype(ls->S, h.type);
     if (t == BW_NONE) {
-      bw_decfail(&c, BW_ETAG, h.typepos, "message type %" PRIu32
-                 " out of range [0, %" PRIu32 "]", h.type,
-                 ls->S->nmessages - 1);
+      bw_decsayi(&c, BW_ETAG, h.typepos, W_MSGTYPE, h.type,
+                 (int64_t)ls->S->nmessages - 1, 0);
       return bw_pushdecodeerror(L, &c);
     }
     lua_rawgeti(L, c.names, (lua_Integer)ls->S->types[t].name + 1);

@@ -573,8 +573,8 @@ int bw_readmessageid (Ctx *c, uint32_t *t) {
   if (c->r.status != BW_OK) return bw_readfail(c);
   *t = bw_msgtype(c->S, id);
   if (*t == BW_NONE)
-    return bw_decfail(c, BW_ETAG, start, "message type %" PRIu64
-                      " out of range [0, %" PRIu32 "]", id, c->S->nmessages - 1);
+    return bw_decsayi(c, BW_ETAG, start, W_MSGTYPE, (int64_t)id,
+                      (int64_t)c->S->nmessages - 1, 0);
   lua_rawgeti(c->L, c->names, (lua_Integer)c->S->types[*t].name + 1);
   return 1;
 }
@@ -781,6 +781,8 @@ void bw_openschema (lua_State *L) {
   lua_setfield(L, -2, "FRAME_OPTIONS");
   lua_pushinteger(L, MAXVALUES);
   lua_setfield(L, -2, "MAX_VALUES");
+  bw_pushwords(L);
+  lua_setfield(L, -2, "formats");
   lua_getfield(L, -1, "limits");  /* what an input may hold */
   lua_pushinteger(L, (lua_Integer)MAXENCODE);
   lua_setfield(L, -2, "packet");

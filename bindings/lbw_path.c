@@ -79,6 +79,32 @@ int bw_readfail (Ctx *c) {
   return bw_decfail(c, c->r.status, c->r.errpos, "%s", bw_strerror(c->r.status));
 }
 
+#define BW_WORDTEXT(e, name, text)  text,
+#define BW_WORDNAME(e, name, text)  name,
+static const char *const wordtext[] = { BW_WORDLIST(BW_WORDTEXT) NULL };
+static const char *const wordname[] = { BW_WORDLIST(BW_WORDNAME) NULL };
+
+int bw_decsay (Ctx *c, bw_Status code, uint64_t bitpos, bw_Word w,
+               const char *a, const char *b, const char *d) {
+  return bw_decfail(c, code, bitpos, wordtext[w], a, b, d);
+}
+
+int bw_decsayi (Ctx *c, bw_Status code, uint64_t bitpos, bw_Word w,
+                int64_t a, int64_t b, int64_t d) {
+  char ta[BW_NUMTEXT], tb[BW_NUMTEXT], td[BW_NUMTEXT];
+  return bw_decsay(c, code, bitpos, w, bw_i64text(ta, a), bw_i64text(tb, b),
+                   bw_i64text(td, d));
+}
+
+void bw_pushwords (lua_State *L) {
+  int i;
+  lua_createtable(L, 0, BW_NWORDS);
+  for (i = 0; i < BW_NWORDS; i++) {
+    lua_pushstring(L, wordtext[i]);
+    lua_setfield(L, -2, wordname[i]);
+  }
+}
+
 const char *bw_i64text (char *buf, int64_t v) {
   snprintf(buf, BW_NUMTEXT, "%" PRId64, v);
   return buf;

@@ -243,6 +243,43 @@ int bw_enctype (Ctx *c, int idx, const char *expected);
 int bw_decfail (Ctx *c, bw_Status code, uint64_t bitpos, const char *fmt, ...);
 /* A failure of the reader's own (truncation, padding, string checks). */
 int bw_readfail (Ctx *c);
+
+/* The words of the decode failures that bitwire.walk reports too (dissect,
+** the Wireshark plugin), kept here only: formats of %s alone, numbers
+** written as text first, so Lua fills them as C does. bitwire.core.formats
+** holds them by name. */
+#define BW_WORDLIST(X) \
+  X(W_VALUE, "value", "%s out of range [%s, %s]") \
+  X(W_LENGTH, "length", "length %s out of range [%s, %s]") \
+  X(W_COUNT, "count", "count %s out of range [%s, %s]") \
+  X(W_QUANTIZED, "quantized", "quantized %s out of range [0, %s]") \
+  X(W_NEED, "need", "count %s needs %s bits or more, %s left") \
+  X(W_ENCODING, "encoding", "unknown sparse encoding %s") \
+  X(W_SLOTS, "slots", "count %s above max %s") \
+  X(W_SLOTBITS, "slotbits", "count %s needs more bits than are left") \
+  X(W_INDEX, "index", "index %s not in [%s, %s]") \
+  X(W_INDEXMAX, "indexmax", "index %s above max %s") \
+  X(W_QUAT, "quat", "quaternion code not in canonical form") \
+  X(W_DIFF, "diff", "difference from the baseline leaves the range") \
+  X(W_VALUES, "values", "decode makes more values than max_values allows") \
+  X(W_VERSION, "version", "version %s out of range [0, %s]") \
+  X(W_MSGTYPE, "msgtype", "message type %s out of range [0, %s]") \
+  X(W_BASELINE, "baseline", "unknown baseline %s") \
+  X(W_SCHEMA, "schema", "packet for schema %s, which this registry does " \
+    "not keep (current %s)")
+#define BW_WORDENUM(e, name, text)  e,
+typedef enum bw_Word { BW_WORDLIST(BW_WORDENUM) BW_NWORDS } bw_Word;
+#undef BW_WORDENUM
+/* Record decode failure 'w' with its numbers as text 'a', 'b', 'd' (NULL
+** past those it takes). Returns 0. */
+int bw_decsay (Ctx *c, bw_Status code, uint64_t bitpos, bw_Word w,
+               const char *a, const char *b, const char *d);
+/* The same with numbers (0 past those it takes): out of line, so a hot
+** walk keeps no text buffers. */
+int bw_decsayi (Ctx *c, bw_Status code, uint64_t bitpos, bw_Word w,
+                int64_t a, int64_t b, int64_t d);
+/* Push bitwire.core.formats: name -> words. */
+void bw_pushwords (lua_State *L);
 /* Decimal text of a number in 'buf' (BW_NUMTEXT bytes); returns buf. */
 #define BW_NUMTEXT  24
 const char *bw_i64text (char *buf, int64_t v);
@@ -518,9 +555,12 @@ int  bw_decflat (Ctx *c, uint32_t t, int tbl, int reuse);
 ** held 'oldn' (its first border): an array that got shorter, and those
 ** past a hole. */
 void bw_trimlist (lua_State *L, int t, int64_t n, int64_t oldn);
-int  bw_rangefail (Ctx *c, const bw_Field *f, const char *what, uint64_t u,
+int  bw_rangefail (Ctx *c, const bw_Field *f, bw_Word what, uint64_t u,
                    uint64_t start);
-int  bw_readrange (Ctx *c, const bw_Field *f, const char *what, int64_t *v);
+int  bw_readrange (Ctx *c, const bw_Field *f, bw_Word what, int64_t *v);
+/* An array's count 'n' read at 'start' needs 'need' bits, more than are
+** left: truncated before anything is made. */
+int  bw_needfail (Ctx *c, uint64_t start, int64_t n, uint64_t need);
 int  bw_decleaf (Ctx *c, const bw_Field *f);
 int  bw_decvalue (Ctx *c, const bw_Field *f, int into);
 int  bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx);
@@ -564,7 +604,7 @@ static INLINE int fixedpush (Ctx *c, const bw_Field *f, int kind,
     case BW_KINT: case BW_KENUM: {
       uint64_t val = (uint64_t)f->min + u;
       if (check && u > (uint64_t)f->max - (uint64_t)f->min)
-        return bw_rangefail(c, f, "", u, start);
+        return bw_rangefail(c, f, W_VALUE, u, start);
       if (kind == BW_KENUM) pushkey(c, f->ref + (uint32_t)u);
       else lua_pushinteger(L, (lua_Integer)(val <= (uint64_t)INT64_MAX
                                             ? (int64_t)val
@@ -584,8 +624,8 @@ static INLINE int fixedpush (Ctx *c, const bw_Field *f, int kind,
       return 1;
     default:  /* BW_KFLOAT */
       if (check && u > f->q.miv)
-        return bw_decfail(c, BW_ERANGE, start, "quantized %" PRIu64
-                       " out of range [0, %" PRIu32 "]", u, f->q.miv);
+        return bw_decsayi(c, BW_ERANGE, start, W_QUANTIZED, (int64_t)u,
+                          (int64_t)f->q.miv, 0);
       lua_pushnumber(L, (lua_Number)bw_qfloatdecode(&f->q, (uint32_t)u));
       return 1;
   }

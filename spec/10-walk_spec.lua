@@ -512,7 +512,8 @@ describe("s:dissect", function()
     local _, msg, code = t:dissect("T", "\3")
     assert.same({ "b: truncated input (bit 7)", "truncated" }, { msg, code })
     _, msg, code = t:dissect("T", "\0\3")
-    assert.same({ "b: value out of range (bit 7)", "range" }, { msg, code })
+    assert.same({ "b: length 6 out of range [0, 5] (bit 7)", "range" }, { msg, code })
+    assert.same({ msg, code }, { select(2, t:decode("T", "\0\3")) })
   end)
 
   -- the walk read slot indices with serialize.h's signed int_relative, so

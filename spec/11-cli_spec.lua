@@ -1011,15 +1011,20 @@ describe("bitwire wireshark", function()
     function Item:append_text(t) self.text = self.text .. t return self end
     function Item:set_generated() return self end
     function Item:add_proto_expert_info() return self end
-    local function u64(v)   -- UInt64 and Int64 over a 5.4 integer
+    -- UInt64 (unsigned) and Int64 (signed) over a 5.4 integer
+    local function u64(v, signed)
       return setmetatable({ v = v }, {
         __lt = function (a, b) return math.ult(a.v, b.v) end,
-        __add = function (a, b) return u64(a.v + b.v) end,
-        __tostring = function (a) return tostring(a.v) end,
+        __add = function (a, b) return u64(a.v + b.v, signed) end,
+        __tostring = function (a)
+          if signed or a.v >= 0 then return tostring(a.v) end
+          local q = (a.v >> 1) // 5
+          return string.format("%d%d", q, a.v - q * 10)
+        end,
         __index = { lower = function (a) return a.v & 0xFFFFFFFF end,
                     higher = function (a) return a.v >> 32 end } })
     end
-    local function new(lo, hi) return u64(math.tointeger(lo) | (math.tointeger(hi) << 32)) end
+    local function bits(lo, hi) return math.tointeger(lo) | (math.tointeger(hi) << 32) end
     local function tvb(off, len)
       off, len = math.tointeger(off or 0), math.tointeger(len or #packet - (off or 0))
       assert(off >= 0 and len >= 0 and off + len <= #packet, "Range is out of bounds")
@@ -1033,7 +1038,8 @@ describe("bitwire wireshark", function()
     local proto
     local env = setmetatable({
       Proto = function () return {} end, ProtoExpert = any, ProtoField = any,
-      expert = any, UInt64 = { new = new }, Int64 = { new = new },
+      expert = any, UInt64 = { new = function (lo, hi) return u64(bits(lo, hi)) end },
+      Int64 = { new = function (lo, hi) return u64(bits(lo, hi), true) end },
       bit = { band = function (a, b) return a & b end, bxor = function (a, b) return a ~ b end,
               rshift = function (a, n) return a >> n end },
       DissectorTable = { get = function ()
@@ -1080,8 +1086,41 @@ describe("bitwire wireshark", function()
     assert.not_matches("error", got, 1, true)
     -- past max in its 41 bits: a range error, as the driver
     got = wsrun(text, framed { { (1 << 41) - 1, 41 }, { 0, 10 }, { 1, 1 } })
-    assert.matches("error: a: value out of range (bit 32) [range]", got, 1, true)
+    assert.matches("error: a: 2199023255551 out of range [0, 1099511627779] (bit 32) [range]",
+      got, 1, true)
     assert.not_matches("a = ", got, 1, true)
+  end)
+
+  it("words a value past its range as dissect and decode do", function()
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = true }
+    for _, c in ipairs {
+      { { "int", min = -3, max = 9 }, { 15, 4 }, "v: 12 out of range [-3, 9] (bit 35)" },
+      { { "enum", values = { "a", "b", "c" } }, { 3, 2 }, "v: 3 out of range [0, 2] (bit 35)" },
+      { { "string", max = 5 }, { 7, 3 }, "v: length 7 out of range [0, 5] (bit 35)" },
+      { { "array", of = { "bool" }, max = 5 }, { 7, 3 }, "v: count 7 out of range [0, 5] (bit 35)" },
+      { { "float", min = 0, max = 2, res = 0.5 }, { 7, 3 },
+        "v: quantized 7 out of range [0, 4] (bit 35)" },
+      { { "int", min = -5, max = math.maxinteger }, { -1, 64 },
+        "v: 18446744073709551610 out of range [-5, 9223372036854775807] (bit 35)" },
+      { { "int", min = -(1 << 60), max = (1 << 60) }, { (1 << 62) - 1, 62 },
+        "v: 3458764513820540927 out of range [-1152921504606846976, 1152921504606846976] (bit 35)" },
+      { { "int", min = -(1 << 62), max = 1 << 62 }, { -1, 64 },
+        "v: 13835058055282163711 out of range [-4611686018427387904, 4611686018427387904] (bit 35)" },
+    } do
+      local f = { "v" }
+      for k, v in pairs(c[1]) do f[type(k) == "number" and k + 1 or k] = v end
+      local s = bitwire.schema { T = { { "p", "uint", bits = 3 }, f } }
+      local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+      local w = bitwire.writer()
+      w:frame_begin()
+      w:bits(5, 3):bits(c[2][1], c[2][2])
+      w:frame_end(0x42, true)
+      local packet = w:tostring()
+      local _, _, _, err = require("bitwire.dissect").frame(s, packet, frame)
+      assert.equal(c[3], require("bitwire.dissect").errtext(err))
+      assert.equal(c[3], select(2, s:frame_decode({ id = 0x42 }, packet)))
+      assert.matches("error: " .. c[3] .. " [range]", wsrun(text, packet), 1, true)
+    end
   end)
 
   it("reports a 64-bit value cut short at its first bit, as dissect does", function()

@@ -21,19 +21,43 @@ function Reader:bits(n) return self.r:bits(n) end
 function Reader:int_relative(prev) return self.r:uint_relative(prev) end
 function Reader:f32(x) return (string.unpack("<f", string.pack("<f", x))) end
 
+-- min + u exactly, as decode writes a value past its range: below 0 only
+-- when min is and u does not reach -min, else unsigned (past 2^63 - 1
+-- perhaps, where the integer wraps)
+local function sum(min, u)
+  local v = min + u
+  if v >= 0 or (min < 0 and math.ult(u, -min)) then return v end
+  local q = (v >> 1) // 5
+  return string.format("%d%d", q, v - q * 10)
+end
+
+-- An integer in [min, max] (int(min, max) of WIRE.md), a failure worded as
+-- decode words it: 'word' is what it is (bitwire.core.formats: value,
+-- length, count).
+function Reader:int(min, max, word)
+  local r = self.r
+  local at = r:bits_read()
+  local u, msg, code = r:bits(core.bits_required(min, max))
+  if u == nil then return nil, msg, code end
+  if math.ult(max - min, u) then
+    return nil, walk.say(word, sum(min, u), min, max) .. " (bit " .. at .. ")", "range"
+  end
+  return min + u
+end
+
 function Reader:leaf(f)
   local r, k = self.r, f.kind
-  if k == "int" then return r:int(f.min, f.max)
+  if k == "int" then return self:int(f.min, f.max, f.word or "value")
   elseif k == "uint" then return r:bits(f.bits)
   elseif k == "bool" then return r:bool()
   elseif k == "float32" then return r:float()
   elseif k == "float64" then return r:double()
   elseif k == "enum" then
-    local i, msg, code = r:int(0, #f.values - 1)
+    local i, msg, code = self:int(0, #f.values - 1, "value")
     if i == nil then return nil, msg, code end
     return f.values[i + 1]
   elseif k == "string" then   -- as the driver reads it, to fail at its bits
-    local n, msg, code = r:int(0, f.max)
+    local n, msg, code = self:int(0, f.max, "length")
     if n == nil then return nil, msg, code end
     local at = r:bits_read()
     local b
@@ -47,7 +71,7 @@ function Reader:leaf(f)
     local n = f.min
     if not f.fixed then
       local msg, code
-      n, msg, code = r:int(f.min, f.max)
+      n, msg, code = self:int(f.min, f.max, "length")
       if n == nil then return nil, msg, code end
     end
     return r:bytes(n)

@@ -25,11 +25,29 @@ local function bitsfor(n)
 end
 M.bitsfor = bitsfor
 
--- The number codes (bitwire/walkcodes.lua): required, or handed in by the
--- Wireshark plugin, which embeds both files and has no require.
-local codes = ...
+-- The number codes (bitwire/walkcodes.lua) and the core's words for a
+-- failure (bitwire.core's formats, by name, and messages, by code):
+-- required, or handed in by the Wireshark plugin, which embeds them all
+-- and has no require.
+local codes, formats, messages = ...
 if type(codes) ~= "table" then codes = require "bitwire.walkcodes" end
+if type(formats) ~= "table" then
+  local core = require "bitwire.core"
+  formats, messages = core.formats, core.messages
+end
 local pow2 = codes.pow2
+
+-- Decode's words for failure 'key' (bitwire.core.formats) with numbers
+-- 'a', 'b', 'c' written as the core writes them (a reader passes one past
+-- 2^53 as its text).
+local function say(key, a, b, c)
+  local t = {}
+  for i, v in ipairs { a or "", b or "", c or "" } do
+    t[i] = type(v) == "number" and string.format("%d", v) or tostring(v)
+  end
+  return string.format(formats[key], t[1], t[2], t[3])
+end
+M.say = say
 
 -- s:decode's default max_values (bitwire.MAX_VALUES): the plugin has no
 -- bitwire to ask, and a hostile packet must not make millions of entries
@@ -123,7 +141,7 @@ end
 -- Past it, the driver's failure at the bit it stops on.
 function Walk:spend(path, n)
   if n > self.values then
-    return self:fail(path, "decode makes more values than max_values allows", "range")
+    return self:fail(path, say("values"), "range")
   end
   self.values = self.values - n
   return true
@@ -144,7 +162,7 @@ function Walk:tiered(path, tiers, min, max)
   local r, start, lo = self.r, self.r:pos(), min
   local n = #tiers
   for i = 1, n do
-    if lo > max then return self:fail(path, "tier past max", "range", start) end
+    if lo > max then return self:fail(path, messages.range, "range", start) end
     local hi = max
     if i < n and tiers[i] < 53 then
       local span = pow2(tiers[i]) - 1
@@ -161,7 +179,7 @@ function Walk:tiered(path, tiers, min, max)
       local u, msg, code = 0, nil, nil
       if nb > 0 then u, msg, code = r:bits(nb) end
       if u == nil then return self:fail(path, msg, code) end
-      if u > hi - lo then return self:fail(path, "tier offset out of range", "range", start) end
+      if u > hi - lo then return self:fail(path, messages.range, "range", start) end
       return lo + u
     end
     lo = hi + 1
@@ -172,7 +190,7 @@ end
 -- canonical (bw_readquat).
 function Walk:quatfromcode(path, f, code, start)
   if f.bits <= 22 and not codes.quatcanonical(self.r, f, code) then
-    return self:fail(path, "quaternion code not in canonical form", "range", start)
+    return self:fail(path, say("quat"), "range", start)
   end
   return codes.quatdecode(self.r, f, code)
 end
@@ -223,7 +241,7 @@ function Walk:readdiff(path, d, base)
     end
   end
   if v < 0 or v > d.top or base > d.top then
-    return self:fail(path, "difference from the baseline leaves the range", "range", start)
+    return self:fail(path, say("diff"), "range", start)
   end
   return v
 end
@@ -299,14 +317,13 @@ function Walk:value(path, f, base)
     local n = f.min
     if not f.fixed then
       self:at(nil)
-      n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max }, "count",
-        path)
+      n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max,
+        word = "count" }, "count", path)
       if n == nil then return nil end
     end
     local em = f.of.minbits or 0
     if em > 0 and n > self.r:remaining() / em then
-      return self:fail(path, "count " .. n .. " needs more bits than are left",
-        "truncated", e.bit)
+      return self:fail(path, say("need", n, n * em, self.r:remaining()), "truncated", e.bit)
     end
     if not self:spend(path, 1 + n) then return nil end
     local t = {}
@@ -337,10 +354,7 @@ function Walk:value(path, f, base)
     local bit = self.r:pos()
     local q, msg, code = self.r:bits(bitsfor(f.qmax))
     if q == nil then return self:fail(path, msg, code, bit) end
-    if q > f.qmax then
-      return self:fail(path, "quantized " .. q .. " out of range [0, " .. f.qmax .. "]",
-        "range", bit)
-    end
+    if q > f.qmax then return self:fail(path, say("quantized", q, f.qmax), "range", bit) end
     local v = codes.qfloat(self.r, q, f.qmin, f.qdelta, f.qmax)
     self:emit(path, kind, bit, v, nil, f)
     return v
@@ -520,7 +534,8 @@ function Walk:deltaarray(path, f, base)
   local n = f.min
   if not f.fixed then
     self:at(nil)
-    n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max }, "count", path)
+    n = self:leafvalue(path .. "#", { kind = "int", min = f.min, max = f.max,
+      word = "count" }, "count", path)
     if n == nil then return nil end
   end
   if not self:spend(path, 1 + n) then return nil end
@@ -530,8 +545,7 @@ function Walk:deltaarray(path, f, base)
   -- as the driver: a kept element costs a bit, a new one its minbits
   local need = math.min(n, blen) + math.max(n - blen, 0) * (f.of.minbits or 0)
   if need > self.r:remaining() then
-    return self:fail(path, "count " .. n .. " needs " .. need
-      .. " bits or more, " .. self.r:remaining() .. " left", "truncated", e.bit)
+    return self:fail(path, say("need", n, need, self.r:remaining()), "truncated", e.bit)
   end
   for i = 1, n do
     local p = path .. "[" .. i .. "]"
@@ -599,7 +613,7 @@ function Walk:sparse(path, f, base)
   if enc == 3 then
     enc = self:meta(path .. "~", "enum", 2, "encoding", path)
     if enc == nil then return nil end
-    if enc == 3 then return self:fail(path, "unknown sparse encoding 3", "range", start) end
+    if enc == 3 then return self:fail(path, say("encoding", 3), "range", start) end
   end
   self.sparseenc = ENCODING_NAMES[enc]
   local t = {}
@@ -621,13 +635,10 @@ function Walk:sparse(path, f, base)
     local cstart = r:pos()
     local count = self:meta(path .. "#", "int", bitsfor(n), "count", path)
     if count == nil then return nil end
-    if count > n then
-      return self:fail(path, "count " .. count .. " above max " .. n, "range", cstart)
-    end
+    if count > n then return self:fail(path, say("slots", count, n), "range", cstart) end
     local slotmin = base ~= nil and 1 or (f.of.minbits or 0)
     if ibits + slotmin > 0 and count > r:remaining() / (ibits + slotmin) then
-      return self:fail(path, "count " .. count .. " needs more bits than are left",
-        "truncated", cstart)
+      return self:fail(path, say("slotbits", count), "truncated", cstart)
     end
     for _ = 1, count do
       local istart = r:pos()
@@ -636,8 +647,7 @@ function Walk:sparse(path, f, base)
       if i == nil then return nil end
       i = i + 1
       if i <= prev or i > n then
-        return self:fail(path, "index " .. i .. " not in [" .. (prev + 1) .. ", "
-          .. n .. "]", "range", istart)
+        return self:fail(path, say("index", i, prev + 1, n), "range", istart)
       end
       if self:slot(path, f, t, base, i) == nil then return nil end
       prev = i
@@ -660,7 +670,7 @@ function Walk:sparse(path, f, base)
     self:emit(path .. "@", "int", istart, cur, cur == n + 1 and "end" or "index")
     if cur == n + 1 then break end
     if cur > n then
-      return self:fail(path, "index " .. cur .. " above max " .. n, "range", istart)
+      return self:fail(path, say("indexmax", cur, n), "range", istart)
     end
     if self:slot(path, f, t, base, cur) == nil then return nil end
     prev = cur
@@ -717,9 +727,8 @@ function M.header(program, r, opts, on)
     -- another's frame is not read as these, as the core refuses it
     local mine = program.fingerprint and tonumber(program.fingerprint:sub(1, 8), 16)
     if mine and h.tag ~= mine then
-      return nil, { path = "frame.tag", message = string.format("packet for schema %08x, "
-        .. "which this registry does not keep (current %s)", h.tag, program.fingerprint),
-        code = "schema", bit = 32 }
+      return nil, { path = "frame.tag", message = say("schema", string.format("%08x", h.tag),
+        program.fingerprint), code = "schema", bit = 32 }
     end
   end
   if (opts.version_bits or 0) > 0 then
@@ -728,8 +737,8 @@ function M.header(program, r, opts, on)
     if not ok then return nil, err end
     -- 2^32 - 1 is no version (BW_MAXVERSION): the core refuses it
     if h.version > 4294967294 then
-      return nil, { path = "frame.version", message = "version " .. string.format("%.0f",
-        h.version) .. " out of range [0, 4294967294]", code = "range", bit = bit }
+      return nil, { path = "frame.version", message = say("version", h.version, 4294967294),
+        code = "range", bit = bit }
     end
   end
   if opts.deltas then
@@ -746,14 +755,14 @@ function M.header(program, r, opts, on)
   -- a delta of a baseline other than opts.baseline_id (nil: any) is
   -- refused before its type is looked at, as the core's frame decode does
   if h.delta == 1 and opts.baseline_id ~= nil and h.baseline_id ~= opts.baseline_id then
-    return nil, { path = "frame.baseline_id", message = "unknown baseline " .. h.baseline_id,
+    return nil, { path = "frame.baseline_id", message = say("baseline", h.baseline_id),
                   code = "baseline", bit = bit - 16 }
   end
   -- a message id, not a type id: program.messages numbers the messages
   local name = program.messages[h.type + 1]
   if name == nil then
-    return nil, { path = "frame.type", message = "message type " .. h.type
-      .. " out of range [0, " .. (#program.messages - 1) .. "]", code = "tag", bit = bit }
+    return nil, { path = "frame.type", message = say("msgtype", h.type, #program.messages - 1),
+      code = "tag", bit = bit }
   end
   h.name = name
   return h

@@ -199,12 +199,28 @@ local function bitsfor(n)
   return b
 end
 
-function Reader:int(min, max)
+-- a value past its range, in decode's words: 'word' says what it is
+-- (value, length, count), 'v' its value (as text past 2^53)
+local function outside(word, v, min, max, at)
+  return nil, walk.say(word, v, min, max) .. " (bit " .. at .. ")", "range"
+end
+
+function Reader:int(min, max, word)
   local at = self.p
   local u, msg, code = self:bits(bitsfor(max - min))
   if u == nil then return nil, msg, code end
-  if u > max - min then return fail("range", at) end
+  if u > max - min then return outside(word, min + u, min, max, at) end
   return min + u
+end
+
+-- min + u of an int in halves exactly, as decode writes it: below 0 only
+-- when min is and the unsigned sum does not wrap, else unsigned
+local function widesum(f, u)
+  local sum = u + UInt64.new(f.minlo, f.minhi)
+  if f.minhi >= 2 ^ 31 and not (sum < u) then
+    return tostring(Int64.new(sum:lower(), sum:higher()))
+  end
+  return tostring(sum)
 end
 
 function Reader:leaf(f)
@@ -218,21 +234,21 @@ function Reader:leaf(f)
     end
     if u == nil then return nil, msg, code end
     if u > UInt64.new(f.spanlo, f.spanhi) then
-      return fail("range", at)
+      return outside(f.word or "value", widesum(f, u), f.min, f.max, at)
     end
     return tostring(Int64.new(u:lower(), u:higher()) + Int64.new(f.minlo, f.minhi))
   elseif k == "uint" and f.bits > 32 then
     local u, msg, code = self:wide(f.bits)
     if u == nil then return nil, msg, code end
     return tostring(u)
-  elseif k == "int" then return self:int(f.min, f.max)
+  elseif k == "int" then return self:int(f.min, f.max, f.word or "value")
   elseif k == "uint" then return self:bits(f.bits)
   elseif k == "bool" then
     local v, msg, code = self:bits(1)
     if v == nil then return nil, msg, code end
     return v == 1
   elseif k == "enum" then
-    local i, msg, code = self:int(0, #f.values - 1)
+    local i, msg, code = self:int(0, #f.values - 1, "value")
     if i == nil then return nil, msg, code end
     return f.values[i + 1]
   elseif k == "float32" then
@@ -249,7 +265,7 @@ function Reader:leaf(f)
     local n = f.min
     if k == "string" or not f.fixed then
       local msg, code
-      n, msg, code = self:int(k == "string" and 0 or f.min, f.max)
+      n, msg, code = self:int(k == "string" and 0 or f.min, f.max, "length")
       if n == nil then return nil, msg, code end
     end
     local at = self.p
@@ -591,8 +607,9 @@ function M.generate(s, frame, opts)
     tag = frame.tag or false }
   local out = {}
   literal(settings, out)
-  local mout = {}
+  local mout, fout = {}, {}
   literal(core.messages, mout)
+  literal(core.formats, fout)
   local messages = table.concat(mout)
   local walksrc = source("bitwire.walk", "walk")
   local codessrc = source("bitwire.walkcodes", "qfloat")
@@ -603,11 +620,12 @@ function M.generate(s, frame, opts)
     "-- Load with: tshark -X lua_script:<this file> (or copy to the plugins folder).\n",
     "local SETTINGS = ", table.concat(out), "\n",
     "local MESSAGES = ", messages, "\n",
+    "local FORMATS = ", table.concat(fout), "\n",
     "local PROGRAM = ", program_literal(p), "\n",
     "do local byname = {}; for _, t in ipairs(PROGRAM.types) do byname[t.name] = t end;",
     " PROGRAM.byname = byname end\n",
     "local walk = (function (...)\n", walksrc, "\nend)((function ()\n", codessrc,
-    "\nend)())\n",
+    "\nend)(), FORMATS, MESSAGES)\n",
     RUNTIME,
   }
 end
