@@ -453,10 +453,16 @@ test-clib: $(CLIB)
 GEN_FIXTURES = $(wildcard spec/fixtures/gen/*.lua) spec/fixtures/defs/game_v3.lua \
                bench/message.lua
 GEN_CASES   ?= 1000
+# and a few of packets over 1 MiB, whose hex lines the harnesses read whole
+GEN_LARGE   = $(wildcard spec/fixtures/genlarge/*.lua)
+GEN_LARGE_CASES ?= 4
 test-gen: all
 	@$(BUSTED_ENV) CORE_SRC="$(CORE_SRC)" GEN_SAN="$(SANFLAGS)" \
 	  $(LUA) tools/gen_cross.lua build/gen "$(CC)" "$(CXX)" \
 	  $(GEN_CASES) $(GEN_FIXTURES)
+	@$(BUSTED_ENV) CORE_SRC="$(CORE_SRC)" GEN_SAN="$(SANFLAGS)" \
+	  $(LUA) tools/gen_cross.lua build/genlarge "$(CC)" "$(CXX)" \
+	  $(GEN_LARGE_CASES) $(GEN_LARGE)
 .PHONY: test-gen
 
 # examples/c_server: a C server from code generated from the definitions a

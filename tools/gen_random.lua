@@ -21,11 +21,20 @@ local function randstring(max)
   return table.concat(parts)
 end
 
+-- n random bytes, made a chunk at a time: string.char takes as many
+-- arguments as Lua's stack holds (about a million), not a packet's worth
 local function randbytes(n)
-  local t = {}
-  for i = 1, n do t[i] = random(0, 255) end
-  return string.char(table.unpack(t))
+  local parts, t = {}, {}
+  for i = 1, n do
+    t[#t + 1] = random(0, 255)
+    if #t == 4096 or i == n then
+      parts[#parts + 1] = string.char(table.unpack(t))
+      t = {}
+    end
+  end
+  return table.concat(parts)
 end
+M.randbytes = randbytes
 
 local SPECIAL32 = { 0.0, -0.0, 1 / 0, -1 / 0, 1e39, 3.4028234663852886e38,
                     1.4e-45 }

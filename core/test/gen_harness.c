@@ -10,18 +10,57 @@
 ** "P typeid k idx val hex" lines read the value, set integer 'k' of it
 ** (pokes.inc, from the cross test; element 'idx' of an array) to 'val',
 ** maybe out of its range, and write it: clamped, or "W range".
+** Lines and packets may be of any length (the driver encodes up to 64 MiB):
+** the buffers grow to the longest line.
 */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "messages.h"
 
-#define MAXLINE  (1 << 21)
-#define MAXBYTES (MAXLINE / 2)
+/* the growable writer's memory */
+static void *alloc (void *ud, void *ptr, size_t osize, size_t nsize) {
+  (void)ud;
+  (void)osize;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  return realloc(ptr, nsize);
+}
 
-static char line[MAXLINE];
-static uint8_t in[MAXBYTES], basein[MAXBYTES], out[MAXBYTES];
+static char *line;
+static size_t linecap;
+static uint8_t *in, *basein;
+
+/* Read a line of any length into 'line' (its newline kept); 0 at the end. */
+static int readline (FILE *f) {
+  size_t n = 0;
+  if (line == NULL) {
+    linecap = 1 << 16;
+    if ((line = (char *)malloc(linecap)) == NULL) return 0;
+  }
+  while (fgets(line + n, (int)(linecap - n > INT_MAX ? INT_MAX : linecap - n),
+               f) != NULL) {
+    char *grown;
+    n += strlen(line + n);
+    if (n > 0 && line[n - 1] == '\n') break;
+    if (n + 1 < linecap) break;  /* the last line, without a newline */
+    if ((grown = (char *)realloc(line, 2 * linecap)) == NULL) exit(1);
+    line = grown;
+    linecap *= 2;
+  }
+  if (n == 0) return 0;
+  /* room for every byte the line's hex can hold */
+  free(in);
+  free(basein);
+  in = (uint8_t *)malloc(n / 2 + 1);
+  basein = (uint8_t *)malloc(n / 2 + 1);
+  if (in == NULL || basein == NULL) exit(1);
+  return 1;
+}
 
 static int hexval (int c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -29,10 +68,11 @@ static int hexval (int c) {
   return -1;
 }
 
-/* Parse hex at 'p' into 'dst'; returns the byte count, '*end' after it. */
+/* Parse hex at 'p' into 'dst' (half the line's length or more); returns
+** the byte count, '*end' after it. */
 static size_t unhex (const char *p, uint8_t *dst, const char **end) {
   size_t n = 0;
-  while (hexval(p[0]) >= 0 && hexval(p[1]) >= 0 && n < MAXBYTES) {
+  while (hexval(p[0]) >= 0 && hexval(p[1]) >= 0) {
     dst[n++] = (uint8_t)(hexval(p[0]) << 4 | hexval(p[1]));
     p += 2;
   }
@@ -59,7 +99,7 @@ int main (void) {
     bases[t] = malloc(messages_types[t].size);
     if (values[t] == NULL || bases[t] == NULL) return 1;
   }
-  while (fgets(line, sizeof(line), stdin) != NULL) {
+  while (readline(stdin)) {
     char *p = line, *end;
     const char *q;
     int delta = line[0] == 'D', message = line[0] == 'M', poking = line[0] == 'P';
@@ -104,7 +144,7 @@ int main (void) {
       continue;
     }
     if (poking && !poke(id, values[id], k, idx, val)) return 1;
-    bw_writerinit(&w, out, sizeof(out));
+    bw_writerinitgrow(&w, alloc, NULL, (size_t)1 << 40);
     if (message) {  /* the id back from the type: the table's inverse */
       unsigned mid;
       for (mid = 0; messages_message_type[mid] != id; mid++) {}
@@ -114,6 +154,7 @@ int main (void) {
                : messages_types[id].write(&w, values[id]);
     if (!ok) {
       printf("W %s\n", bw_codename(w.status));
+      bw_writerfree(&w);
       continue;
     }
     data = bw_writerdata(&w, &len);
@@ -122,7 +163,11 @@ int main (void) {
     if (message) printf(" -\n");  /* T_bits counts from bit 0, not after an id */
     else printf(" %zu\n", delta ? (size_t)bw_bitswritten(&w)
                                  : messages_types[id].bits(values[id]));
+    bw_writerfree(&w);
   }
+  free(line);
+  free(in);
+  free(basein);
   for (t = 0; t < MESSAGES_NTYPES; t++) {
     free(values[t]);
     free(bases[t]);

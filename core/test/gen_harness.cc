@@ -5,6 +5,7 @@
 // "O hex" (the value read, written again) or "E" (the read failed);
 // "P typeid k idx val hex" lines set integer 'k' of the value read to 'val'
 // (pokes.inc, as gen_harness.c) before writing it: "W" if refused.
+// Lines and packets may be of any length, as gen_harness.c's.
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -41,7 +42,9 @@ static void roundtrip (const std::vector<uint8_t> &in, const Poke &pk) {
     return;
   }
   if (pk.on && !poke(pk.id, &value, pk.k, pk.idx, pk.val)) std::exit(1);
-  static std::vector<uint8_t> out(1 << 20);
+  // a value read writes as many bits again: room for those and a poke's
+  static std::vector<uint8_t> out;
+  if (out.size() < in.size() + 4096) out.resize(in.size() + 4096);
   serialize::WriteStream ws(out.data(), out.size());
   if (!messages::serialize(ws, value)) {
     std::printf("W\n");
@@ -59,10 +62,18 @@ static void roundtrip (const std::vector<uint8_t> &in, const Poke &pk) {
               (unsigned long long)ws.GetBitsProcessed());
 }
 
+// A line of any length into 'line', its newline dropped; false at the end.
+static bool readline (std::string &line) {
+  int c;
+  line.clear();
+  while ((c = std::getchar()) != EOF && c != '\n') line += (char)c;
+  return c != EOF || !line.empty();
+}
+
 int main () {
-  static char line[1 << 21];
-  while (std::fgets(line, sizeof(line), stdin) != nullptr) {
-    char *p = line, *end;
+  std::string text;
+  while (readline(text)) {
+    char *line = &text[0], *p = line, *end;
     Poke pk = { line[0] == 'P', 0, 0, 0, 0 };
     unsigned long id = std::strtoul(p + pk.on, &end, 10);
     if (pk.on) {
