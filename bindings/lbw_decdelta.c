@@ -183,14 +183,16 @@ int bw_pushkept (Ctx *c, const bw_Field *f, int idx) {
 ** elements past the baseline's length in full. */
 int bw_decdeltacount (Ctx *c, const bw_Field *f, int64_t bn, int64_t *n) {
   const bw_Field *e = &c->S->fields[f->ref];
-  uint64_t start = c->r.pos, need;
+  uint64_t start = c->r.pos;
   if (!bw_readrange(c, f, W_COUNT, n)) return 0;
   if (!bw_decspendlist(c, *n)) return 0;
   /* a kept element costs a bit, a new one minbits: refuse before
-  ** allocating */
-  need = (uint64_t)(*n < bn ? *n : bn) + (*n > bn ? (uint64_t)(*n - bn)
-                                                    * e->minbits : 0);
-  if (need > bw_bitsremaining(&c->r)) return bw_needfail(c, start, *n, need);
+  ** allocating (a product of the two wrapped past 2^64 and let a count
+  ** through that the generated code refuses) */
+  if (!bw_countfits((uint64_t)*n, (uint64_t)bn, e->minbits,
+                    bw_bitsremaining(&c->r)))
+    return bw_needfail(c, start, *n, bw_countbits((uint64_t)*n, (uint64_t)bn,
+                                                  e->minbits));
   return 1;
 }
 

@@ -443,8 +443,9 @@ int bw_decvalue (Ctx *c, const bw_Field *f, int into) {
       if (f->nbits == 0) n = f->min;  /* a fixed count: nothing sent */
       else if (!bw_readrange(c, f, W_COUNT, &n)) return 0;
       /* every element costs at least minbits: refuse before allocating */
-      if (e->minbits > 0 && (uint64_t)n > bw_bitsremaining(r) / e->minbits)
-        return bw_needfail(c, start, n, (uint64_t)n * e->minbits);
+      if (!bw_countfits((uint64_t)n, 0, e->minbits, bw_bitsremaining(r)))
+        return bw_needfail(c, start, n, bw_countbits((uint64_t)n, 0,
+                                                     e->minbits));
       if (!bw_decspendlist(c, n)) return 0;
       if (reuse) {
         t = into;

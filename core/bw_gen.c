@@ -23,15 +23,14 @@ int bw_gencount (bw_Reader *r, unsigned nbits, uint64_t min, uint64_t max,
   if (!bw_genspan(r, nbits, max - min, &u)) return 0;
   *n = min + u;
   /* every element costs at least minbits: refuse before reading them */
-  if (minbits > 0 && *n > bw_bitsremaining(r) / minbits)
+  if (!bw_countfits(*n, 0, minbits, bw_bitsremaining(r)))
     return bw_genfail(r, BW_ETRUNC, start);
   return 1;
 }
 
 int bw_gendeltacount (bw_Reader *r, uint64_t start, uint64_t n, uint64_t bn,
                       uint64_t minbits) {
-  uint64_t kept = n < bn ? n : bn, left = bw_bitsremaining(r);
-  if (kept > left || (n > bn && minbits > 0 && n - bn > (left - kept) / minbits))
+  if (!bw_countfits(n, bn, minbits, bw_bitsremaining(r)))
     return bw_genfail(r, BW_ETRUNC, start);
   return 1;
 }

@@ -289,6 +289,27 @@ static inline int bw_fieldpresent (const bw_Field *f, uint32_t version) {
   return f->since <= version && version < f->removed;
 }
 
+/* Whether 'left' bits can hold an array of 'n' elements against a baseline
+** of 'bn' (0: none): a kept element costs a bit, a new one 'minbits' at
+** least. The count check of the driver's decode and of generated code,
+** made before any element is read; no product, which could wrap. */
+static inline int bw_countfits (uint64_t n, uint64_t bn, uint64_t minbits,
+                                uint64_t left) {
+  uint64_t kept = n < bn ? n : bn;
+  return kept <= left
+         && (minbits == 0 || n - kept <= (left - kept) / minbits);
+}
+
+/* The bits such an array needs at least, as a failure names them: up to
+** UINT64_MAX. */
+static inline uint64_t bw_countbits (uint64_t n, uint64_t bn,
+                                     uint64_t minbits) {
+  uint64_t kept = n < bn ? n : bn;
+  if (minbits > 0 && n - kept > (UINT64_MAX - kept) / minbits)
+    return UINT64_MAX;
+  return kept + (n - kept) * minbits;
+}
+
 /* {===================== game-state encodings (bw_game.c) ============= */
 
 /* Tiered integer 'v' in [min, max]: tier i (of 'n') is announced by i zero

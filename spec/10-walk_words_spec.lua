@@ -73,6 +73,18 @@ local CASES = {
     "v: quaternion code not in canonical form (bit 2)", base = { 0, 0, 0, 1 } },
   { "array count in a delta", { "array", of = { "bool" }, max = 5 }, { { 1, 1 }, { 7, 3 } },
     "v: count 7 out of range [0, 5] (bit 2)", base = { true } },
+  -- a count whose elements need 2^63 bits or more: exact, then 2^64 - 1;
+  -- a delta's product wrapped past 2^64 to 0 and the count went through
+  { "array needing past 2^63 bits", { "array", of = { "uint", bits = 2 }, max = 1 << 62 },
+    { { 1 << 62, 63 } }, "v: count 4611686018427387904 needs 9223372036854775808 bits or "
+      .. "more, 6 left (bit 3)" },
+  { "array needing past 2^64 bits", { "array", of = { "uint", bits = 8 }, max = 1 << 62 },
+    { { 1 << 62, 63 } }, "v: count 4611686018427387904 needs 18446744073709551615 bits or "
+      .. "more, 6 left (bit 3)" },
+  { "delta array needing past 2^64 bits", { "array", of = { "uint", bits = 8 }, max = 1 << 62 },
+    { { 1, 1 }, { (1 << 61) + 1, 63 }, { 0, 24 } }, "v: count 2305843009213693953 needs "
+      .. "18446744073709551615 bits or more, 31 left (bit 2)", base = { 1 },
+    max_values = math.maxinteger },
 }
 
 describe("dissect's words for a failure", function()

@@ -21,14 +21,33 @@ function Reader:bits(n) return self.r:bits(n) end
 function Reader:int_relative(prev) return self.r:uint_relative(prev) end
 function Reader:f32(x) return (string.unpack("<f", string.pack("<f", x))) end
 
+-- The bits of 'v' as an unsigned number's text
+local function unsigned(v)
+  if v >= 0 then return string.format("%d", v) end
+  local q = (v >> 1) // 5
+  return string.format("%d%d", q, v - q * 10)
+end
+
 -- min + u exactly, as decode writes a value past its range: below 0 only
 -- when min is and u does not reach -min, else unsigned (past 2^63 - 1
 -- perhaps, where the integer wraps)
 local function sum(min, u)
   local v = min + u
   if v >= 0 or (min < 0 and math.ult(u, -min)) then return v end
-  local q = (v >> 1) // 5
-  return string.format("%d%d", q, v - q * 10)
+  return unsigned(v)
+end
+
+-- kept + fresh * per exactly, up to 2^64 - 1 (bw_countbits): the bits an
+-- array needs, past 2^53 (the walk's own sum is exact below)
+function Reader:needtext(kept, fresh, per)
+  if per > 0 then   -- fresh * per past 2^64 - 1: ((2^64 - 1) // per, unsigned)
+    local q = (math.maxinteger // per) << 1
+    if not math.ult(-1 - q * per, per) then q = q + 1 end
+    if math.ult(q, fresh) then return "18446744073709551615" end
+  end
+  local p = fresh * per + kept
+  if math.ult(p, kept) then return "18446744073709551615" end
+  return unsigned(p)
 end
 
 -- An integer in [min, max] (int(min, max) of WIRE.md), a failure worded as

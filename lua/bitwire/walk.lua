@@ -43,7 +43,9 @@ local pow2 = codes.pow2
 local function say(key, a, b, c)
   local t = {}
   for i, v in ipairs { a or "", b or "", c or "" } do
-    t[i] = type(v) == "number" and string.format("%d", v) or tostring(v)
+    if type(v) ~= "number" then t[i] = tostring(v)
+    elseif v >= -2 ^ 63 and v < 2 ^ 63 then t[i] = string.format("%d", v)
+    else t[i] = string.format("%.0f", v) end   -- a reader's float, inexact
   end
   return string.format(formats[key], t[1], t[2], t[3])
 end
@@ -186,6 +188,16 @@ function Walk:tiered(path, tiers, min, max)
   end
 end
 
+-- The bits at least an array of 'kept' elements kept (a bit each) and
+-- 'fresh' new ones ('per' bits each) needs, as decode names them (up to
+-- 2^64 - 1): exact below 2^53, past it the reader's exact text if it can
+-- write one (bw_countbits).
+function Walk:needbits(kept, fresh, per)
+  local need = kept + fresh * (per + 0.0)
+  if need < 2 ^ 53 or not self.r.needtext then return need end
+  return self.r:needtext(kept, fresh, per)
+end
+
 -- The quaternion of 'code' read at 'start'; bits <= 22: the code must be
 -- canonical (bw_readquat).
 function Walk:quatfromcode(path, f, code, start)
@@ -323,7 +335,8 @@ function Walk:value(path, f, base)
     end
     local em = f.of.minbits or 0
     if em > 0 and n > self.r:remaining() / em then
-      return self:fail(path, say("need", n, n * em, self.r:remaining()), "truncated", e.bit)
+      return self:fail(path, say("need", n, self:needbits(0, n, em), self.r:remaining()),
+        "truncated", e.bit)
     end
     if not self:spend(path, 1 + n) then return nil end
     local t = {}
@@ -542,10 +555,12 @@ function Walk:deltaarray(path, f, base)
   -- its first border, as the driver counts it: '#' may pass a hole
   local t, blen = {}, 0
   while base[blen + 1] ~= nil do blen = blen + 1 end
-  -- as the driver: a kept element costs a bit, a new one its minbits
-  local need = math.min(n, blen) + math.max(n - blen, 0) * (f.of.minbits or 0)
-  if need > self.r:remaining() then
-    return self:fail(path, say("need", n, need, self.r:remaining()), "truncated", e.bit)
+  -- as the driver (bw_countfits): a kept element costs a bit, a new one
+  -- its minbits, compared by division (a product may pass 2^63)
+  local kept, em, left = math.min(n, blen), f.of.minbits or 0, self.r:remaining()
+  if kept > left or (em > 0 and n - kept > (left - kept) / em) then
+    return self:fail(path, say("need", n, self:needbits(kept, n - kept, em), left),
+      "truncated", e.bit)
   end
   for i = 1, n do
     local p = path .. "[" .. i .. "]"
