@@ -24,6 +24,7 @@ void bw_claimsstart (Claims *cl) {
   cl->k = 0;
   cl->hashed = 0;
   cl->lost = 0;
+  cl->twice = 0;
   cl->n = 0;
   if (++cl->gen == 0) {  /* wrapped: no entry may look current */
     uint32_t i;
@@ -85,10 +86,17 @@ int bw_claimslow (Claims *cl, const void *p) {
   if (!cl->hashed) {  /* the claims so far are distinct: hash them */
     uint32_t i;
     for (i = 0; i < cl->k; i++)
-      if (!claimshash(cl, cl->seq[i])) return 0;
+      if (!claimshash(cl, cl->seq[i])) break;
+    if (i < cl->k) {  /* without memory: as if 'p' were met twice */
+      cl->twice = 1;
+      return 0;
+    }
     cl->hashed = 1;
   }
-  if (!claimshash(cl, p)) return 0;
+  if (!claimshash(cl, p)) {
+    cl->twice = 1;
+    return 0;
+  }
   if (cl->k == cl->seqcap) {  /* record it for the next decode */
     uint32_t cap = cl->seqcap ? 2 * cl->seqcap : 256;
     const void **seq = cap == 0 ? NULL

@@ -446,6 +446,10 @@ int bw_decodetop (Ctx *c, uint32_t t, int into, int b) {
     ok = bw_decstruct(c, t, fresh ? 0 : into);
     if (ok && fresh) moveinto(c->L, into, 0);
   }
+  /* a table met twice (one the caller put in two places) was refilled
+  ** where the walk met it first, maybe as another type than the one it
+  ** held keys of: cleared now along the type, each table in one place */
+  if (ok == 2 && c->claims->twice) bw_intoclean(c, t, into, 0);
   if (ok == 2) lua_pushvalue(c->L, into);  /* refilled in place */
   if (ok && into && c->share != 2) setlent(c->L, into, 0);
   if (ok && !taped) bw_setdecoded(c, t, lua_gettop(c->L), 1);

@@ -67,16 +67,13 @@ static int firstvisit (lua_State *L, int v, int seen, const void *f) {
   return 1;
 }
 
-/* The field of type 't' the string key at 'k' names at c->version, or
-** NULL. */
+/* The field of type 't' the string key at 'k' names, or NULL. One absent
+** at c->version is kept: a refill sets it (its default, or nil), so the
+** same clearing serves after the refill (bw_decodetop). */
 static const bw_Field *fieldat (Ctx *c, uint32_t t, int k) {
   size_t len;
   const char *s = lua_tolstring(c->L, k, &len);
-  const bw_Field *g = bw_fieldnamed(c->S, t, s, len);
-  if (g != NULL && c->S->types[t].versioned
-      && !bw_fieldpresent(g, c->version))
-    return NULL;
-  return g;
+  return bw_fieldnamed(c->S, t, s, len);
 }
 
 /* Clear the key on top of the stack (its value above it popped) from the

@@ -96,6 +96,7 @@ typedef struct Claims {
   uint32_t     seqcap, done, prev, k;
   int          hashed;  /* this decode left the last one's sequence */
   int          lost;    /* this decode could not record its sequence */
+  int          twice;   /* this decode met a table claimed already */
 } Claims;
 
 /* A flat record's decode plan (bw_Type.flat), made once per schema: its

@@ -147,6 +147,40 @@ describe("schema:decode into aliased tables", function ()
     end
   end)
 
+  it("clears a table it decoded of another type's keys, the caller having put it there too", function ()
+    -- refilled where the walk meets it first, as a record, array or
+    -- quaternion of another type than the one it holds the keys of; by
+    -- a full decode and a delta's in-place walk alike
+    local k = bitwire.schema {
+      P = { { "x", "int", min = 0, max = 9 } },
+      Q = { { "y", "int", min = 0, max = 9 }, { "z", "bool" } },
+      T = { { "p", "P" }, { "rot", "quat", bits = 9 }, { "q", "Q" },
+            { "l", "array", of = "Q", max = 3 } },
+    }
+    local v = { p = { x = 1 }, rot = { 0, 0, 0, 1 }, q = { y = 2, z = true },
+                l = { { y = 3, z = false }, { y = 4, z = true } } }
+    local v2 = { p = { x = 5 }, rot = { 0, 0, 0, 1 }, q = { y = 6, z = true },
+                 l = { { y = 3, z = false }, { y = 7, z = true } } }
+    local full, delta = k:encode("T", v2), k:encode("T", v2, { baseline = v })
+    local base = k:decode("T", k:encode("T", v))
+    local want = k:decode("T", full)
+    for i, alias in ipairs {
+      function (t) t.p = t.q end, function (t) t.p = t.l[2] end,
+      function (t) t.rot = t.q end, function (t) t.p = t.l end,
+      function (t) t.rot = t.l[1] end, function (t) t.p = t end,
+    } do
+      for _, opts in ipairs { {}, { baseline = base } } do
+        local t = k:decode("T", full)
+        if opts.baseline then t = k:decode("T", delta, { baseline = base }) end
+        alias(t)
+        opts.into = t
+        assert.equal(t, k:decode("T", opts.baseline and delta or full, opts))
+        assert.same(want, t, i)
+        assert.equal(full, k:encode("T", t))
+      end
+    end
+  end)
+
   it("still refills the tables it was given, once aliasing is gone", function ()
     local t = {}
     s:decode("T", bytes, { into = t })
