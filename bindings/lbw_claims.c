@@ -112,4 +112,10 @@ int bw_claimslow (Claims *cl, const void *p) {
   return 1;
 }
 
+void bw_dropped (Ctx *c, int tbl) {
+  lua_pushvalue(c->L, -1);
+  lua_rawget(c->L, tbl);
+  bw_droptop(c);
+}
+
 /* }========================================================== */

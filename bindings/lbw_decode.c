@@ -93,12 +93,14 @@ static int decslot (Ctx *c, const bw_Field *e, int t, int reuse, int bidx,
   return 1;
 }
 
-/* Clear slots [from, to] of a reused sparse table. */
-static void clearslots (lua_State *L, int t, lua_Integer from, lua_Integer to) {
-  for (; from <= to; from++) {
-    lua_pushnil(L);
-    lua_rawseti(L, t, from);
-  }
+/* Clear slot 'i' of a reused sparse table, if it has one. */
+static void clearslot (Ctx *c, int t, lua_Integer i) {
+  lua_State *L = c->L;
+  int type = lua_rawgeti(L, t, i);
+  bw_droptop(c);
+  if (type == LUA_TNIL) return;
+  lua_pushnil(L);
+  lua_rawseti(L, t, i);
 }
 
 /* The old slots of a reused sparse table before slot 'i', the next one
@@ -107,16 +109,14 @@ static void clearslots (lua_State *L, int t, lua_Integer from, lua_Integer to) {
 ** the work is the table's, not the array's length. */
 typedef struct Old { const lua_Integer *keys; size_t n, k; } Old;
 
-static void clearbefore (lua_State *L, int t, Old *old, lua_Integer prev,
+static void clearbefore (Ctx *c, int t, Old *old, lua_Integer prev,
                          lua_Integer i) {
   if (old->keys == NULL) {
-    clearslots(L, t, prev + 1, i - 1);
+    for (prev++; prev < i; prev++) clearslot(c, t, prev);
     return;
   }
-  for (; old->k < old->n && old->keys[old->k] < i; old->k++) {
-    lua_pushnil(L);
-    lua_rawseti(L, t, old->keys[old->k]);
-  }
+  for (; old->k < old->n && old->keys[old->k] < i; old->k++)
+    clearslot(c, t, old->keys[old->k]);
   if (old->k < old->n && old->keys[old->k] == i) old->k++;  /* refilled */
 }
 
@@ -248,7 +248,7 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
     oldidx = lua_gettop(L);
   }
   while ((got = sparsenext(c, &in, &i)) > 0) {
-    if (reuse) clearbefore(L, t, &old, prev, i);
+    if (reuse) clearbefore(c, t, &old, prev, i);
     if (kept != NULL) {
       size_t from = k;
       while (k < nkept && kept[k] < i) k++;
@@ -260,7 +260,7 @@ int bw_decsparse (Ctx *c, const bw_Field *f, int into, int bidx) {
   }
   if (got < 0) return 0;
   if (kept != NULL && !keepslots(c, e, t, bidx, kept, k, nkept)) return 0;
-  if (reuse) clearbefore(L, t, &old, prev, n + 1);
+  if (reuse) clearbefore(c, t, &old, prev, n + 1);
   if (oldidx != 0) lua_remove(L, oldidx);
   return reuse ? 2 : 1;
 }
@@ -413,16 +413,19 @@ static int decscalars (Ctx *c, const bw_Field *e, int t, int64_t n) {
   return 1;
 }
 
-void bw_trimlist (lua_State *L, int t, int64_t n, int64_t oldn) {
+void bw_trimlist (Ctx *c, int t, int64_t n, int64_t oldn) {
+  lua_State *L = c->L;
   int64_t i;
   for (i = oldn; i > n; i--) {  /* an array that got shorter */
+    lua_rawgeti(L, t, (lua_Integer)i);
+    bw_droptop(c);
     lua_pushnil(L);
     lua_rawseti(L, t, (lua_Integer)i);
   }
   /* and elements past a hole '#' stopped at: n is its first border */
   for (i = (oldn > n ? oldn : n) + 1;
        lua_rawgeti(L, t, (lua_Integer)i) != LUA_TNIL; i++) {
-    lua_pop(L, 1);
+    bw_droptop(c);
     lua_pushnil(L);
     lua_rawseti(L, t, (lua_Integer)i);
   }
@@ -486,7 +489,7 @@ int bw_decvalue (Ctx *c, const bw_Field *f, int into) {
         popframe(c);
       }
       if (!reuse) return 1;
-      bw_trimlist(L, t, n, oldn);
+      bw_trimlist(c, t, n, oldn);
       return 2;
     }
     case BW_KSTRUCT:

@@ -320,6 +320,10 @@ static inline void bw_setabsent (Ctx *c, const bw_Field *f, int tbl) {
   if (bw_pushabsent(c, f)) lua_rawset(c->L, tbl);
 }
 
+/* bw_droptop of the value at the key on top of the table at 'tbl'
+** (absolute), which a decode into clears (lbw_claims.c). */
+void bw_dropped (Ctx *c, int tbl);
+
 /* The same in a table refilled in place (a decode into): the field's key
 ** cleared, or with 'def' (a field the version lacks) set to its default
 ** if it has one; an optional field the value lacks has none: nil. */
@@ -327,6 +331,9 @@ static inline void bw_refillabsent (Ctx *c, const bw_Field *f, int tbl,
                                     int def) {
   if (f->name == BW_NONE) return;
   pushkey(c, f->name);
+  if (f->kind == BW_KSTRUCT || f->kind == BW_KARRAY || f->kind == BW_KSPARSE
+      || f->kind == BW_KQUAT)
+    bw_dropped(c, tbl);
   if (def && f->hasdefault) bw_pushdefault(c, f);
   else lua_pushnil(c->L);
   lua_rawset(c->L, tbl);
@@ -548,14 +555,23 @@ static INLINE int claim (Ctx *c, int idx) {
   return bw_claimslow(cl, p);
 }
 
+/* Pop the value on top, which a decode into clears from its place: a
+** table is claimed, so one the caller also put in another place is
+** refilled there only if the walk meets it nowhere else, and one it met
+** already is cleared of another type's keys at the end (bw_decodetop). */
+static INLINE void bw_droptop (Ctx *c) {
+  if (lua_type(c->L, -1) == LUA_TTABLE) (void)claim(c, lua_gettop(c->L));
+  lua_pop(c->L, 1);
+}
+
 /* lbw_flat.c */
 int  bw_decflat (Ctx *c, uint32_t t, int tbl, int reuse);
 
 /* lbw_decode.c */
 /* Clear elements past 'n' of the array at 't', refilled in place, that
 ** held 'oldn' (its first border): an array that got shorter, and those
-** past a hole. */
-void bw_trimlist (lua_State *L, int t, int64_t n, int64_t oldn);
+** past a hole (bw_droptop). */
+void bw_trimlist (Ctx *c, int t, int64_t n, int64_t oldn);
 int  bw_rangefail (Ctx *c, const bw_Field *f, bw_Word what, uint64_t u,
                    uint64_t start);
 int  bw_readrange (Ctx *c, const bw_Field *f, bw_Word what, int64_t *v);

@@ -282,7 +282,7 @@ static int keptinto (Walk *w, const bw_Field *f, int had, int old) {
     else
       for (i = 1; i <= n; i++)
         if (!intoelement(w, e, old, i, oldn, keptinto)) return 0;
-    bw_trimlist(L, old, n, oldn);
+    bw_trimlist(c, old, n, oldn);
     return 2;
   }
 }
@@ -458,7 +458,7 @@ static int tapedecarray (Walk *w, const bw_Field *f, int into) {
   keepbits(w, &kept);
   for (; i <= bn; i++) bw_tapeskip(w, e);  /* the baseline's past 'n' */
   if (!reuse) return 1;
-  bw_trimlist(L, t, n, oldn);
+  bw_trimlist(c, t, n, oldn);
   return 2;
 }
 

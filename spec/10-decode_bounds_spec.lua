@@ -181,6 +181,42 @@ describe("schema:decode into aliased tables", function ()
     end
   end)
 
+  it("does the same where the packet leaves the table's other place empty", function ()
+    -- its own place an optional field now absent, an element past a
+    -- shorter array, a slot no longer sent (a full decode's: a delta's
+    -- sparse array is a new table, the old one not looked into): met
+    -- there before the other place or after it
+    local k = bitwire.schema {
+      P = { { "x", "int", min = 0, max = 9 } },
+      Q = { { "y", "int", min = 0, max = 9 }, { "z", "bool" } },
+      T = { { "p", "P" }, { "o", "Q", optional = true }, { "l", "array", of = "Q", max = 3 },
+            { "sp", "sparse", of = "Q", max = 4 }, { "rot", "quat", bits = 9 }, { "last", "P" } },
+    }
+    local q = { y = 1, z = true }
+    local v = { p = { x = 1 }, o = q, l = { q, q }, sp = { [1] = q, [3] = q },
+                rot = { 0, 0, 0, 1 }, last = { x = 2 } }
+    local v2 = { p = { x = 3 }, l = { q }, sp = { [1] = q }, rot = { 0, 0, 0, 1 },
+                 last = { x = 4 } }
+    local full, delta = k:encode("T", v2), k:encode("T", v2, { baseline = v })
+    local base = k:decode("T", k:encode("T", v))
+    local want = k:decode("T", full)
+    for i, alias in ipairs {
+      function (t) t.p = t.o end, function (t) t.last = t.o end,
+      function (t) t.p = t.l[2] end, function (t) t.last = t.l[2] end,
+      function (t) t.last = t.sp end, function (t) t.rot = t.sp[3] end,
+      function (t) t.p = t.sp[3] end,
+    } do
+      for _, opts in ipairs { {}, i < 5 and { baseline = base } or nil } do
+        local t = k:decode("T", k:encode("T", v))
+        alias(t)
+        opts.into = t
+        assert.equal(t, k:decode("T", opts.baseline and delta or full, opts))
+        assert.same(want, t, i)
+        assert.equal(full, k:encode("T", t))
+      end
+    end
+  end)
+
   it("still refills the tables it was given, once aliasing is gone", function ()
     local t = {}
     s:decode("T", bytes, { into = t })
