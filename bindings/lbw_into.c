@@ -21,7 +21,10 @@
 ** ('seen'), so tables that share tables cost their size, not their paths.
 ** Once per table would not do: a table reached as a record and as an
 ** array is refilled as the one the decode meets first, and the other's
-** cleaning, in whatever order the keys come, keeps what the first lacks. */
+** cleaning, in whatever order the keys come, keeps what the first lacks.
+** A table this schema decoded, with one of its tables put in a second
+** place by the caller, is cleared after the refill instead, when the
+** claims find the table met twice (bw_decodetop). */
 
 static void cleanvalue (Ctx *c, const bw_Field *f, int v, int seen);
 
