@@ -389,6 +389,8 @@ int bw_utf8valid (const char *s, size_t n);
 ** every byte after the CRC field. See WIRE.md, "Packet framing". */
 
 #define BW_FRAMEHEADER 4
+/* The fewest bytes a packet has: the CRC, and the end check if 'endcheck'. */
+#define BW_FRAMEMIN(endcheck)  (BW_FRAMEHEADER + ((endcheck) ? 4 : 0))
 
 /* Reserve the CRC field at the start of an empty writer. */
 bw_Status bw_framebegin (bw_Writer *w);
@@ -417,6 +419,27 @@ uint32_t bw_framecrc (uint64_t protocolid, const void *data, size_t n);
 #define BW_MAXVERSIONBITS 32
 #define BW_MAXVERSION     (UINT32_MAX - 1)
 
+/* The parts of a frame a failure is in, in wire order: the packet as a
+** whole (too short for a frame), the CRC, each header field, the end check.
+** Each has a key and the path decode's errors and bitwire.walk's name it
+** by (bitwire.core.frame_paths: key -> path); bw_framepath gives the path. */
+#define BW_FRAMEPARTS(X) \
+  X(BW_PFRAME, "frame", "frame") \
+  X(BW_PCRC, "crc", "frame.crc") \
+  X(BW_PTAG, "tag", "frame.tag") \
+  X(BW_PVERSION, "version", "frame.version") \
+  X(BW_PDELTA, "delta", "frame.delta") \
+  X(BW_PBASELINE, "baseline_id", "frame.baseline_id") \
+  X(BW_PTYPE, "type", "frame.type") \
+  X(BW_PCHECK, "check", "frame.check")
+#define BW_FRAMEPARTENUM(e, key, path)  e,
+typedef enum bw_FramePart {
+  BW_FRAMEPARTS(BW_FRAMEPARTENUM) BW_NFRAMEPARTS
+} bw_FramePart;
+#undef BW_FRAMEPARTENUM
+/* The path of part 'p' ("frame.type"), never NULL. */
+const char *bw_framepath (bw_FramePart p);
+
 /* Reading a tagged frame: find the schema 'tag' names and set '*typebits'
 ** to the width of its message ids; 0 if there is none. */
 typedef int (*bw_FrameLookup) (void *ud, uint32_t tag, unsigned *typebits);
@@ -432,6 +455,7 @@ typedef struct bw_FrameHeader {
   unsigned typebits;
   uint32_t type;          /* message id */
   uint64_t typepos;       /* read: bit where the message id starts */
+  bw_FramePart part;      /* read: the part a failure is in */
   bw_FrameLookup lookup;  /* read, with BW_FTAG: NULL keeps 'typebits' */
   void    *ud;
 } bw_FrameHeader;
@@ -446,8 +470,9 @@ bw_Status bw_framewriteheader (bw_Writer *w, const bw_FrameHeader *h);
 ** into 'h'. 'r' is left on the message. Fails as bw_frameopen, with
 ** BW_ETRUNC on a header cut short, BW_ESCHEMA (at bit 32) on a tag that
 ** 'h->lookup' does not know, BW_ERANGE on version UINT32_MAX (at its first
-** bit) and BW_EARG on bad flags or widths. The caller checks the message id
-** against its types (h->typepos says where it was). */
+** bit) and BW_EARG on bad flags or widths; 'h->part' says where. The
+** caller checks the message id against its types (h->typepos says where
+** it was). */
 bw_Status bw_framereadheader (bw_Reader *r, const void *data, size_t n,
                               bw_FrameHeader *h);
 /* The protocol id with a schema's 64-bit fingerprint folded in: FNV-1a 64

@@ -60,20 +60,23 @@ bw_Status bw_frameend (bw_Writer *w, uint64_t protocolid, int endcheck) {
   return BW_OK;
 }
 
-bw_Status bw_frameopen (bw_Reader *r, const void *data, size_t n,
-                        uint64_t protocolid, int endcheck) {
+/* bw_frameopen, naming the part a failure is in '*part'. */
+static bw_Status frameopen (bw_Reader *r, const void *data, size_t n,
+                            uint64_t protocolid, int endcheck,
+                            bw_FramePart *part) {
   const uint8_t *p = (const uint8_t *)data;
-  size_t min = BW_FRAMEHEADER + (endcheck ? 4 : 0);
   uint32_t crc;
+  *part = BW_PFRAME;
   bw_readerinit(r, data, n);
   if (r->status != BW_OK) return r->status;
-  if (n < min) {
+  if (n < BW_FRAMEMIN(endcheck)) {
     r->pos = r->nbits;
     bw_readerfail(r, BW_ETRUNC);
     return r->status;
   }
   crc = (uint32_t)bw_readbits(r, 32);
   if (crc != bw_framecrc(protocolid, p + BW_FRAMEHEADER, n - BW_FRAMEHEADER)) {
+    *part = BW_PCRC;
     r->pos = 0;
     bw_readerfail(r, BW_ECRC);
     return r->status;
@@ -82,6 +85,7 @@ bw_Status bw_frameopen (bw_Reader *r, const void *data, size_t n,
     uint32_t tail = (uint32_t)p[n - 4] | (uint32_t)p[n - 3] << 8
                   | (uint32_t)p[n - 2] << 16 | (uint32_t)p[n - 1] << 24;
     if (tail != BW_CHECKMAGIC) {
+      *part = BW_PCHECK;
       r->pos = (uint64_t)(n - 4) * 8;
       bw_readerfail(r, BW_ECHECK);
       return r->status;
@@ -90,6 +94,12 @@ bw_Status bw_frameopen (bw_Reader *r, const void *data, size_t n,
     r->nbits = (uint64_t)r->nbytes * 8;
   }
   return BW_OK;
+}
+
+bw_Status bw_frameopen (bw_Reader *r, const void *data, size_t n,
+                        uint64_t protocolid, int endcheck) {
+  bw_FramePart part;
+  return frameopen(r, data, n, protocolid, endcheck, &part);
 }
 
 /* }========================================================== */
@@ -122,44 +132,68 @@ bw_Status bw_framewriteheader (bw_Writer *w, const bw_FrameHeader *h) {
   return w->status;
 }
 
+/* Read header field 'part' of 'nbits' bits: a failure is in it. Nothing
+** after a failure. */
+static uint32_t readfield (bw_Reader *r, bw_FrameHeader *h, bw_FramePart part,
+                           unsigned nbits) {
+  uint32_t v;
+  if (r->status != BW_OK) return 0;
+  v = (uint32_t)bw_readbits(r, nbits);
+  if (r->status != BW_OK) h->part = part;
+  return v;
+}
+
 bw_Status bw_framereadheader (bw_Reader *r, const void *data, size_t n,
                               bw_FrameHeader *h) {
+  h->part = BW_PFRAME;
   if (!headervalid(h)) {
     bw_readerinit(r, data, n);
     bw_readerfail(r, BW_EARG);
     return r->status;
   }
-  if (bw_frameopen(r, data, n, h->protocolid, (h->flags & BW_FCHECK) != 0)
-      != BW_OK)
+  if (frameopen(r, data, n, h->protocolid, (h->flags & BW_FCHECK) != 0,
+                &h->part) != BW_OK)
     return r->status;
   if (h->flags & BW_FTAG) {
-    h->tag = (uint32_t)bw_readbits(r, 32);
+    h->tag = readfield(r, h, BW_PTAG, 32);
     if (r->status == BW_OK && h->lookup != NULL
         && !h->lookup(h->ud, h->tag, &h->typebits)) {
+      h->part = BW_PTAG;
       r->pos = 32;
       bw_readerfail(r, BW_ESCHEMA);
       return r->status;
     }
     if (!headervalid(h)) {  /* the width the lookup gave, as the writer's */
+      h->part = BW_PTAG;
       bw_readerfail(r, BW_EARG);
       return r->status;
     }
   }
   if (h->flags & BW_FVERSION) {
-    h->version = (uint32_t)bw_readbits(r, h->versionbits);
+    h->version = readfield(r, h, BW_PVERSION, h->versionbits);
     if (r->status == BW_OK && h->version > BW_MAXVERSION) {
+      h->part = BW_PVERSION;
       r->pos -= 32;  /* no writer sends it: report it where it starts */
       bw_readerfail(r, BW_ERANGE);
     }
   }
   h->delta = 0;
   if (h->flags & BW_FDELTAS) {
-    h->delta = (int)bw_readbits(r, 1);
-    if (h->delta) h->baseline = (uint32_t)bw_readbits(r, BW_BASELINEBITS);
+    h->delta = (int)readfield(r, h, BW_PDELTA, 1);
+    if (h->delta)
+      h->baseline = readfield(r, h, BW_PBASELINE, BW_BASELINEBITS);
   }
   h->typepos = r->pos;
-  if (h->flags & BW_FMESSAGE) h->type = (uint32_t)bw_readbits(r, h->typebits);
+  if (h->flags & BW_FMESSAGE) h->type = readfield(r, h, BW_PTYPE, h->typebits);
   return r->status;
+}
+
+#define BW_FRAMEPARTPATH(e, key, path)  path,
+static const char *const partpath[] = { BW_FRAMEPARTS(BW_FRAMEPARTPATH) };
+#undef BW_FRAMEPARTPATH
+
+const char *bw_framepath (bw_FramePart p) {
+  return (unsigned)p < BW_NFRAMEPARTS ? partpath[p] : partpath[BW_PFRAME];
 }
 
 uint64_t bw_frameprotocolid (uint64_t id, uint64_t fingerprint) {

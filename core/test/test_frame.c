@@ -499,11 +499,89 @@ static void test_frame_misuse (void) {
 /* }========================================================== */
 
 
+/* 'm' bytes of payload framed under a good CRC (with the end check). */
+static size_t reframe (uint8_t *out, size_t cap, const uint8_t *payload,
+                       size_t m) {
+  bw_Writer w;
+  size_t i, len;
+  bw_writerinit(&w, out, cap);
+  bw_framebegin(&w);
+  for (i = 0; i < m; i++) bw_writebits(&w, payload[i], 8);
+  CHECK(bw_frameend(&w, PID, 1) == BW_OK);
+  bw_writerdata(&w, &len);
+  return len;
+}
+
+/* Each failure names the part it is in, at the bit it reports. */
+static void test_parts (void) {
+  /* EXAMPLE's header cut to m payload bytes: tag 32 bits, version 4,
+  ** delta 1, baseline id 16, message id 2 */
+  static const struct { size_t m; bw_FramePart part; uint64_t bit; } cuts[] = {
+    {0, BW_PTAG, 32}, {3, BW_PTAG, 32}, {4, BW_PVERSION, 64},
+    {5, BW_PBASELINE, 69}, {6, BW_PBASELINE, 69}
+  };
+  bw_FrameHeader g;
+  bw_Reader r;
+  uint8_t buf[64];
+  size_t i, len;
+  for (i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+    len = reframe(buf, sizeof(buf), EXAMPLE + 4, cuts[i].m);
+    example(&g, BW_FALL);
+    CHECK(bw_framereadheader(&r, buf, len, &g) == BW_ETRUNC
+          && g.part == cuts[i].part && r.errpos == cuts[i].bit);
+  }
+  len = reframe(buf, sizeof(buf), EXAMPLE + 4, 7);  /* 56 bits: all of it */
+  example(&g, BW_FALL);
+  CHECK(bw_framereadheader(&r, buf, len, &g) == BW_OK);
+  len = reframe(buf, sizeof(buf), EXAMPLE + 4, 0);
+  example(&g, BW_FDELTAS | BW_FCHECK);
+  CHECK(bw_framereadheader(&r, buf, len, &g) == BW_ETRUNC
+        && g.part == BW_PDELTA && r.errpos == 32);
+  example(&g, BW_FMESSAGE | BW_FCHECK);
+  CHECK(bw_framereadheader(&r, buf, len, &g) == BW_ETRUNC
+        && g.part == BW_PTYPE && r.errpos == 32);
+  /* the packet as a whole, the CRC, the end check */
+  example(&g, BW_FALL);
+  CHECK(bw_framereadheader(&r, EXAMPLE, 7, &g) == BW_ETRUNC
+        && g.part == BW_PFRAME && r.errpos == 56);
+  memcpy(buf, EXAMPLE, sizeof(EXAMPLE));
+  buf[9] ^= 1;
+  example(&g, BW_FALL);
+  CHECK(bw_framereadheader(&r, buf, sizeof(EXAMPLE), &g) == BW_ECRC
+        && g.part == BW_PCRC && r.errpos == 0);
+  example(&g, BW_FALL);
+  CHECK(bw_framereadheader(&r, EXAMPLE_NOCHECK, sizeof(EXAMPLE_NOCHECK), &g)
+        == BW_ECHECK && g.part == BW_PCHECK && r.errpos == 64);
+  /* a tag no lookup knows, version 2^32 - 1 */
+  example(&g, BW_FALL);
+  g.lookup = lookup;
+  g.tag = 0;
+  memcpy(buf, EXAMPLE + 4, 8);
+  buf[0] ^= 1;
+  len = reframe(buf + 16, sizeof(buf) - 16, buf, 8);
+  CHECK(bw_framereadheader(&r, buf + 16, len, &g) == BW_ESCHEMA
+        && g.part == BW_PTAG && r.errpos == 32);
+  memset(buf, 0xFF, 4);
+  len = reframe(buf + 16, sizeof(buf) - 16, buf, 4);
+  memset(&g, 0, sizeof(g));
+  g.flags = BW_FVERSION | BW_FCHECK;
+  g.versionbits = 32;
+  g.protocolid = PID;
+  CHECK(bw_framereadheader(&r, buf + 16, len, &g) == BW_ERANGE
+        && g.part == BW_PVERSION && r.errpos == 32);
+  /* the paths decode's errors and the walk name them by */
+  CHECK(strcmp(bw_framepath(BW_PFRAME), "frame") == 0);
+  CHECK(strcmp(bw_framepath(BW_PBASELINE), "frame.baseline_id") == 0);
+  CHECK(strcmp(bw_framepath(BW_PCHECK), "frame.check") == 0);
+  CHECK(strcmp(bw_framepath(BW_NFRAMEPARTS), "frame") == 0);
+}
+
 int main (void) {
   test_rewind();
   test_example();
   test_combinations();
   test_hostile();
+  test_parts();
   test_protocolid();
   test_frame_roundtrip();
   test_frame_data_stable();
