@@ -445,14 +445,23 @@ static int core_reader (lua_State *L) {
   return 1;
 }
 
+/* frame_open(s, id [, endcheck]) -> reader | nil, message, code, path: the
+** path of the frame part that failed (bitwire.core.frame_paths) */
 static int core_frame_open (lua_State *L) {
   const char *s;
   size_t n;
+  bw_FrameHeader h;
   lua_Integer pid = luaL_checkinteger(L, 2);
   int endcheck = lua_toboolean(L, 3);
   LReader *lr = newreader(L, 1, &s, &n);
-  if (bw_frameopen(&lr->r, s, n, (lua_Unsigned)pid, endcheck) != BW_OK)
-    return readfail(L, lr, "frame");
+  memset(&h, 0, sizeof(h));  /* no header fields: bw_frameopen, parts named */
+  h.protocolid = (lua_Unsigned)pid;
+  h.flags = endcheck ? BW_FCHECK : 0;
+  if (bw_framereadheader(&lr->r, s, n, &h) != BW_OK) {
+    readfail(L, lr, "frame");
+    lua_pushstring(L, bw_framepath(h.part));
+    return 4;
+  }
   return 1;
 }
 
@@ -690,6 +699,14 @@ LUAMOD_API int luaopen_bitwire_core (lua_State *L) {
       lua_setfield(L, -2, bw_codename((bw_Status)k));
     }
     lua_setfield(L, -2, "messages");
+  }
+  {  /* frame part key -> path, as decode and the walk name them */
+#define PUSHPART(e, key, path)  \
+    lua_pushstring(L, bw_framepath(e)); lua_setfield(L, -2, key);
+    lua_createtable(L, 0, BW_NFRAMEPARTS);
+    BW_FRAMEPARTS(PUSHPART)
+    lua_setfield(L, -2, "frame_paths");
+#undef PUSHPART
   }
   bw_openschema(L);
   bw_openblob(L);

@@ -290,27 +290,29 @@ static int schema_framedecode (lua_State *L) {
   bw_initheld(L, &c, ls, version);
   bw_optdecode(L, &o, &c);
   c.r = r;
-  if (r.status != BW_OK) {
-    if (r.status == BW_ECRC)
-      bw_decfail(&c, BW_ECRC, 0, "CRC32 mismatch: corrupt, or another "
-                 "protocol id or definitions");
+  if (r.status != BW_OK) {  /* named by the part it is in, as the walk */
+    c.head = bw_framepath(h.part);
+    if (r.status == BW_ECRC) bw_decsay(&c, BW_ECRC, 0, W_CRC, NULL, NULL, NULL);
     else if (r.status == BW_ERANGE)  /* the one version no encode writes */
       bw_decsayi(&c, BW_ERANGE, r.errpos, W_VERSION, h.version,
                  BW_MAXVERSION, 0);
-    else if (r.status == BW_ESCHEMA && lk.given)
-      bw_decfail(&c, BW_ESCHEMA, 32, "packet for schema %08" PRIx32
-                 ", this is %08" PRIx32, h.tag, lk.tag);
     else if (r.status == BW_ESCHEMA) {
       snprintf(t1, sizeof(t1), "%08" PRIx32, h.tag);
-      snprintf(t2, sizeof(t2), "%016" PRIx64, ls->S->fingerprint);
-      bw_decsay(&c, BW_ESCHEMA, 32, W_SCHEMA, t1, t2, NULL);
+      if (lk.given) snprintf(t2, sizeof(t2), "%08" PRIx32, lk.tag);
+      else snprintf(t2, sizeof(t2), "%016" PRIx64, ls->S->fingerprint);
+      bw_decsay(&c, BW_ESCHEMA, 32, lk.given ? W_TAGGED : W_SCHEMA, t1, t2,
+                NULL);
     }
+    else if (r.status == BW_ETRUNC && h.part == BW_PFRAME)
+      bw_decsayi(&c, BW_ETRUNC, r.errpos, W_FRAMESIZE, (int64_t)len,
+                 BW_FRAMEMIN((h.flags & BW_FCHECK) != 0), 0);
     else bw_readfail(&c);
     return bw_pushdecodeerror(L, &c);
   }
   if (h.delta) {
     lua_Integer bid = (lua_Integer)h.baseline;
     if (baselines == 0 || lua_rawgeti(L, baselines, bid) != LUA_TTABLE) {
+      c.head = bw_framepath(BW_PBASELINE);
       bw_decsayi(&c, BW_EBASELINE, h.typepos - BW_BASELINEBITS, W_BASELINE,
                  bid, 0, 0);
       return bw_pushdecodeerror(L, &c);
@@ -320,6 +322,7 @@ static int schema_framedecode (lua_State *L) {
   if (h.flags & BW_FMESSAGE) {  /* a message id: its type */
     t = bw_msgtype(ls->S, h.type);
     if (t == BW_NONE) {
+      c.head = bw_framepath(BW_PTYPE);
       bw_decsayi(&c, BW_ETAG, h.typepos, W_MSGTYPE, h.type,
                  (int64_t)ls->S->nmessages - 1, 0);
       return bw_pushdecodeerror(L, &c);

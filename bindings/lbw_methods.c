@@ -333,6 +333,7 @@ static void initfields (lua_State *L, Ctx *c, LSchema *ls, uint32_t version,
   c->values = (uint64_t)MAXVALUES;
   c->version = version;
   c->nframes = 0;
+  c->head = NULL;
   c->code = BW_OK;
   c->msg[0] = '\0';
   lua_getiuservalue(L, 1, UV_NAMES);

@@ -22,6 +22,10 @@ static size_t formatpath (const Ctx *c, char *buf, size_t size) {
   size_t n = 0;
   int i;
   buf[0] = '\0';
+  if (c->head != NULL) {  /* a frame part: a failure before any field */
+    int k = snprintf(buf, size, "%s", c->head);
+    if (k > 0) n = (size_t)k;
+  }
   for (i = 0; i < c->nframes && i < MAXFRAMES && n < size; i++) {
     const Frame *fr = &c->frames[i];
     int k;

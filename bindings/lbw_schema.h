@@ -196,6 +196,8 @@ typedef struct Ctx {
   const FlatPlan  *plan;
   Tapes           *tapes;
   uint64_t         values;   /* decode: values it may still make */
+  const char      *head;     /* decode: the frame part (bw_framepath) that
+                                failures name before any field, or NULL */
   bw_Status        code;     /* decode failure */
   uint64_t         bitpos;
   char             msg[MAXMSG];
@@ -267,7 +269,11 @@ int bw_readfail (Ctx *c);
   X(W_MSGTYPE, "msgtype", "message type %s out of range [0, %s]") \
   X(W_BASELINE, "baseline", "unknown baseline %s") \
   X(W_SCHEMA, "schema", "packet for schema %s, which this registry does " \
-    "not keep (current %s)")
+    "not keep (current %s)") \
+  X(W_TAGGED, "tagged", "packet for schema %s, this is %s") \
+  X(W_FRAMESIZE, "framesize", "packet of %s bytes, a frame has at least %s") \
+  X(W_CRC, "crc", "CRC32 mismatch: corrupt, or another protocol id or " \
+    "definitions")
 #define BW_WORDENUM(e, name, text)  e,
 typedef enum bw_Word { BW_WORDLIST(BW_WORDENUM) BW_NWORDS } bw_Word;
 #undef BW_WORDENUM

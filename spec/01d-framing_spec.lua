@@ -60,6 +60,18 @@ describe("framing", function ()
                  .. ")", err)
   end)
 
+  -- a fourth value: the path decode and dissect name that part by
+  it("names the part of the frame that failed", function ()
+    local p = packet(false)
+    local bad = string.char(p:byte(1) ~ 1) .. p:sub(2)
+    assert.equal("frame", select(4, bitwire.frame_open("\1\2\3", PROTOCOL)))
+    assert.equal("frame.crc", select(4, bitwire.frame_open(bad, PROTOCOL)))
+    assert.equal("frame.check", select(4, bitwire.frame_open(p, PROTOCOL, true)))
+    assert.same({ frame = "frame", crc = "frame.crc", tag = "frame.tag",
+      version = "frame.version", delta = "frame.delta", baseline_id = "frame.baseline_id",
+      type = "frame.type", check = "frame.check" }, require("bitwire.core").frame_paths)
+  end)
+
   it("refuses frame_begin on a non-empty writer", function ()
     local w = bitwire.writer():bits(1, 1)
     local ok, err = pcall(w.frame_begin, w)

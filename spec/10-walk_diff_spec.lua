@@ -7,6 +7,7 @@
 -- words, bit) and code; a framed packet likewise through dissect.frame.
 -- Seeded, and quick.
 local bitwire = require "bitwire"
+local core = require "bitwire.core"
 local dissect = require "bitwire.dissect"
 local walk = require "bitwire.walk"
 local H = require "spec.helpers"
@@ -203,6 +204,10 @@ describe("s:dissect against s:decode", function()
     end)
   end
 
+  -- frames as s:frame_decode reads them (bitwire.protocol's call), over
+  -- each header option: damaged under a good CRC, with a bad CRC, cut
+  -- short, read with another tag or with no baseline held. A header field
+  -- fails with its own path (frame.type), as decode names it.
   it("reads frames where the protocol fails, as it words it", function()
     local s = bitwire.schema {
       A = { { "x", "int", min = -4, max = 40 }, { "s", "string", max = 4, optional = true },
@@ -211,37 +216,60 @@ describe("s:dissect against s:decode", function()
             { "v", "int", min = 0, max = 7, since = 2 },
             { "r", "float", min = 0, max = 9, res = 0.5, delta = "relative" } },
       C = {}, messages = { "B", "A", "C" } }
+    local other = s:tag() ~ 0x100   -- a tag that is not this schema's
+    -- { encode's header [, decode's] }
+    local HDRS = {
+      { { id = 7, fingerprint = true } }, { { id = 7, deltas = true } },
+      { { id = 7, version_bits = 3 } }, { { id = 7, deltas = true, check = false } },
+      { { id = 7, version_bits = 32, deltas = true } }, { { id = 7, tagged = true } },
+      { { id = 7, tag = s:tag(), deltas = true, version_bits = 2 } },
+      { { id = 7, tagged = true }, { id = 7, tag = other } },
+    }
     local raw = H.lcg(77)
     local record, rand = values(s:program(), raw)
-    local failed = 0
-    for _ = 1, 300 do
-      local o = ({ { id = 7 }, { id = 7, deltas = true }, { id = 7, version_bits = 3 },
-                   { id = 7, deltas = true, check = false } })[rand(4)]
-      local proto = bitwire.protocol(s, o)
+    local failed, paths = 0, {}
+    for _ = 1, 800 do
+      local c = HDRS[rand(#HDRS)]
+      local hdr, dec = c[1], c[2] or c[1]
+      local check = hdr.check ~= false
+      local wire = hdr.fingerprint and core.protocol_id(hdr.id, s:fingerprint()) or hdr.id
       local name = ({ "A", "B", "C" })[rand(3)]
       local base = record(name, s:version())
-      local eopts = { version = o.version_bits and rand(4) - 1 or nil }
-      if o.deltas and rand(2) == 1 then eopts.baseline, eopts.baseline_id = base, 0 end
-      local bytes = proto:encode(name, record(name, eopts.version or s:version()), eopts)
-      if rand(4) > 1 then   -- damaged under a good CRC, so the fields are read
-        local body = mutate(bytes:sub(5, proto.endcheck and -5 or -1), raw, rand)
-        bytes = H.forge(proto:wire_id(), body .. (proto.endcheck and "\x78\x56\x34\x12" or ""))
+      local eopts = { version = hdr.version_bits and rand(4) - 1 or nil }
+      if hdr.deltas and rand(2) == 1 then eopts.baseline, eopts.baseline_id = base, 0 end
+      local bytes = s:frame_encode(hdr, name, record(name, eopts.version or s:version()), eopts)
+      local m = rand(9)
+      if m <= 5 then   -- damaged under a good CRC, so the fields are read
+        local body = mutate(bytes:sub(5, check and -5 or -1), raw, rand)
+        bytes = H.forge(wire, body .. (check and "\x78\x56\x34\x12" or ""))
+      elseif m == 6 then   -- a bad CRC
+        local i = rand(#bytes)
+        bytes = bytes:sub(1, i - 1) .. string.char(bytes:byte(i) ~ (1 << (rand(8) - 1)))
+          .. bytes:sub(i + 1)
+      elseif m == 7 then   -- too short for a frame, or its CRC
+        bytes = bytes:sub(1, rand(9) - 1)
+      elseif m == 8 and check then   -- the end check left out, under a good CRC
+        bytes = H.forge(wire, bytes:sub(5, -5))
       end
-      local got, msg, code = proto:decode(bytes, o.deltas and { baselines = { [0] = base } })
-      local _, _, v, err = dissect.frame(s, bytes, { wire_id = proto:wire_id(),
-        endcheck = proto.endcheck, deltas = o.deltas, version_bits = proto.version_bits,
-        baseline = o.deltas and base or nil, baseline_id = o.deltas and 0 or nil })
+      -- a receiver holds baseline 0, or none (no id is its: -1)
+      local held = hdr.deltas and rand(4) > 1
+      local got, msg, code = s:frame_decode(dec, bytes, held and { baselines = { [0] = base } } or nil)
+      local _, _, v, err = dissect.frame(s, bytes, { wire_id = wire, endcheck = check,
+        deltas = dec.deltas, version_bits = dec.version_bits, tag = dec.tag or dec.tagged,
+        baseline = held and base or nil, baseline_id = hdr.deltas and (held and 0 or -1) or nil })
       if got == nil then
         failed = failed + 1
-        assert.is_nil(v)
-        -- the header's fields have paths of their own (frame.type)
-        local text = err.path:match("^frame%.") and err.message .. " (bit " .. err.bit .. ")"
-          or dissect.errtext(err)
-        assert.same({ msg, code }, { text, err.code })
+        if code ~= "crc" then assert.is_nil(v) end   -- under a bad CRC it reads on
+        assert.same({ msg, code }, { dissect.errtext(err), err.code })
+        paths[err.path] = true
       else
         assert.is_nil(err)
       end
     end
-    assert.is_true(failed > 100)
+    assert.is_true(failed > 300)
+    for _, part in ipairs { "frame", "crc", "tag", "version", "delta", "baseline_id", "type",
+                            "check" } do
+      assert.is_true(paths[core.frame_paths[part]], part)
+    end
   end)
 end)

@@ -128,3 +128,92 @@ describe("dissect's words for a failure", function()
     assert.matches('["value"]=' .. string.format("%q", saved), text, 1, true)
   end)
 end)
+
+-- The same for a framed packet's header: decode (s:frame_decode, which
+-- bitwire.protocol calls) names each part of the frame that fails by the
+-- path dissect.frame gives it (bitwire.core.frame_paths), with the same
+-- words, code and bit.
+describe("dissect's words for a frame's failure", function()
+  local dissect = require "bitwire.dissect"
+  local H = require "spec.helpers"
+  local s = bitwire.schema { T = { { "a", "uint", bits = 3 } }, U = {}, V = {},
+                             messages = { "T", "U", "V" } }
+  local TAG = s:tag()
+  local ALL = { id = 5, tagged = true, version_bits = 32, deltas = true }
+  local CHECK = "\x78\x56\x34\x12"
+  -- a frame of protocol 5 around bits ({value, width} each), then 'tail'
+  -- (default: the end check)
+  local function frame(bits, tail)
+    local w = bitwire.writer()
+    for _, b in ipairs(bits) do w:bits(b[1], b[2]) end
+    return H.forge(5, w:tostring() .. (tail or CHECK))
+  end
+  -- tag, version 0, not a delta, message T with a = 5
+  local GOOD = { { TAG, 32 }, { 0, 32 }, { 0, 1 }, { 0, 2 }, { 5, 3 } }
+  -- a delta of baseline 9, a kept
+  local DELTA = { { TAG, 32 }, { 0, 32 }, { 1, 1 }, { 9, 16 }, { 0, 2 }, { 0, 1 } }
+  local good = frame(GOOD)
+  local flipped = good:sub(1, 5) .. string.char(good:byte(6) ~ 4) .. good:sub(7)
+
+  -- { name, header, packet, decode's message, code }; held: the receiver
+  -- holds baseline 0 (false: none)
+  local FRAMES = {
+    { "a packet too short for a frame", ALL, "\1\2\3",
+      "frame: packet of 3 bytes, a frame has at least 8 (bit 24)", "truncated" },
+    { "a CRC that does not match", ALL, flipped, "frame.crc: CRC32 mismatch: corrupt, or "
+      .. "another protocol id or definitions (bit 0)", "crc" },
+    { "a wrong end check", ALL, frame(GOOD, "\x78\x56\x34\x13"),
+      "frame.check: serialization check failed (bit 104)", "check" },
+    { "an end check left out", ALL, frame(GOOD, ""),
+      "frame.check: serialization check failed (bit 72)", "check" },
+    { "a header cut in the tag", ALL, frame({ { TAG & 0xFFFF, 16 } }),
+      "frame.tag: truncated input (bit 32)", "truncated" },
+    { "a tag of other definitions", ALL, frame({ { TAG ~ 1, 32 }, { 0, 32 }, { 0, 1 }, { 0, 2 } }),
+      string.format("frame.tag: packet for schema %08x, which this registry does not keep "
+        .. "(current %s) (bit 32)", TAG ~ 1, s:fingerprint()), "schema" },
+    { "a tag other than the one given", { id = 5, tag = TAG ~ 1 },
+      frame({ { TAG, 32 }, { 0, 2 }, { 5, 3 } }),
+      string.format("frame.tag: packet for schema %08x, this is %08x (bit 32)", TAG, TAG ~ 1),
+      "schema" },
+    { "a header cut at the version", ALL, frame({ { TAG, 32 } }),
+      "frame.version: truncated input (bit 64)", "truncated" },
+    { "version 2^32 - 1", ALL, frame({ { TAG, 32 }, { 0xFFFFFFFF, 32 }, { 0, 1 }, { 0, 2 } }),
+      "frame.version: version 4294967295 out of range [0, 4294967294] (bit 64)", "range" },
+    { "a header cut at the delta bit", ALL, frame({ { TAG, 32 }, { 0, 32 } }),
+      "frame.delta: truncated input (bit 96)", "truncated" },
+    { "a header cut in the baseline id", ALL, frame({ { TAG, 32 }, { 0, 32 }, { 1, 1 }, { 0, 7 } }),
+      "frame.baseline_id: truncated input (bit 97)", "truncated" },
+    { "a delta and no baseline held", ALL, frame(DELTA),
+      "frame.baseline_id: unknown baseline 9 (bit 97)", "baseline", held = false },
+    { "a delta of a baseline not held", ALL, frame(DELTA),
+      "frame.baseline_id: unknown baseline 9 (bit 97)", "baseline", held = true },
+    { "a header cut at the message id", { id = 5 }, frame({}),
+      "frame.type: truncated input (bit 32)", "truncated" },
+    { "a message id that names no message", ALL,
+      frame({ { TAG, 32 }, { 0, 32 }, { 0, 1 }, { 3, 2 } }),
+      "frame.type: message type 3 out of range [0, 2] (bit 97)", "tag" },
+    -- taken by both: the CRC covers them, so the sender wrote them
+    { "bytes after the message", ALL, frame(GOOD, "\0\7" .. CHECK) },
+  }
+
+  for _, case in ipairs(FRAMES) do
+    it("are decode's: " .. case[1], function()
+      local hdr, bytes = case[2], case[3]
+      local base = { a = 1 }
+      local held = case.held ~= false and hdr.deltas
+      local got, msg, code = s:frame_decode(hdr, bytes, held and { baselines = { [0] = base } } or nil)
+      if case[4] ~= nil then assert.same({ case[4], case[5] }, { msg, code }) end
+      -- a receiver that holds no baseline knows no id (-1)
+      local _, _, v, err = dissect.frame(s, bytes, { wire_id = 5, endcheck = hdr.check ~= false,
+        tag = hdr.tag or hdr.tagged, version_bits = hdr.version_bits, deltas = hdr.deltas,
+        baseline = held and base or nil, baseline_id = hdr.deltas and (held and 0 or -1) or nil })
+      if case[4] == nil then
+        assert.same({ "T", { a = 5 } }, { got, msg })
+        assert.is_nil(err)
+        assert.same({ a = 5 }, v)
+      else
+        assert.same({ msg, code }, { dissect.errtext(err), err.code })
+      end
+    end)
+  end
+end)

@@ -1154,11 +1154,11 @@ describe("bitwire wireshark", function()
     w:frame_end(0x42, false)
     local packet = w:tostring()
     local list, _, _, err = require("bitwire.dissect").frame(s, packet, frame)
-    assert.same({ {}, "frame", "check", 8 * (#packet - 4) },
+    assert.same({ {}, "frame.check", "check", 8 * (#packet - 4) },
                 { list, err.path, err.code, err.bit })
     local got = wsrun(text, packet)
     assert.matches("[bits 0..31] ok\n", got, 1, true)
-    assert.matches("\nerror: frame: serialization check failed (bit "
+    assert.matches("\nerror: frame.check: serialization check failed (bit "
       .. 8 * (#packet - 4) .. ") [check]", got, 1, true)
     assert.not_matches("truncated", got, 1, true)
   end)
@@ -1300,17 +1300,32 @@ describe("bitwire wireshark", function()
     assert.equal("check", err.code)
     -- the core's message taken apart, not wrapped again (dissect printed
     -- "frame: frame: serialization check failed (bit 40) (bit 0)")
-    assert.same({ "frame", "serialization check failed", 40 }, { err.path, err.message, err.bit })
+    assert.same({ "frame.check", "serialization check failed", 40 },
+      { err.path, err.message, err.bit })
     local defs = tmpfile('return { T = { {"a", "int", min = 0, max = 100}, {"b", "bool"} } }')
     -- (a frame of protocol 0x42 over these definitions, its CRC over a bad
     -- end check)
     local _, _, err2 = run("dissect", defs, "--protocol", "0x42", "hex:1f13b97a85efbeadde")
-    assert.matches("error: hex:1f13b97a85efbeadde: frame: serialization check failed "
+    assert.matches("error: hex:1f13b97a85efbeadde: frame.check: serialization check failed "
                    .. "(bit 40) [check]\n", err2, 1, true)
     local got = wsrun(text, packet)
     assert.matches("frame.crc = 0x%x+ %[bits 0..31%] ok", got)
     assert.matches("frame.check = 0xdeadbeef [bits 40..71]\n"
-      .. "error: frame: serialization check failed (bit 40) [check]", got, 1, true)
+      .. "error: frame.check: serialization check failed (bit 40) [check]", got, 1, true)
+  end)
+
+  it("words a frame's failures as decode does, a header field by its path", function()
+    local s = bitwire.schema { T = { { "a", "bool" } }, U = {}, V = {},
+                               messages = { "T", "U", "V" } }
+    local frame = { id = 0x42, wire_id = 0x42, endcheck = true }
+    local text = require("bitwire.wireshark").generate(s, frame, { port = 7 })
+    local hdr = { id = 0x42 }
+    local unknown = bitwire.writer():frame_begin():bits(3, 2):frame_end(0x42, true):tostring()
+    for _, packet in ipairs { "\1\2\3", unknown } do
+      local _, msg, code = s:frame_decode(hdr, packet)
+      assert.matches("^frame", msg)
+      assert.matches("\nerror: " .. msg .. " [" .. code .. "]", wsrun(text, packet), 1, true)
+    end
   end)
 
   it("dissect shows a wrong end check under a bad CRC as bad, not ok, as the plugin flags it",

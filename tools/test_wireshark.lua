@@ -8,6 +8,7 @@
 -- usage (make wireshark-test): lua5.4 tools/test_wireshark.lua
 local bitwire = require "bitwire"
 local dissect = require "bitwire.dissect"
+local PATHS = require("bitwire.core").frame_paths
 
 local function sh(cmd)
   local p = io.popen(cmd .. " 2>&1")
@@ -118,7 +119,7 @@ local function compare(frames, bytes, proto, note, label)
   local n = 0
   for _, e in ipairs(entries) do
     if e.kind ~= "struct" and e.kind ~= "array" and e.kind ~= "sparse"
-        and e.path ~= "frame.crc" and e.path ~= "frame.check" then
+        and e.path ~= PATHS.crc and e.path ~= PATHS.check then
       local line = string.format("%s = %s [bits %d..%d]", e.path, show(e.value, e.kind, e.bits),
         e.bit, e.bit + e.bits - 1)
       n = n + 1

@@ -5,6 +5,7 @@ local core = require "bitwire.core"
 local walk = require "bitwire.walk"
 
 local M = {}
+local PATHS = core.frame_paths
 
 -- The reader interface of bitwire.walk over a bitwire.reader.
 local Reader = {}
@@ -335,6 +336,9 @@ end
 -- slot deltas stop. baseline_id: the id the baseline is known by (nil: any);
 -- a delta frame naming another is refused, as p:decode refuses it.
 -- A bad CRC is reported, and the rest is still read, so the damage shows.
+-- 'tag': true (this schema's), or the integer tag of s:frame_decode's
+-- header. A failure in the frame's header names its part as decode does
+-- (core.frame_paths: frame.type).
 -- Returns the list, the header, the value, and an error or nil.
 function M.frame(s, bytes, frame)
   local p = s:program()
@@ -342,24 +346,23 @@ function M.frame(s, bytes, frame)
   local function on(e) list[#list + 1] = e end
   local n, need = #bytes, frame.endcheck and 8 or 4
   if n < need then
-    return list, nil, nil, { path = "frame", message = "packet of " .. n
-      .. " bytes, a frame has at least " .. need, code = "truncated", bit = 8 * n }
+    return list, nil, nil, { path = PATHS.frame, message = walk.say("framesize", n, need),
+                             code = "truncated", bit = 8 * n }
   end
   local crc = string.unpack("<I4", bytes)
-  local r, msg, code = core.frame_open(bytes, frame.wire_id, frame.endcheck)
+  local r, msg, code, part = core.frame_open(bytes, frame.wire_id, frame.endcheck)
   local crcerr
   if r == nil then
-    if code ~= "crc" then  -- the core's "frame: why (bit N)", as an error
+    if code ~= "crc" then  -- the core's "frame: why (bit N)", in its part
       local why, bit = msg:match("^frame: (.-) %(bit (%d+)%)$")
-      return list, nil, nil, { path = "frame", message = why or msg, code = code,
+      return list, nil, nil, { path = part, message = why or msg, code = code,
                                bit = tonumber(bit) or 0 }
     end
-    crcerr = { path = "frame.crc", message = "CRC32 mismatch (wrong protocol id, "
-      .. "or a damaged packet)", code = "crc", bit = 0 }
+    crcerr = { path = part, message = walk.say("crc"), code = "crc", bit = 0 }
     r = core.reader(frame.endcheck and bytes:sub(1, n - 4) or bytes)
     r:bits(32)
   end
-  on({ path = "frame.crc", bit = 0, bits = 32, value = crc, kind = "uint",
+  on({ path = PATHS.crc, bit = 0, bits = 32, value = crc, kind = "uint",
        depth = 0, role = "header", bad = crcerr ~= nil })
   local rd = M.reader(r)
   local h, err = walk.header(p, rd, frame, on)
@@ -379,8 +382,9 @@ function M.frame(s, bytes, frame)
     top.bits, top.value, top.open = rd:pos() - top.bit, v, nil
     if crcerr == nil and base ~= nil and base ~= walk.UNKNOWN then
       local kept = keptfails(list, function ()
+        local tag = math.type(frame.tag) == "integer" and frame.tag or nil
         return s:frame_decode({ id = frame.wire_id, check = frame.endcheck,
-          fingerprint = false, tagged = frame.tag or false,
+          fingerprint = false, tagged = frame.tag == true, tag = tag,
           version_bits = frame.version_bits or 0, deltas = frame.deltas or false },
           bytes, { baselines = { [h.baseline_id] = base },
           version = h.version == nil and frame.version or nil })
@@ -392,7 +396,7 @@ function M.frame(s, bytes, frame)
   if err == nil and frame.endcheck then
     local check = string.unpack("<I4", bytes, n - 3)
     -- under a bad CRC the core has not checked it (0x12345678, BW_CHECKMAGIC)
-    on({ path = "frame.check", bit = 8 * (n - 4), bits = 32, value = check,
+    on({ path = PATHS.check, bit = 8 * (n - 4), bits = 32, value = check,
          kind = "check", depth = 0, role = "header", bad = check ~= 0x12345678 })
   end
   return list, h, v, crcerr or err

@@ -25,15 +25,15 @@ local function bitsfor(n)
 end
 M.bitsfor = bitsfor
 
--- The number codes (bitwire/walkcodes.lua) and the core's words for a
--- failure (bitwire.core's formats, by name, and messages, by code):
--- required, or handed in by the Wireshark plugin, which embeds them all
--- and has no require.
-local codes, formats, messages = ...
+-- The number codes (bitwire/walkcodes.lua), the core's words for a
+-- failure (bitwire.core's formats, by name, and messages, by code) and the
+-- paths of a frame's parts (its frame_paths, by key): required, or handed
+-- in by the Wireshark plugin, which embeds them all and has no require.
+local codes, formats, messages, paths = ...
 if type(codes) ~= "table" then codes = require "bitwire.walkcodes" end
 if type(formats) ~= "table" then
   local core = require "bitwire.core"
-  formats, messages = core.formats, core.messages
+  formats, messages, paths = core.formats, core.messages, core.frame_paths
 end
 local pow2 = codes.pow2
 
@@ -716,34 +716,46 @@ function M.walk(program, name, r, opts)
 end
 
 -- The frame header after the CRC, as bitwire.protocol writes it (see
--- WIRE.md "Frames of a schema"): [tag 32] [version] [delta bit, baseline id
+-- WIRE.md "Frame header"): [tag 32] [version] [delta bit, baseline id
 -- 16] [message type]. One function, so a new header layout changes here only.
--- opts: tag (bool), version_bits, deltas, baseline_id. Returns the header
--- or nil, error.
+-- opts: tag (true: this program's; an integer: that tag, as s:frame_decode's
+-- header option tag), version_bits, deltas, baseline_id. Returns the header
+-- or nil, error; a failure's path is its part's (M.paths), as decode's.
 function M.header(program, r, opts, on)
   local h = {}
-  local function field(name, n)
+  local function fail(key, message, code, bit)
+    return nil, { path = paths[key], message = message, code = code, bit = bit }
+  end
+  local function field(key, n)
     local bit = r:pos()
     local v, msg, code = r:bits(n)
     if v == nil then
       local why, at = reason(msg)
-      return nil, { path = "frame." .. name, message = why, code = code, bit = at or bit }
+      return fail(key, why, code, at or bit)
     end
-    if on then on({ path = "frame." .. name, bit = bit, bits = n, value = v,
+    if on then on({ path = paths[key], bit = bit, bits = n, value = v,
       kind = "uint", depth = 0, role = "header" }) end
-    h[name] = v
+    h[key] = v
     return v
   end
   local ok, err
   if opts.tag then
     ok, err = field("tag", 32)
     if not ok then return nil, err end
-    -- the tag names the definitions (the fingerprint's high 32 bits):
-    -- another's frame is not read as these, as the core refuses it
-    local mine = program.fingerprint and tonumber(program.fingerprint:sub(1, 8), 16)
-    if mine and h.tag ~= mine then
-      return nil, { path = "frame.tag", message = say("schema", string.format("%08x", h.tag),
-        program.fingerprint), code = "schema", bit = 32 }
+    -- the tag names the definitions (the fingerprint's high 32 bits), or
+    -- is the one given: another's frame is not read as these, as the core
+    -- refuses it
+    if type(opts.tag) == "number" then
+      if h.tag ~= opts.tag then
+        return fail("tag", say("tagged", string.format("%08x", h.tag),
+          string.format("%08x", opts.tag)), "schema", 32)
+      end
+    else
+      local mine = program.fingerprint and tonumber(program.fingerprint:sub(1, 8), 16)
+      if mine and h.tag ~= mine then
+        return fail("tag", say("schema", string.format("%08x", h.tag), program.fingerprint),
+          "schema", 32)
+      end
     end
   end
   if (opts.version_bits or 0) > 0 then
@@ -752,8 +764,7 @@ function M.header(program, r, opts, on)
     if not ok then return nil, err end
     -- 2^32 - 1 is no version (BW_MAXVERSION): the core refuses it
     if h.version > 4294967294 then
-      return nil, { path = "frame.version", message = say("version", h.version, 4294967294),
-        code = "range", bit = bit }
+      return fail("version", say("version", h.version, 4294967294), "range", bit)
     end
   end
   if opts.deltas then
@@ -770,14 +781,12 @@ function M.header(program, r, opts, on)
   -- a delta of a baseline other than opts.baseline_id (nil: any) is
   -- refused before its type is looked at, as the core's frame decode does
   if h.delta == 1 and opts.baseline_id ~= nil and h.baseline_id ~= opts.baseline_id then
-    return nil, { path = "frame.baseline_id", message = say("baseline", h.baseline_id),
-                  code = "baseline", bit = bit - 16 }
+    return fail("baseline_id", say("baseline", h.baseline_id), "baseline", bit - 16)
   end
   -- a message id, not a type id: program.messages numbers the messages
   local name = program.messages[h.type + 1]
   if name == nil then
-    return nil, { path = "frame.type", message = say("msgtype", h.type, #program.messages - 1),
-      code = "tag", bit = bit }
+    return fail("type", say("msgtype", h.type, #program.messages - 1), "tag", bit)
   end
   h.name = name
   return h

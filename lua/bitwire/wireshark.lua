@@ -427,15 +427,15 @@ function proto.dissector(tvb, pinfo, tree)
   local root = tree:add(proto, tvb(), SETTINGS.title)
   local need = SETTINGS.endcheck and 8 or 4
   if n < need then   -- malformed, in dissect's words
-    root:add_proto_expert_info(MALFORMED, "truncated: frame")
-    root:add(tvb(), string.format("error: frame: packet of %d bytes, a frame has at least %d"
-      .. " (bit %d) [truncated]", n, need, 8 * n))
+    root:add_proto_expert_info(MALFORMED, "truncated: " .. PATHS.frame)
+    root:add(tvb(), string.format("error: %s: %s (bit %d) [truncated]", PATHS.frame,
+      walk.say("framesize", n, need), 8 * n))
     return
   end
   local last = SETTINGS.endcheck and n - 4 or n
   local crc = tvb(0, 4):le_uint()
   local want = crc32(tvb, 4, n)
-  local crcitem = root:add(tvb(0, 4), string.format("frame.crc = 0x%08x [bits 0..31]", crc))
+  local crcitem = root:add(tvb(0, 4), string.format("%s = 0x%08x [bits 0..31]", PATHS.crc, crc))
   local info = ""
   root:add(F.crc_ok, crc == want):set_generated()
   if crc ~= want then
@@ -493,12 +493,12 @@ function proto.dissector(tvb, pinfo, tree)
     info = info .. " [" .. err.code .. "]"
   elseif SETTINGS.endcheck then
     local check = tvb(n - 4, 4):le_uint()
-    root:add(tvb(n - 4, 4), string.format("frame.check = 0x%08x [bits %d..%d]",
-      check, 8 * (n - 4), 8 * n - 1))
+    root:add(tvb(n - 4, 4), string.format("%s = 0x%08x [bits %d..%d]",
+      PATHS.check, check, 8 * (n - 4), 8 * n - 1))
     if check ~= 0x12345678 then   -- the protocol refuses the frame (check)
-      root:add_proto_expert_info(MALFORMED, "check: frame")
+      root:add_proto_expert_info(MALFORMED, "check: " .. PATHS.check)
       root:add(tvb(n - 4, 4), string.format(
-        "error: frame: %s (bit %d) [check]", MESSAGES.check, 8 * (n - 4)))
+        "error: %s: %s (bit %d) [check]", PATHS.check, MESSAGES.check, 8 * (n - 4)))
       info = info .. " [check]"
     end
   end
@@ -607,9 +607,10 @@ function M.generate(s, frame, opts)
     tag = frame.tag or false }
   local out = {}
   literal(settings, out)
-  local mout, fout = {}, {}
+  local mout, fout, pout = {}, {}, {}
   literal(core.messages, mout)
   literal(core.formats, fout)
+  literal(core.frame_paths, pout)
   local messages = table.concat(mout)
   local walksrc = source("bitwire.walk", "walk")
   local codessrc = source("bitwire.walkcodes", "qfloat")
@@ -621,11 +622,12 @@ function M.generate(s, frame, opts)
     "local SETTINGS = ", table.concat(out), "\n",
     "local MESSAGES = ", messages, "\n",
     "local FORMATS = ", table.concat(fout), "\n",
+    "local PATHS = ", table.concat(pout), "\n",
     "local PROGRAM = ", program_literal(p), "\n",
     "do local byname = {}; for _, t in ipairs(PROGRAM.types) do byname[t.name] = t end;",
     " PROGRAM.byname = byname end\n",
     "local walk = (function (...)\n", walksrc, "\nend)((function ()\n", codessrc,
-    "\nend)(), FORMATS, MESSAGES)\n",
+    "\nend)(), FORMATS, MESSAGES, PATHS)\n",
     RUNTIME,
   }
 end

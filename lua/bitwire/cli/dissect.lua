@@ -2,6 +2,7 @@
 local util = require "bitwire.cliutil"
 
 local M = {}
+local PATHS = require("bitwire.core").frame_paths
 
 M.summary = "every field of a packet: bit offset, width, raw bits, value"
 M.usage = [=[
@@ -42,11 +43,11 @@ local function line(out, bytes, e)
       value = string.format("(%d %s)", n, e.kind == "array" and "elements" or "slots")
     end
   -- a header entry by its role: a message may have a field named frame.crc
-  elseif e.role == "header" and e.path == "frame.crc" then
+  elseif e.role == "header" and e.path == PATHS.crc then
     value = string.format("0x%08x %s", e.value, e.bad and "BAD" or "ok")
   elseif e.kind == "check" then
     value = e.bad and string.format("0x%08x BAD", e.value) or "ok"
-  elseif e.role == "header" and e.path == "frame.tag" then
+  elseif e.role == "header" and e.path == PATHS.tag then
     value = string.format("0x%08x", e.value)
   elseif e.kind == "uint" and e.role == "header" then
     value = tostring(e.value)
@@ -94,7 +95,7 @@ function M.run(args, io)
     frame.version = frame.opts.version
     list, h, v, err = dissect.frame(s, bytes, frame)
     if err == nil and name and h.name ~= name then
-      err = { path = "frame.type", message = "packet holds " .. h.name .. ", not "
+      err = { path = PATHS.type, message = "packet holds " .. h.name .. ", not "
         .. name, code = "tag", bit = 0 }
     end
     if v == nil and err == nil then err = { path = "", message = "?", code = "?", bit = 0 } end
