@@ -144,7 +144,7 @@ fuzz-deps: deps
 	$(call pkg_install,$(FUZZ_PKGS),clang)
 
 BIND_HDR = bindings/lbw.h bindings/lbw_schema.h bindings/lbw_blob.h bindings/lbw_encvalue.h \
-           bindings/lbw_tape.h
+           bindings/lbw_tape.h bindings/lbw_decode.h
 build/bitwire/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	@mkdir -p build/bitwire
 	$(CC) $(ALL_CFLAGS) $(MODFLAGS) -fPIC $(LUA_CFLAGS) $(LIBFLAG) -o $@ $(CORE_SRC) $(BIND_SRC) $(LIBS)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbw_schema.h"
+#include "lbw_decode.h"
 
 
 /* {===================== tables refilled (Claims) ===================== */

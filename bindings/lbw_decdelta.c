@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "lbw_schema.h"
+#include "lbw_decode.h"
 
 
 /* {===================== decode against a baseline ===================== */

@@ -6,7 +6,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 
-#include "lbw_schema.h"
+#include "lbw_decode.h"
 
 
 /* {===================== decode ===================== */

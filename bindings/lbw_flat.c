@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "lbw_schema.h"
+#include "lbw_decode.h"
 
 
 /* {===================== flat plans ===================== */

@@ -7,6 +7,7 @@
 #include "lauxlib.h"
 
 #include "lbw_tape.h"
+#include "lbw_decode.h"
 
 /* Kinds whose old table a delta decoded into refills (a delta's sparse
 ** array is a new table, as lbw_decode.c's bw_decsparse makes it). */
