@@ -465,6 +465,26 @@ describe("a registry on a hostile file", function()
     assert.is_true(reg:reload())
   end)
 
+  it("polls again a file a memory error of the host stopped, its stamp unchanged", function()
+    -- an edit older than the timestamp tick keeps its stamp: the poll
+    -- after a refusal for memory must read the file all the same
+    local path = tempdefs(ENTITY:format(100))
+    local stamp, sandbox = core.filestamp, core.sandbox
+    core.filestamp = function(p) return (stamp(p)), false end
+    local reg = assert(bitwire.watch(path))
+    write(path, ENTITY:format(200))
+    core.sandbox = function() error("not enough memory", 0) end
+    local ok, changed, err = pcall(reg.poll, reg)
+    core.sandbox = sandbox
+    local again = { pcall(reg.poll, reg) }
+    core.filestamp = stamp
+    assert.is_true(ok, changed)
+    assert.is_false(changed)
+    assert.equal(path .. ": not enough memory", err)
+    assert.same({ true, true }, again)
+    assert.equal(200, reg:current():description().Entity[2].max)
+  end)
+
   it("polls a return to the current content as no change", function()
     local path = tempdefs(ENTITY:format(100))
     local reg = assert(bitwire.watch(path))

@@ -9,9 +9,10 @@
 ** text is read, while its description is copied out of the sandbox, while
 ** it compiles. This test gives the host an allocator with a cap, then
 ** reloads a definitions file under every cap from a few bytes to enough,
-** in steps, and checks that each call returns. Run it under valgrind: the
-** sandbox's lua_State and the file must be closed on every one of those
-** paths.
+** in steps, and checks that each call returns; then stops a poll at every
+** allocation in turn and checks the registry after each stop. Run it
+** under valgrind: the sandbox's lua_State and the file must be closed on
+** every one of those paths.
 **
 ** Run from the checkout root after `make`: it requires bitwire from ./lua
 ** and ./build like the specs do.
@@ -29,8 +30,12 @@
 #include "check.h"
 
 static size_t used, cap = SIZE_MAX;
+static long budget = -1;  /* growths allowed; -1: no limit */
+static int refused;       /* one was refused since the budget was set */
 
-/* the host's allocator: refuses to grow past 'cap' */
+/* the host's allocator: refuses to grow past 'cap', and once 'budget' is
+** spent refuses every growth (Lua's emergency collection does not get it
+** through) */
 static void *capalloc (void *ud, void *ptr, size_t osize, size_t nsize) {
   void *p;
   (void)ud;
@@ -41,6 +46,13 @@ static void *capalloc (void *ud, void *ptr, size_t osize, size_t nsize) {
     return NULL;
   }
   if (nsize > osize && nsize - osize > cap - used) return NULL;
+  if (nsize > osize && budget >= 0) {
+    if (budget == 0) {
+      refused = 1;
+      return NULL;
+    }
+    budget--;
+  }
   p = realloc(ptr, nsize);
   if (p == NULL) return nsize <= osize ? ptr : NULL;
   used = used - osize + nsize;
@@ -125,7 +137,101 @@ static void test_reload_poll_out_of_memory (void) {
   CHECK(used == 0);
 }
 
+/* A poll stopped by the host's memory at every allocation in turn leaves
+** the registry whole: the old schema serving with its kept list, tags and
+** source, or the new one with theirs; and the next poll, with memory,
+** applies the file (a refusal for memory judged nothing, so no stamp or
+** content it read may make that poll skip the file). */
+static const char *const swap =
+  "local core = require 'bitwire.core'\n"
+  "local stamp = core.filestamp\n"
+  "core.filestamp = function(p)\n"   /* as if edited long ago: stamps kept */
+  "  local st = stamp(p)\n"
+  "  return st, false\n"
+  "end\n"
+  "local fp = {}\n"
+  "for _, n in ipairs { 2, 3 } do\n"
+  "  defs(n, 0)\n"
+  "  fp[n] = bitwire.load(path):fingerprint()\n"
+  "end\n"
+  "local function whole(want)\n"
+  "  local cur = reg:current()\n"
+  "  assert(reg.kept[1] == cur, 'kept[1] is not the current schema')\n"
+  "  local n = 0\n"
+  "  for tag, s in pairs(reg.bytag) do\n"
+  "    n = n + 1\n"
+  "    assert(s:tag() == tag, 'bytag')\n"
+  "  end\n"
+  "  assert(n == #reg.kept, 'bytag holds other schemas than kept')\n"
+  "  for _, k in ipairs(reg.kept) do assert(reg.bytag[k:tag()] == k, 'bytag') end\n"
+  "  assert(reg.source:find('f' .. want .. '\"', 1, true)\n"
+  "         and not reg.source:find('f' .. want + 1 .. '\"', 1, true),\n"
+  "         'source is not the current schema\\'s')\n"
+  "  assert(cur:fingerprint() == fp[want], 'not the schema of ' .. want)\n"
+  "end\n"
+  "function swap_prepare()\n"
+  "  defs(2, 0)\n"
+  "  assert(reg:reload() == true)\n"
+  "  whole(2)\n"
+  "  defs(3, 0)\n"
+  "end\n"
+  "function swap_op()\n"   /* 'last' made before: the op allocates none */
+  "  local ok, err = reg:poll()\n"
+  "  last[1], last[2] = ok, err\n"
+  "end\n"
+  "function swap_check()\n"
+  "  if last[1] == true then whole(3) return end\n"
+  "  whole(2)\n"
+  "  local ok, err = reg:poll()\n"
+  "  assert(ok == true, 'the next poll did not apply the file: ' .. tostring(err))\n"
+  "  whole(3)\n"
+  "end\n"
+  "function swap_done() core.filestamp = stamp end\n";
+
+static void test_poll_stopped_at_every_allocation (void) {
+  lua_State *L = lua_newstate(capalloc, NULL);
+  long n;
+  int done = 0, stops = 0, bad = 0;
+  CHECK(L != NULL);
+  if (L == NULL) return;
+  luaL_openlibs(L);
+  CHECK(run(L, setup));
+  CHECK(run(L, swap));
+  for (n = 0; n < 1000000 && !done && bad < 3; n++) {
+    int status;
+    if (!run(L, "last = { 0, 0 } swap_prepare()")) {
+      bad++;
+      break;
+    }
+    lua_getglobal(L, "swap_op");
+    refused = 0;
+    budget = n;
+    status = lua_pcall(L, 0, 0, 0);
+    budget = -1;
+    if (status != LUA_OK) {
+      fprintf(stderr, "poll raised at allocation %ld: %s\n", n + 1,
+              lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
+      bad++;
+    }
+    lua_settop(L, 0);
+    if (!refused) done = 1;
+    else stops++;
+    if (!run(L, "swap_check()")) {
+      fprintf(stderr, "after a refusal at allocation %ld\n", n + 1);
+      bad++;
+    }
+    lua_gc(L, LUA_GCCOLLECT, 0);
+  }
+  run(L, "swap_done() os.remove(path)");
+  CHECK(done);
+  CHECK(stops > 0);
+  CHECK(bad == 0);
+  lua_close(L);
+  CHECK(used == 0);
+}
+
 int main (void) {
   test_reload_poll_out_of_memory();
+  test_poll_stopped_at_every_allocation();
   return check_summary("test_sandbox");
 }

@@ -146,20 +146,23 @@ local function tagof(s)
 end
 M.tag = tagof
 
--- Make 's' current and keep it; drop the oldest beyond 'keep', and any
--- older schema with the same fingerprint or tag.
-local function install(self, s)
+-- Make 's' (made from 'source') current and keep it; drop the oldest
+-- beyond 'keep', and any older schema with the same fingerprint or tag.
+-- The new lists are made first and then swapped in by assignments to keys
+-- the registry holds, which allocate nothing: a memory error leaves the
+-- registry as it was, never half the new schema's.
+local function install(self, s, source)
   local fp, tag = s:fingerprint(), tagof(s)
-  for i = #self.kept, 1, -1 do
-    local k = self.kept[i]
-    if k:fingerprint() == fp or tagof(k) == tag then table.remove(self.kept, i) end
+  local kept, bytag = { s }, {}
+  for _, k in ipairs(self.kept) do
+    if #kept >= self.keep then break end
+    if k:fingerprint() ~= fp and tagof(k) ~= tag then kept[#kept + 1] = k end
   end
-  table.insert(self.kept, 1, s)
-  while #self.kept > self.keep do table.remove(self.kept) end
-  self.schema, self.tag = s, tag
   -- tag -> schema, for the decoding path; internal: users call reg:get_tag
-  self.bytag = {}
-  for _, k in ipairs(self.kept) do self.bytag[tagof(k)] = k end
+  for _, k in ipairs(kept) do bytag[tagof(k)] = k end
+  self.kept, self.bytag, self.schema, self.tag = kept, bytag, s, tag
+  self.source = source
+  self.last_error = nil
 end
 
 -- bitwire.watch(path [, {keep = 4, and the options of bitwire.load}])
@@ -176,7 +179,7 @@ function M.watch(path, opts)
     seen_err = nil,    -- the read error last reported
     last_error = nil,  -- why the last changed content was refused
   }, Registry)
-  install(self, s)
+  install(self, s, source)
   return self
 end
 
@@ -203,17 +206,20 @@ function Registry:schemas()
   return table.move(self.kept, 1, #self.kept, 1, {})
 end
 
+-- The content last read was not judged (the host ran short): the next
+-- poll reads and tries it again, whatever its stamp.
+local function unjudged(self)
+  self.seen, self.stamp = nil, nil
+end
+
 local function try(self, source)
   local s, err, memory = protect(self.path, fromsource, source, self.path, self.opts)
   if not s then
-    -- the host ran short, the content was not judged: the next poll tries it
-    if memory then self.seen = nil end
+    if memory then unjudged(self) end
     self.last_error = err
     return false, err
   end
-  self.last_error = nil
-  self.source = source
-  install(self, s)
+  install(self, s, source)
   return true
 end
 
@@ -271,6 +277,11 @@ local function reload(self)
   return try(self, source)
 end
 
+-- "path: why" for the error 'e' a poll or reload raised
+local function raised(path, e)
+  return path .. ": " .. (type(e) == "string" and e or tostring(e))
+end
+
 local function guard(f, name)
   return function(self)
     -- one from a hook or a finalizer during another would install under
@@ -282,8 +293,12 @@ local function guard(f, name)
     local ok, changed, err = pcall(f, self)
     self.busy = nil
     if ok then return changed, err end
-    err = self.path .. ": " .. (type(changed) == "string" and changed or tostring(changed))
-    self.last_error = err
+    -- a raise is the host's (out of memory, say): nothing was judged, and
+    -- the message itself may find no memory: then it is Lua's own
+    unjudged(self)
+    ok, err = pcall(raised, self.path, changed)
+    if not ok then err = changed end
+    pcall(rawset, self, "last_error", err)
     return false, err
   end
 end
