@@ -82,6 +82,14 @@ static void tovalue (lua_State *L, int idx, bw_Value *v) {
   }
 }
 
+/* Push the key at 'idx' as the compiler shows a value in a message
+** (bw_valuetext: a description's key may hold any byte) and return it. */
+static const char *keytext (lua_State *L, int idx) {
+  bw_Value v;
+  tovalue(L, idx, &v);
+  return lua_pushstring(L, bw_valuetext(&v).s);
+}
+
 /* The table at 'idx' as a list of values; its items live in a kept
 ** userdata. */
 static void tolist (Walk *w, int idx, bw_Value *v) {
@@ -220,8 +228,7 @@ static void schemaoptions (Walk *w, int t) {
   lua_pushnil(L);
   while (lua_next(L, t)) {
     if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "strict") != 0)
-      luaL_error(L, ERRPREFIX "unknown schema option '%s'",
-                 luaL_tolstring(L, -2, NULL));
+      luaL_error(L, ERRPREFIX "unknown schema option '%s'", keytext(L, -2));
     if (!lua_isboolean(L, -1))
       luaL_error(L, ERRPREFIX "'strict' must be a boolean");
     w->S->strict = lua_toboolean(L, -1);
@@ -283,7 +290,7 @@ static void walk (Walk *w, int d, int opts) {
       if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1
           || lua_tointeger(L, -1) > nf)
         luaL_error(L, ERRPREFIX "%s: fields must be a list, found key %s",
-                   names[i].s, luaL_tolstring(L, -1, NULL));
+                   names[i].s, keytext(L, -1));
     }
     if (nf > BW_MAXFIELDS) nf = BW_MAXFIELDS + 1;  /* the compiler refuses */
     if (bw_schemabegin(S, i, (uint32_t)nf, &w->e) != BW_OK) walkerror(w);

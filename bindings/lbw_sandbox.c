@@ -428,6 +428,38 @@ typedef struct Copy {
   int keys[MAXCOPYDEPTH];        /* S index of the key at each depth */
 } Copy;
 
+/* Add 's' to 'b' while 'b' stays within 'max' bytes, as text no terminal
+** acts on: C0, DEL, C1 and bytes that are no UTF-8 written as %q writes
+** a control byte (\27, or \027 before a digit), so a NUL does not end
+** it either; never a part of a character or of an escape. Returns the
+** bytes of 's' taken. */
+static size_t addtext (luaL_Buffer *b, const char *s, size_t len,
+                       size_t max) {
+  size_t i = 0;
+  while (i < len) {
+    unsigned char c = (unsigned char)s[i];
+    size_t n = c < 0xc0 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+    int raw = c >= 0x20 && c != 0x7f
+              && (c < 0x80 ? 1 : n > 1 && n <= len - i
+                  && bw_utf8valid(s + i, n)
+                  && !(c == 0xc2 && (unsigned char)s[i + 1] < 0xa0));
+    if (raw) {
+      if (luaL_bufflen(b) + n > max) break;
+      luaL_addlstring(b, s + i, n);
+      i += n;
+    }
+    else {
+      char esc[8];
+      int digit = i + 1 < len && isdigit((unsigned char)s[i + 1]);
+      int k = snprintf(esc, sizeof esc, digit ? "\\%03u" : "\\%u", (unsigned)c);
+      if (luaL_bufflen(b) + (size_t)k > max) break;
+      luaL_addlstring(b, esc, (size_t)k);
+      i++;
+    }
+  }
+  return i;
+}
+
 /* Push on L where the key at 'depth' is: "Entity[2].min". */
 static void pushpath (Copy *c, int depth) {
   luaL_Buffer b;
@@ -436,10 +468,13 @@ static void pushpath (Copy *c, int depth) {
   for (d = 0; d <= depth && luaL_bufflen(&b) < 200; d++) {
     int k = c->keys[d];
     switch (lua_type(c->S, k)) {
-      case LUA_TSTRING:
+      case LUA_TSTRING: {
+        size_t len;
+        const char *s = lua_tolstring(c->S, k, &len);
         if (d > 0) luaL_addchar(&b, '.');
-        luaL_addstring(&b, lua_tostring(c->S, k));
+        addtext(&b, s, len, 200);
         break;
+      }
       case LUA_TNUMBER:
         if (lua_isinteger(c->S, k))
           lua_pushfstring(c->L, "[%I]", (LUAI_UACINT)lua_tointeger(c->S, k));
@@ -539,27 +574,16 @@ static int copytable (Copy *c, int t, int depth) {
 #define MAXFAILMSG  1024
 
 /* Push the file's text 'msg' of 'len' bytes cut to MAXFAILMSG bytes,
-** saying how long it was: error(string.rep("x", 2^24)). A NUL is written
-** \0 as %q writes it, or the message would end there. The cut goes before
-** a UTF-8 character the limit falls in (its lead byte and up to 3
-** continuation bytes), so valid text stays valid. */
+** saying how long it was: error(string.rep("x", 2^24)). Its bytes are
+** written as addtext writes them: the file's message cannot drive the
+** terminal of whoever reads the log, and a NUL does not end it. */
 static void pushcut (lua_State *L, const char *msg, size_t len) {
   luaL_Buffer b;
-  size_t i, k = 0;
   luaL_buffinit(L, &b);
-  for (i = 0; i < len; i++) {   /* msg[len] is a '\0': msg[i + 1] is safe */
-    const char *esc = isdigit((unsigned char)msg[i + 1]) ? "\\000" : "\\0";
-    size_t n = msg[i] != '\0' ? 1 : strlen(esc);
-    if (luaL_bufflen(&b) + n > MAXFAILMSG) break;
-    if (n == 1) luaL_addchar(&b, msg[i]);
-    else luaL_addstring(&b, esc);
-  }
-  if (i == len) {
+  if (addtext(&b, msg, len, MAXFAILMSG) == len) {
     luaL_pushresult(&b);
     return;
   }
-  while (k < 3 && k < i && ((unsigned char)msg[i - k] & 0xC0) == 0x80) k++;
-  if (((unsigned char)msg[i - k] & 0xC0) == 0xC0) luaL_buffsub(&b, k);
   luaL_pushresult(&b);
   lua_pushfstring(L, "... (%I bytes in all)", (LUAI_UACINT)len);
   lua_concat(L, 2);

@@ -72,9 +72,7 @@ static inline int fail (Ctx *x, const char *fmt, ...) {
 
 static inline int nomem (Ctx *x) { return fail(x, "not enough memory"); }
 
-/* 'v' as Lua's tostring would write it. */
-typedef struct Txt { char s[264]; } Txt;  /* 64 bytes of a string, escaped */
-Txt bw_valuetext (const bw_Value *v);
+typedef bw_ValueText Txt;  /* bw_valuetext (bw_schema.h) */
 
 /* The Lua type name of 'v'. */
 static inline const char *tname (const bw_Value *v) {

@@ -143,10 +143,11 @@ int bw_fillfield (Ctx *x, uint32_t fi, const bw_FieldSpec *f, int element,
     F.ref = en->value;
   }
   opts = kindopts[kind] | COMMON;
-  if (f->unknown != NULL)
-    return fail(x, "unknown option '%.*s' for type %s",
-                (int)(f->unknownlen < 64 ? f->unknownlen : 64), f->unknown,
+  if (f->unknown != NULL) {
+    bw_Value u = { BW_VSTRING, 0, 0, 0, f->unknown, f->unknownlen, NULL };
+    return fail(x, "unknown option '%s' for type %s", bw_valuetext(&u).s,
                 kindname);
+  }
   for (i = 0; i < BW_NOPTIONS; i++)
     if (f->opt[i].type != BW_VNONE && !(opts & (1u << i)))
       return fail(x, "unknown option '%s' for type %s", bw_optionnames[i],

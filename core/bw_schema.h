@@ -215,6 +215,12 @@ typedef struct bw_Value {
   const struct bw_Value *items;  /* LIST */
 } bw_Value;
 
+/* 'v' as a message shows it (Lua's tostring; a string's first 64 bytes
+** with each byte that is not printable ASCII written \ddd): descriptions
+** come from outside, and messages go to terminals and logs. */
+typedef struct bw_ValueText { char s[264]; } bw_ValueText;
+bw_ValueText bw_valuetext (const bw_Value *v);
+
 /* A field's options, by name (bw_optionnames). */
 enum { BW_OMIN, BW_OMAX, BW_ORES, BW_OCLAMP, BW_OBITS, BW_OCOUNT, BW_OOF,
        BW_OVALUES, BW_OMAGIC, BW_OENCODING, BW_OTIERS, BW_OUNIT, BW_ODELTA,

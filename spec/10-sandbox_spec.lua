@@ -307,6 +307,47 @@ return { T = { { "a", "bytes", max = 4096, default = s }, { "b", "bytes", max = 
     assert.matches("\\0%.%.%. %(1048576 bytes in all%)$", err)
   end)
 
+  it("writes no byte of the file's that a terminal acts on into a message", function()
+    -- a refusal goes to logs and terminals: C0, DEL, C1 and bytes that are
+    -- no UTF-8 come escaped, as %q writes a control byte, wherever the
+    -- file put them (its error, a key of its result, a description)
+    local function clean(err)
+      assert.is_string(err)
+      assert.is_nil(err:find("[%z\1-\31\127]"), err)
+      assert.is_nil(err:find("\194[\128-\159]"), err)
+      assert.is_not_nil(utf8.len(err), err)
+    end
+    local function refused(src)
+      local none, err = run(src)
+      assert.is_nil(none)
+      clean(err)
+      return err
+    end
+    assert.equal([[f.lua:1: \27[2J\10\194\155x\255\128\0271 é]],
+      refused([[error("\27[2J\n\u{9b}x\255\128\0271 \u{e9}")]]))
+    assert.equal([[f.lua: description holds a function at T.\27[2J\0.x: only tables, ]]
+      .. "strings, numbers and booleans are kept",
+      refused([[return { T = { ["\27[2J\0"] = { x = print or type } } }]]))
+    -- escapes are cut whole, never into a byte that is not an escape
+    local err = refused([[error(("\27"):rep(4000), 0)]])
+    assert.matches("^f%.lua:1: " .. ("\\27"):rep(341) .. "%.%.%. %(4000 bytes in all%)$", err)
+    -- the compiler's messages about the description's keys
+    local cases = {
+      { [[return { T = { {"x", "int", ["\27[2J"] = 1} } }]], "T.x: unknown option '\\27[2J' for type int" },
+      { [[return { T = { {"x", "int", ["\0z"] = 1} } }]], "T.x: unknown option '\\0z' for type int" },
+      { [[return { T = { ["\27[2J"] = 1 } }]], "T: fields must be a list, found key \\27[2J" },
+      { [[return { options = { ["\27[2J"] = true }, T = { {"x", "bool"} } }]],
+        "unknown schema option '\\27[2J'" },
+    }
+    for _, case in ipairs(cases) do
+      local path = tempdefs(case[1])
+      local s, msg = bitwire.load(path)
+      assert.is_nil(s)
+      clean(msg)
+      assert.equal(path .. ": bitwire.schema: " .. case[2], msg)
+    end
+  end)
+
   it("gives a long path once and in full, where Lua shortens it to ...tail", function()
     local path = "/tmp/" .. string.rep("a", 70) .. "/defs.lua"
     local function load(source)
