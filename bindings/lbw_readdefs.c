@@ -63,7 +63,7 @@ static int readfail (lua_State *L, FileBox *fb, const char *path,
 
 /* core.readdefs(path, max_size) -> content | nil, message. Opens only a
 ** regular file, without blocking (a FIFO or a device is refused, not
-** read), and reads at most max_size bytes. */
+** opened), and reads at most max_size bytes. */
 static int core_readdefs (lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   lua_Integer cap = luaL_checkinteger(L, 2);
@@ -79,10 +79,15 @@ static int core_readdefs (lua_State *L) {
 #ifdef HAVEPOSIX
   {
     struct stat st;
-    fb->fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fb->fd < 0) return readfail(L, fb, path, strerror(errno));
-    if (fstat(fb->fd, &st) != 0)
-      return readfail(L, fb, path, strerror(errno));
+    /* opening a device can act (a watchdog starts, a tape rewinds): what
+    ** is no regular file is not opened; fstat sees one swapped in after */
+    if (stat(path, &st) != 0) return readfail(L, fb, path, strerror(errno));
+    if (S_ISREG(st.st_mode)) {
+      fb->fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+      if (fb->fd < 0) return readfail(L, fb, path, strerror(errno));
+      if (fstat(fb->fd, &st) != 0)
+        return readfail(L, fb, path, strerror(errno));
+    }
     if (!S_ISREG(st.st_mode))
       return readfail(L, fb, path, lua_pushfstring(L, "%s, not a regular "
                       "file", filekind(st.st_mode)));

@@ -440,6 +440,35 @@ describe("reading a definitions file", function()
     os.remove(dir)
   end)
 
+  it("does not open what is not a regular file", function()
+    -- opening a device can act (a watchdog starts, a tape rewinds); a
+    -- FIFO shows an open: the writer blocked in its own open goes on
+    local dir = temppath()
+    os.remove(dir)
+    sh("mkdir " .. dir)
+    local fifo, mark = dir .. "/fifo", dir .. "/opened"
+    sh("mkfifo " .. fifo)
+    sh("(sh -c 'echo x > " .. fifo .. "' 2>/dev/null; touch " .. mark .. ") &")
+    sh("sleep 0.1")  -- the writer waits in its open
+    local reg = assert(bitwire.watch(tempdefs(ENTITY:format(100))))
+    reg.path = fifo
+    for _, call in ipairs { function() return bitwire.load(fifo) end,
+                            function() return reg:poll() end,
+                            function() return reg:reload() end } do
+      local _, err = call()
+      assert.equal(fifo .. ": a FIFO, not a regular file", err)
+    end
+    sh("sleep 0.1")
+    local opened = io.open(mark) ~= nil
+    -- let the writer go (it never blocks here once it was let go above)
+    if not opened then assert.equal("x\n", assert(io.open(fifo)):read("a")) end
+    sh("sleep 0.05")
+    os.remove(mark)
+    os.remove(fifo)
+    os.remove(dir)
+    assert.is_false(opened, "the FIFO was opened")
+  end)
+
   it("follows a symbolic link to a regular file", function()
     local target = tempdefs(ENTITY:format(100))
     local link = temppath()
