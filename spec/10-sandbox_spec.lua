@@ -237,6 +237,46 @@ return { ok = ok, n = #t + #u }
     assert.equal(0.1, d[7])
   end)
 
+  it("holds each limit at its boundary: the limit passes, one past it fails", function()
+    -- bytes of the file
+    local body = "return { T = { { 'x', 'bool' } } }"
+    local path = tempdefs(body)
+    assert.is_not_nil(bitwire.load(path, { max_size = #body }))
+    local s, err = bitwire.load(path, { max_size = #body - 1 })
+    assert.is_nil(s)
+    assert.equal(path .. ": file of " .. #body .. " bytes exceeds the size limit of "
+      .. #body - 1 .. " bytes", err)
+    -- bytes of the strings copied out
+    local src = "return { [('k'):rep(100)] = true }"
+    assert.is_not_nil(run(src, { max_size = 100 }))
+    s, err = run(src, { max_size = 99 })
+    assert.is_nil(s)
+    assert.matches("strings take more than max_size, 99 bytes", err)
+    -- instructions, counted as the host's own hook counts them
+    src = "local x = 0 for i = 1, 10 do x = x + i end return { x }"
+    local n, co = 0, coroutine.create(assert(load(src)))
+    debug.sethook(co, function() n = n + 1 end, "", 1)
+    assert(coroutine.resume(co))
+    assert.same({ 55 }, run(src, { budget = n }))
+    s, err = run(src, { budget = n - 1 })
+    assert.is_nil(s)
+    assert.equal("f.lua:1: instruction budget of " .. n - 1 .. " exhausted", err)
+    -- tables nested in the result
+    local function nest(depth)
+      return "local r = {} local t = r for i = 2, " .. depth
+        .. " do t.x = {} t = t.x end return r"
+    end
+    assert.is_not_nil(run(nest(100)))
+    s, err = run(nest(101))
+    assert.is_nil(s)
+    assert.matches("^f%.lua: description nests deeper than 100 tables at x%.x", err)
+    -- bytes of a message the file raises
+    err = select(2, run("error(('x'):rep(1024), 0)"))
+    assert.equal("f.lua:1: " .. ("x"):rep(1024), err)
+    err = select(2, run("error(('x'):rep(1025), 0)"))
+    assert.equal("f.lua:1: " .. ("x"):rep(1024) .. "... (1025 bytes in all)", err)
+  end)
+
   it("copies a shared table once for each time it is reached", function()
     local d = assert(run([[local f = {"x", "bool"}
 return { A = { f }, B = { f } }]]))
