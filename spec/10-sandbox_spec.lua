@@ -583,16 +583,25 @@ describe("a registry on a hostile file", function()
     core.filestamp = function(p) return (stamp(p)), false end
     local reg = assert(bitwire.watch(path))
     write(path, ENTITY:format(200))
-    core.sandbox = function() error("not enough memory", 0) end
-    local ok, changed, err = pcall(reg.poll, reg)
-    core.sandbox = sandbox
-    local again = { pcall(reg.poll, reg) }
+    -- short while the file runs, then while its description compiles
+    local compile = bitwire.schema
+    local short = {
+      function() core.sandbox = function() error("not enough memory", 0) end end,
+      function() bitwire.schema = function() error("not enough memory", 0) end end,
+    }
+    for i, shortof in ipairs(short) do
+      write(path, ENTITY:format(200 + i))
+      shortof()
+      local ok, changed, err = pcall(reg.poll, reg)
+      core.sandbox, bitwire.schema = sandbox, compile
+      local again = { pcall(reg.poll, reg) }
+      assert.is_true(ok, changed)
+      assert.is_false(changed)
+      assert.equal(path .. ": not enough memory", err)
+      assert.same({ true, true }, again)
+      assert.equal(200 + i, reg:current():description().Entity[2].max)
+    end
     core.filestamp = stamp
-    assert.is_true(ok, changed)
-    assert.is_false(changed)
-    assert.equal(path .. ": not enough memory", err)
-    assert.same({ true, true }, again)
-    assert.equal(200, reg:current():description().Entity[2].max)
   end)
 
   it("polls a return to the current content as no change", function()

@@ -50,9 +50,14 @@ for k, v in pairs(DEFAULTS) do
   if k ~= "keep" then LOADS[k] = v end
 end
 
+-- Lua's error object for a memory error
+local NOMEMORY = "not enough memory"
+
 local function compile(desc, path, opts)
   local ok, s = pcall(require("bitwire").schema, desc, opts.schema)
   if not ok then
+    -- the host ran short, which says nothing of the file: protect sees it
+    if s == NOMEMORY then error(s, 0) end
     return nil, path .. ": " .. (type(s) == "string" and s or tostring(s))
   end
   return s
@@ -109,7 +114,7 @@ local function protect(path, f, ...)
   local ok, a, b = pcall(f, ...)
   if ok then return a, b end
   return nil, path .. ": " .. (type(a) == "string" and a or tostring(a)),
-         a == "not enough memory"
+         a == NOMEMORY
 end
 
 local function loaddefs(path, opts)
