@@ -694,6 +694,11 @@ static int run (lua_State *L, Sandbox *sb, const char *path, size_t maxsize,
     return bw_deffail(L, path, 0, lua_pushfstring(L, "sandbox setup: %s",
                                                lua_tostring(S, -1)));
   co = lua_tothread(S, -1);
+  /* as lua5.4 reads a script: a UTF-8 BOM, then a first line of '#' (#!),
+  ** skipped; its newline kept, so line numbers hold */
+  if (len >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0) { src += 3; len -= 3; }
+  if (len > 0 && src[0] == '#')
+    while (len > 0 && src[0] != '\n') { src++; len--; }
   if (len > 0 && src[0] == LUA_SIGNATURE[0])
     return bw_deffail(L, path, 0, "binary chunks are not accepted");
   if (countjumps(src, len) > MAXJUMPS)

@@ -457,6 +457,24 @@ describe("reading a definitions file", function()
     assert.matches("game_v1%.lua: file of %d+ bytes exceeds the size limit of 64 bytes$", err)
   end)
 
+  it("skips a UTF-8 BOM and a first #! line, as lua5.4 does, keeping line numbers", function()
+    local body = 'return { T = { { "a", "int", min = 0, max = 3 } } }'
+    for _, head in ipairs({ "\239\187\191", "#!/usr/bin/env lua\n",
+                            "\239\187\191# defs\n" }) do
+      local s = assert(bitwire.load(tempdefs(head .. body)))
+      assert.same({ a = 2 }, s:decode("T", s:encode("T", { a = 2 })))
+    end
+    -- an error on line 3 is named at line 3 after a #! line
+    local path = tempdefs("#!/usr/bin/env lua\nlocal x = 1\nerror('bad')\n")
+    local s, err = bitwire.load(path)
+    assert.is_nil(s)
+    assert.matches(":3: bad", err, 1, true)
+    -- only the first line: a '#' later is Lua's syntax error
+    s, err = bitwire.load(tempdefs("return {}\n# no\n"))
+    assert.is_nil(s)
+    assert.is_string(err)
+  end)
+
   it("opens only regular files, and never blocks on one that is not", function()
     local dir = temppath()
     os.remove(dir)
