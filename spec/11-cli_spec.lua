@@ -857,6 +857,38 @@ describe("bitwire numeric and repeated options", function()
     assert.equal(1, status)
     assert.matches("^bitwire check: unknown option %-x\n", err)
   end)
+
+  -- -o was named --o when its value was missing, and --o passed for it
+  it("names -o as it is typed, and knows no --o", function()
+    local status, _, err = run("encode", V3, "Snapshot", J, "-o")
+    assert.equal(1, status)
+    assert.matches("^bitwire encode: option %-o needs a value\n", err)
+    status, _, err = run("encode", V3, "Snapshot", J, "--o", "x.bin")
+    assert.equal(1, status)
+    assert.matches("^bitwire encode: unknown option %-%-o\n", err)
+  end)
+
+  -- "--" was taken for a file's name, and the arguments after it too
+  it("ends the options at --: a file named like an option can follow", function()
+    local status, out, err = run("check", "--", V3)
+    assert.equal(0, status, err)
+    assert.matches("game_v3.lua: ok, 2 types", out, 1, true)
+    local bin = tmpfile(H.fromhex("0500000000"))
+    status, out, err = run("decode", V3, "--version", "3", "Snapshot", "--", bin)
+    assert.equal(0, status, err)
+    assert.equal('{"tick":5,"entities":[]}\n', out)
+    os.remove(bin)
+    -- after --, -p.bin, --help and -h name files
+    for _, name in ipairs { "-p.bin", "--help", "-h" } do
+      status, out, err = run("decode", V3, "Snapshot", "--", name)
+      assert.equal(1, status)
+      assert.equal("", out)
+      assert.equal("bitwire decode: " .. name .. ": No such file or directory\n", err)
+    end
+    status, _, err = run("decode", V3, "Snapshot", "--", "hex:00", "--version", "1")
+    assert.equal(1, status)
+    assert.matches("^bitwire decode: unexpected argument '%-%-version'\n", err)
+  end)
 end)
 
 describe("bitwire wireshark", function()

@@ -77,6 +77,7 @@ function M.main(args, sysio)
   end
   local rest = table.move(args, 2, #args, 1, {})
   for _, a in ipairs(rest) do
+    if a == "--" then break end   -- past it, --help is a file's name
     if a == "--help" or a == "-h" then
       sysio.stdout:write(mod.usage)
       return 0

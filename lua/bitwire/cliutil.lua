@@ -69,20 +69,28 @@ function M.number(name, text)
   return n
 end
 
+-- Option 'name' as it is typed: -o is the one short option.
+function M.optname(name)
+  return name == "o" and "-o" or "--" .. name
+end
+
 -- Split 'args' by 'spec' = {flags = {name = true}, options = {name = true}}:
 -- returns the positional arguments and a table of the options given, the
 -- numeric ones (M.NUMBERS) as integers. None is repeatable: one given
--- twice is refused, not silently the last.
+-- twice is refused, not silently the last. "--" ends the options: what
+-- follows is positional, so a file named -x.bin can be given.
 function M.parse(args, spec, usage)
   local pos, opts, i = {}, {}, 1
   while i <= #args do
     local a = args[i]
-    local name, val = a:match("^%-%-([%w-]+)=(.*)$")
-    name = name or a:match("^%-%-([%w-]+)$") or (a == "-o" and "o")
-    if name then
-      if opts[name] ~= nil then
-        M.fail("option %s given twice", name == "o" and "-o" or "--" .. name)
-      end
+    -- long names have two letters or more: --o is no spelling of -o
+    local name, val = a:match("^%-%-([%w][%w-]+)=(.*)$")
+    name = name or a:match("^%-%-([%w][%w-]+)$") or (a == "-o" and "o")
+    if a == "--" then
+      table.move(args, i + 1, #args, #pos + 1, pos)
+      break
+    elseif name then
+      if opts[name] ~= nil then M.fail("option %s given twice", M.optname(name)) end
       if spec.flags and spec.flags[name] then
         if val ~= nil then M.fail("option --%s takes no value", name) end
         opts[name] = true
@@ -90,13 +98,13 @@ function M.parse(args, spec, usage)
         if val == nil then
           i = i + 1
           val = args[i]
-          if val == nil then M.fail("option --%s needs a value\n%s", name, usage) end
+          if val == nil then M.fail("option %s needs a value\n%s", M.optname(name), usage) end
         end
         opts[name] = M.NUMBERS[name] and M.number(name, val) or val
       else
         M.fail("unknown option %s\n%s", a, usage)
       end
-    elseif a:match("^%-%a") then   -- -x: an option of no subcommand
+    elseif a:match("^%-%a") or a:match("^%-%-.") then   -- -x, --o: no subcommand's
       M.fail("unknown option %s\n%s", a, usage)
     else
       pos[#pos + 1] = a

@@ -58,7 +58,7 @@ local function only(opts, form, ...)
   for _, k in ipairs { ... } do takes[k] = true end
   for _, k in ipairs { "json", "o", "prefix", "version" } do
     if opts[k] ~= nil and not takes[k] then
-      fail("%s does not take %s\n%s", form, k == "o" and "-o" or "--" .. k, M.usage)
+      fail("%s does not take %s\n%s", form, util.optname(k), M.usage)
     end
   end
 end
