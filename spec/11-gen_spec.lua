@@ -1263,6 +1263,39 @@ describe("bitwire gen (command)", function()
     end
   end)
 
+  -- a bad command line raised the usage alone, saying nothing of the problem
+  it("says in its first line what is wrong with the arguments", function()
+    for _, c in ipairs {
+      { {}, "missing generator (c or serialize-h)" },
+      { { "java", "x.lua" }, "unknown generator 'java' (c or serialize-h)" },
+      { { "c" }, "missing definitions file" },
+      { { "c", "a.lua", "b.lua" }, "unexpected argument 'b.lua'" },
+    } do
+      local ok, err = pcall(cli.run, c[1])
+      assert.is_false(ok)
+      assert.equal(c[2] .. "\n" .. cli.usage, err)
+    end
+  end)
+
+  -- -o "" made the directory "", and the files /NAME.h and /NAME.c
+  it("refuses -o '' and -o -, writing nothing", function()
+    local _, defsfile = defsdir('return { P = { {"x", "bool"} } }\n')
+    local name = "bitwire_gen_spec_" .. tostring(os.time())
+    for _, what in ipairs { "c", "serialize-h" } do
+      for _, dir in ipairs { "", "-" } do
+        local ok, err = pcall(cli.run, { what, defsfile, "-o", dir, "--name", name }, sink())
+        local made = {}
+        for _, ext in ipairs { ".h", ".c", ".hpp" } do
+          local at = (dir == "" and "/" or "-/") .. name .. ext
+          if os.remove(at) then made[#made + 1] = at end
+        end
+        assert.same({}, made)
+        assert.is_false(ok)
+        assert.equal("-o takes a directory, not '" .. dir .. "'\n" .. cli.usage, err)
+      end
+    end
+  end)
+
   it("fails, writing nothing, when names would meet in C", function()
     local dir, defsfile = defsdir(
       'return { T = { {"items", "array", of = {"bool"}, max = 3}, {"items_count", "bool"} } }\n')

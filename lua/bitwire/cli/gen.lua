@@ -60,8 +60,17 @@ function M.run(args, sysio)
   local bitwire = require "bitwire"
   local o = parse(args or {})
   local what, defs = o.rest[1], o.rest[2]
-  if (what ~= "c" and what ~= "serialize-h") or defs == nil or o.rest[3] then
-    error(M.usage, 0)
+  -- one line saying what is wrong, then the usage
+  local function usage(fmt, ...) error(fmt:format(...) .. "\n" .. M.usage, 0) end
+  if what == nil then usage("missing generator (c or serialize-h)") end
+  if what ~= "c" and what ~= "serialize-h" then
+    usage("unknown generator '%s' (c or serialize-h)", what)
+  end
+  if defs == nil then usage("missing definitions file") end
+  if o.rest[3] then usage("unexpected argument '%s'", o.rest[3]) end
+  -- "" would put the files in /, and - is no directory to write files in
+  if o.dir == "" or o.dir == "-" then
+    usage("-o takes a directory, not '%s'", o.dir)
   end
   if o.blob and what ~= "c" then error("--blob is an option of gen c\n" .. M.usage, 0) end
   local s = require("bitwire.cliutil").loadschema(defs)   -- its errors name the file
