@@ -656,6 +656,28 @@ describe("bitwire blob (the command)", function()
     end
   end)
 
+  -- a form missing an argument (or -o) printed the usage alone
+  it("says in its first line which argument is missing, and lists the types", function()
+    write(defs, [[return { T = { {"a", "int", min = 0, max = 9} }, U = { {"b", "bool"} } }]])
+    for _, c in ipairs {
+      { {}, "missing definitions file (or header, upgrade)" },
+      { { defs }, "missing type name" },
+      { { defs, "T" }, "missing input (in.json, or in.bin with --json)" },
+      { { "header" }, "missing definitions file" },
+      { { "upgrade", defs }, "missing type name" },
+      { { "upgrade", defs, "T" }, "missing blob (in.bin)" },
+      { { "upgrade", defs, "T", tmp .. ".bin" }, "missing -o out.bin" },
+    } do
+      local ok, msg = run(c[1])
+      assert.is_false(ok)
+      assert.equal(c[2] .. "\n" .. cli.usage, msg)
+    end
+    -- the types listed, as every other subcommand lists them
+    local ok, msg = run { defs, "V", tmp .. ".json", "-o", tmp .. ".bin" }
+    assert.is_false(ok)
+    assert.equal(defs .. ": no type 'V' (types: T, U)", msg)
+  end)
+
   it("reads - as stdin, as the other commands do", function()
     write(defs, [[return { T = { {"a", "int", min = 0, max = 9} } }]])
     local s = bitwire.load(defs)

@@ -35,9 +35,7 @@ end
 
 local function load(path, name)
   local s = util.loadschema(path)
-  local known = false
-  for _, t in ipairs(s:types()) do known = known or t == name end
-  if not known then fail("%s: no type '%s'", path, name) end
+  util.checktype(s, name, path)
   return s
 end
 
@@ -69,7 +67,7 @@ function M.run(args, sysio)
   local pos, opts = parse(args)
   if pos[1] == "header" then
     only(opts, "blob header", "o", "prefix", "version")
-    if not pos[2] then fail("%s", M.usage) end
+    util.need(pos, 2, "definitions file", M.usage)
     util.nomore(pos, 2, M.usage)
     local s = util.loadschema(pos[2])
     local ok, text = pcall(require("bitwire.gen.blob"), s,
@@ -80,8 +78,11 @@ function M.run(args, sysio)
   end
   if pos[1] == "upgrade" then
     only(opts, "blob upgrade", "o")
-    if not (pos[2] and pos[3] and pos[4] and opts.o) then fail("%s", M.usage) end
+    util.need(pos, 2, "definitions file", M.usage)
+    util.need(pos, 3, "type name", M.usage)
+    util.need(pos, 4, "blob (in.bin)", M.usage)
     util.nomore(pos, 4, M.usage)
+    if not opts.o then fail("missing -o out.bin\n%s", M.usage) end
     local s = load(pos[2], pos[3])
     -- a field the old blob lacks and no default fills is the blob's fault
     local ok, blob = pcall(s.blob, s, pos[3], unblob(s, pos[3], pos[4], stdin))
@@ -89,7 +90,9 @@ function M.run(args, sysio)
     writefile(opts.o, blob, out)
     return 0
   end
-  if not (pos[1] and pos[2] and pos[3]) then fail("%s", M.usage) end
+  util.need(pos, 1, "definitions file (or header, upgrade)", M.usage)
+  util.need(pos, 2, "type name", M.usage)
+  util.need(pos, 3, "input (in.json, or in.bin with --json)", M.usage)
   util.nomore(pos, 3, M.usage)
   local s, name = load(pos[1], pos[2]), pos[2]
   if opts.json then
