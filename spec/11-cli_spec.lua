@@ -1704,6 +1704,50 @@ describe("bin/bitwire", function()
       assert.matches("status=0\n$", out)
     end
   end)
+
+  -- output lost to a full disk or a closed pipe exited 0, as a success
+  it("exits 1, saying so, when standard output cannot be written", function()
+    local f = io.open("/dev/full", "w")
+    if f == nil then return end   -- not Linux: the in-process spec covers it
+    f:close()
+    local out = sh("(lua5.4 bin/bitwire check spec/fixtures/defs/game_v3.lua >/dev/full)")
+    assert.equal("bitwire check: standard output: No space left on device\nstatus=1\n", out)
+    out = sh("(lua5.4 bin/bitwire help >/dev/full)")
+    assert.equal("bitwire: standard output: No space left on device\nstatus=1\n", out)
+  end)
+end)
+
+describe("bitwire standard output", function()
+  -- a pipe closed while SIGPIPE is ignored: every write fails
+  local function broken()
+    return { write = function () return nil, "Broken pipe", 32 end,
+             flush = function () return nil, "Broken pipe", 32 end }
+  end
+
+  it("stops at the first write that fails, with status 1 and one line", function()
+    for _, args in ipairs {
+      { "check", V3 },
+      { "decode", V3, "Snapshot", "hex:0500000000" },
+      { "encode", V3, "Snapshot", "json:" .. SNAP, "-o", "-" },
+      { "dissect", V3, "Snapshot", "hex:0500000000" },
+    } do
+      local err = buffer()
+      local status = cli.main(args, { stdout = broken(), stderr = err })
+      assert.equal(1, status, args[1])
+      assert.equal("bitwire " .. args[1] .. ": standard output: Broken pipe\n", err.text)
+    end
+  end)
+
+  it("checks the flush that writes the last buffered bytes", function()
+    local out, err = buffer(), buffer()
+    out.flush = function () return nil, "No space left on device", 28 end
+    assert.equal(1, cli.main({ "version" }, { stdout = out, stderr = err }))
+    assert.equal("bitwire version: standard output: No space left on device\n", err.text)
+    out.flush = function () return true end
+    err = buffer()
+    assert.equal(0, cli.main({ "version" }, { stdout = out, stderr = err }))
+    assert.equal("", err.text)
+  end)
 end)
 
 describe("examples/demo.lua (make demo)", function()

@@ -50,9 +50,44 @@ function M.help(out)
   end
 end
 
+-- 'f' (stdout) for the subcommands: a write that fails (a full disk, a
+-- pipe closed while SIGPIPE is ignored) stops the command, never passing
+-- for success. Buffered bytes fail only at the flush: main checks it.
+local function checked(f)
+  local o = {}
+  function o.write(_, ...)
+    local ok, err = f:write(...)
+    if ok == nil and err ~= nil then
+      o.failed = true   -- said once: the flush would fail again
+      util.fail("standard output: %s", err)
+    end
+    return o
+  end
+  return o
+end
+
+local dispatch
+
 -- bitwire.cli.main(args [, io]) -> exit status
 function M.main(args, sysio)
   sysio = sysio or { stdout = io.stdout, stderr = io.stderr, stdin = io.stdin }
+  local out = sysio.stdout
+  local stdout = checked(out)
+  local ok, status, name = pcall(dispatch, args,
+    { stdout = stdout, stderr = sysio.stderr, stdin = sysio.stdin })
+  if ok and out.flush and not stdout.failed then
+    local flushed, err = out:flush()
+    if not flushed then ok, status = false, "standard output: " .. tostring(err) end
+  end
+  if not ok then   -- the help list, a usage or the last bytes not written
+    sysio.stderr:write("bitwire" .. (name and " " .. name or "") .. ": "
+      .. util.message(status) .. "\n")
+    return 1
+  end
+  return status
+end
+
+function dispatch(args, sysio)
   local name = args[1]
   if name == nil or name == "help" or name == "--help" or name == "-h" then
     local topic = name == "help" and args[2] or nil
@@ -86,9 +121,9 @@ function M.main(args, sysio)
   local ok, status = xpcall(mod.run, util.traceback, rest, sysio)
   if not ok then
     sysio.stderr:write("bitwire " .. name .. ": " .. util.message(status) .. "\n")
-    return 1
+    return 1, name
   end
-  return status or 0
+  return status or 0, name
 end
 
 return M
