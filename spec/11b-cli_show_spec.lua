@@ -108,3 +108,53 @@ describe("a generator's refusal on the command line", function()
     os.remove(defs)
   end)
 end)
+
+-- The README's "Command line" transcript, run by sh as a user types it:
+-- each command prints what the README shows (its stdout, then its stderr;
+-- a line "..." stands for lines the README leaves out).
+describe("the README's command line transcript", function()
+  it("runs as written and prints what it shows", function()
+    local p = io.popen("pwd")
+    local root = p:read("l") .. "/"
+    p:close()
+    local f = assert(io.open(root .. "README.md"))
+    local block = f:read("a"):match("\n## Command line\n.-```\n(.-)```")
+    f:close()
+    assert.is_string(block)
+    local steps = {}
+    for line in block:gmatch("[^\n]*\n") do
+      local cmd = line:match("^%$ (.*)\n$")
+      if cmd then steps[#steps + 1] = { cmd = cmd, want = "" }
+      else steps[#steps].want = steps[#steps].want .. line end
+    end
+    assert.is_true(#steps >= 7)
+    local script = { 'E=$(mktemp)' }
+    for _, st in ipairs(steps) do
+      script[#script + 1] = "echo @@@"
+      local line = st.cmd:gsub("^bitwire ", "lua5.4 " .. root .. "bin/bitwire ")
+      -- a variable set for the commands after it prints nothing
+      script[#script + 1] = st.cmd:match("^%u+=") and line or line .. ' 2>"$E"; cat "$E"'
+    end
+    script[#script + 1] = 'rm -f "$E"'
+    local tmp = os.tmpname()
+    H.write(tmp, table.concat(script, "\n") .. "\n")
+    p = io.popen("cd " .. root .. " && sh " .. tmp)
+    local out = p:read("a")
+    p:close()
+    os.remove(tmp)
+    local i = 0
+    for got in out:gmatch("@@@\n([^@]*)") do
+      i = i + 1
+      local st = steps[i]
+      st.want = st.want:gsub("\n\n+$", "\n")   -- the blank line before the next $
+      local head, tail = st.want:match("^(.-)%.%.%.\n(.*)$")
+      if head then
+        assert.equal(head, got:sub(1, #head), st.cmd)
+        assert.equal(tail, got:sub(-#tail), st.cmd)
+      else
+        assert.equal(st.want, got, st.cmd)
+      end
+    end
+    assert.equal(#steps, i)
+  end)
+end)
