@@ -1738,6 +1738,31 @@ describe("bitwire standard output", function()
     end
   end)
 
+  -- through one pipe (2>&1) the error came before the lines printed
+  -- ahead of it: stdout sat in its buffer while stderr went straight out
+  it("flushes what stdout holds before a line on stderr", function()
+    local log, held = {}, {}
+    local out = { write = function (self, ...)
+                    for _, s in ipairs { ... } do held[#held + 1] = s end
+                    return self
+                  end,
+                  flush = function ()
+                    log[#log + 1] = table.concat(held)
+                    held = {}
+                    return true
+                  end }
+    local err = { write = function (self, s) log[#log + 1] = s; return self end }
+    assert.equal(1, cli.main({ "dissect", V3, "Snapshot", "hex:0500200730" },
+      { stdout = out, stderr = err }))
+    local text = table.concat(log)
+    assert.matches("entities# = 2\nerror: hex:0500200730: Snapshot: entities: ", text, 1, true)
+    log = {}
+    assert.equal(1, cli.main({ "fingerprint", V3, "/nonexistent/x.lua" },
+      { stdout = out, stderr = err }))
+    assert.matches("  " .. V3 .. "\nbitwire fingerprint: /nonexistent/x.lua: ",
+      table.concat(log), 1, true)
+  end)
+
   it("checks the flush that writes the last buffered bytes", function()
     local out, err = buffer(), buffer()
     out.flush = function () return nil, "No space left on device", 28 end

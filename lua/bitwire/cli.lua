@@ -50,20 +50,35 @@ function M.help(out)
   end
 end
 
--- 'f' (stdout) for the subcommands: a write that fails (a full disk, a
--- pipe closed while SIGPIPE is ignored) stops the command, never passing
--- for success. Buffered bytes fail only at the flush: main checks it.
-local function checked(f)
-  local o = {}
+-- stdout and stderr for the subcommands. A write to stdout that fails (a
+-- full disk, a pipe closed while SIGPIPE is ignored) stops the command,
+-- never passing for success; buffered bytes fail only at a flush, which
+-- main checks. stdout is flushed before each write to stderr: through one
+-- pipe (2>&1) an error comes after the lines printed before it.
+local function streams(sysio)
+  local out, err = sysio.stdout, sysio.stderr
+  local o, e, state = {}, {}, {}
+  function state.flush()
+    if state.why == nil and out.flush then
+      local ok, why = out:flush()
+      if not ok then state.why = tostring(why) end
+    end
+    return state.why == nil
+  end
   function o.write(_, ...)
-    local ok, err = f:write(...)
-    if ok == nil and err ~= nil then
-      o.failed = true   -- said once: the flush would fail again
-      util.fail("standard output: %s", err)
+    local ok, why = out:write(...)
+    if ok == nil and why ~= nil then
+      state.why, state.said = tostring(why), true   -- said once, here
+      util.fail("standard output: %s", why)
     end
     return o
   end
-  return o
+  function e.write(_, ...)
+    state.flush()
+    err:write(...)
+    return e
+  end
+  return { stdout = o, stderr = e, stdin = sysio.stdin }, state
 end
 
 local dispatch
@@ -71,13 +86,10 @@ local dispatch
 -- bitwire.cli.main(args [, io]) -> exit status
 function M.main(args, sysio)
   sysio = sysio or { stdout = io.stdout, stderr = io.stderr, stdin = io.stdin }
-  local out = sysio.stdout
-  local stdout = checked(out)
-  local ok, status, name = pcall(dispatch, args,
-    { stdout = stdout, stderr = sysio.stderr, stdin = sysio.stdin })
-  if ok and out.flush and not stdout.failed then
-    local flushed, err = out:flush()
-    if not flushed then ok, status = false, "standard output: " .. tostring(err) end
+  local sub, state = streams(sysio)
+  local ok, status, name = pcall(dispatch, args, sub)
+  if ok and not state.flush() and not state.said then
+    ok, status = false, "standard output: " .. state.why
   end
   if not ok then   -- the help list, a usage or the last bytes not written
     sysio.stderr:write("bitwire" .. (name and " " .. name or "") .. ": "
