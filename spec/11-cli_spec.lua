@@ -52,6 +52,15 @@ describe("bitwire help", function()
     end
   end)
 
+  -- with no command the list went to stdout, though the status was 1
+  it("says a command is missing on stderr, with the list, status 1", function()
+    local _, list = run("help")
+    local status, out, err = run()
+    assert.equal(1, status)
+    assert.equal("", out)
+    assert.equal("bitwire: missing command\n" .. list, err)
+  end)
+
   it("marks a subcommand whose module is missing as not available", function()
     table.insert(cli.commands, "nosuch")
     local _, out = run("help")

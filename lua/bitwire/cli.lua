@@ -101,13 +101,18 @@ end
 
 function dispatch(args, sysio)
   local name = args[1]
-  if name == nil or name == "help" or name == "--help" or name == "-h" then
+  if name == nil then   -- an error, said as the subcommands say theirs
+    sysio.stderr:write("bitwire: missing command\n")
+    M.help(sysio.stderr)
+    return 1
+  end
+  if name == "help" or name == "--help" or name == "-h" then
     local topic = name == "help" and args[2] or nil
     -- help on help (or `help --help`) is the list itself
     if topic == "help" or topic == "--help" or topic == "-h" then topic = nil end
     if topic == nil then
       M.help(sysio.stdout)
-      return name == nil and 1 or 0
+      return 0
     end
     name, args = topic, { topic, "--help" }
   end
