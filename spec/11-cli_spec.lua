@@ -326,6 +326,24 @@ describe("bitwire encode, decode, cost, dissect", function()
     assert.matches('^{"type":"Snapshot","value":{"tick":5,', out)
   end)
 
+  -- decode refused the type dissect takes with a framed packet, naming
+  -- the packet as the unexpected argument
+  it("decodes a framed packet given with its type, as dissect does", function()
+    local _, hex = run("encode", V3, "Snapshot", "json:" .. SNAP, "--protocol", "0x77")
+    local P = "hex:" .. hex:sub(1, -2)
+    local status, out, err = run("decode", V3, "Snapshot", P, "--protocol", "0x77")
+    assert.equal(0, status, err)
+    assert.equal(select(2, run("decode", V3, P, "--protocol", "0x77")), out)
+    refuses({ "decode", V3, "Entity", P, "--protocol", "0x77" },
+      P .. ": frame.type: packet holds Snapshot, not Entity [tag]")
+    refuses({ "decode", V3, "Nope", P, "--protocol", "0x77" },
+      V3 .. ": no type 'Nope' (types: Entity, Snapshot)")
+    for _, cmd in ipairs { "decode", "dissect" } do
+      assert.matches("bitwire " .. cmd .. " defs.lua [Type] packet --protocol ID",
+        cli.load(cmd).usage, 1, true)
+    end
+  end)
+
   it("names the field of a value that does not fit, and of bad JSON", function()
     local status, _, err = run("encode", V3, "Snapshot", 'json:{"tick":5,"entities":[{"id":7,"health":999}]}')
     assert.equal(1, status)
@@ -841,7 +859,7 @@ describe("bitwire numeric and repeated options", function()
       { "cost", V3, "Snapshot", J, "extra" },
       { "encode", V3, "Snapshot", J, "extra" },
       { "decode", V3, "Snapshot", "hex:050000", "extra" },
-      { "decode", V3, "hex:050000", "extra", "--protocol", "1" },
+      { "decode", V3, "Snapshot", "hex:050000", "extra", "--protocol", "1" },
       { "dissect", V3, "Snapshot", "hex:050000", "extra" },
       { "dissect", V3, "Snapshot", "hex:050000", "extra", "--protocol", "1" },
       { "diff", V3, V3, "extra" },

@@ -309,6 +309,25 @@ function M.frame(s, opts, path, reading)
            deltas = opts.deltas or false, opts = fo }
 end
 
+-- The positional arguments after defs.lua of a framed packet: the packet,
+-- or a type and the packet (the type the packet must hold, checked with
+-- M.holds). Returns the type (or nil) and the packet argument.
+function M.framedargs(s, pos, path, usage)
+  local src = M.need(pos, 2, "packet", usage)
+  M.nomore(pos, 3, usage)
+  if pos[3] == nil then return nil, src end
+  M.checktype(s, pos[2], path)
+  return pos[2], pos[3]
+end
+
+-- Why a frame holding message 'got' is not the 'want' its command line
+-- named, or nil when it is (or none was named).
+function M.holds(got, want)
+  if want ~= nil and got ~= want then
+    return "packet holds " .. got .. ", not " .. want
+  end
+end
+
 -- --baseline (JSON: a file, - or json:...) as a function (type name) ->
 -- value, or nil without the option. A delta is read and written against it.
 -- 'src' is the command's other input (its 'what'): call this before

@@ -6,12 +6,13 @@ local M = {}
 M.summary = "decode a packet into JSON"
 M.usage = [=[
 usage: bitwire decode defs.lua Type packet [--version N] [--baseline base.json]
-       bitwire decode defs.lua packet --protocol ID [framing options]
-                      [--baseline base.json [--baseline-id N]]
+       bitwire decode defs.lua [Type] packet --protocol ID [framing options]
+                      [--version N] [--baseline base.json [--baseline-id N]]
 
 packet: a file, - (stdin) or hex:0a1b2c... Prints the value as one line of
 JSON (the mapping is in `bitwire encode --help`); a framed packet prints
-{"type": "<message type>", "value": {...}}. A bad packet prints the error
+{"type": "<message type>", "value": {...}}; a Type given with it is the
+message type the packet must hold. A bad packet prints the error
 (path, bit and code) and exits with status 1. A delta is decoded against
 --baseline (JSON: a file, - or json:...); in a delta frame it stands for
 the baseline id --baseline-id (default 0).
@@ -27,8 +28,7 @@ function M.run(args, io)
   local frame = util.frame(s, opts, path, true)
   local json = require "bitwire.json"
   if frame then
-    local src = util.need(pos, 2, "packet", M.usage)
-    util.nomore(pos, 2, M.usage)
+    local want, src = util.framedargs(s, pos, path, M.usage)
     local baseline = util.baseline(s, opts, io.stdin, src, "packet")
     local bytes = util.readpacket(src, io.stdin)
     local dopts = {}
@@ -42,6 +42,8 @@ function M.run(args, io)
     end
     local name, value, code = frame.protocol:decode(bytes, dopts)
     if name == nil then util.fail("%s: %s [%s]", src, value, code) end
+    local other = util.holds(name, want)
+    if other then util.fail("%s: frame.type: %s [tag]", src, other) end
     io.stdout:write('{"type":"', name, '","value":', json.encode(s, name, value), "}\n")
     return 0
   end

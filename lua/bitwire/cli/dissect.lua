@@ -7,8 +7,8 @@ local PATHS = require("bitwire.core").frame_paths
 M.summary = "every field of a packet: bit offset, width, raw bits, value"
 M.usage = [=[
 usage: bitwire dissect defs.lua Type packet [--version N] [--baseline value.json]
-       bitwire dissect defs.lua packet --protocol ID [framing options]
-                       [--baseline value.json [--baseline-id N]]
+       bitwire dissect defs.lua [Type] packet --protocol ID [framing options]
+                       [--version N] [--baseline value.json [--baseline-id N]]
 
 packet: a file, - (stdin) or hex:0a1b2c...
 Prints an indented tree, one line per field: its first bit, its width in
@@ -16,8 +16,9 @@ bits, the raw bits (hex, up to 64 bits) and the decoded value. Lines
 ending in ? are presence bits, # counts, @ sparse slot indices, ~ a sparse
 encoding, ^ a delta's changed bits. A framed packet shows its header: the
 CRC (flagged when it does not match), tag, version, delta bit and baseline
-id, message type, and the end check. A bad packet shows every field up to
-the failure, then the error with its code, and exits with status 1.
+id, message type (a Type given must be the packet's), and the end check. A
+bad packet shows every field up to the failure, then the error with its
+code, and exits with status 1.
 A delta (a packet encoded with {baseline = b}, or a delta frame) is read
 against --baseline (JSON, a file, - or json:...). A delta frame without it
 is read assuming the baseline holds every record the delta changes (true
@@ -70,11 +71,7 @@ function M.run(args, io)
   local frame = util.frame(s, opts, path, true)
   local name, src
   if frame then
-    src = util.need(pos, 2, "packet", M.usage)
-    if pos[3] then   -- a type given anyway: it must be the packet's
-      name, src = pos[2], pos[3]
-      util.checktype(s, name, path)
-    end
+    name, src = util.framedargs(s, pos, path, M.usage)
   else
     name = util.need(pos, 2, "type name (or --protocol for a framed packet)", M.usage)
     src = util.need(pos, 3, "packet", M.usage)
@@ -94,10 +91,8 @@ function M.run(args, io)
     frame.baseline_id = opts["baseline-id"]
     frame.version = frame.opts.version
     list, h, v, err = dissect.frame(s, bytes, frame)
-    if err == nil and name and h.name ~= name then
-      err = { path = PATHS.type, message = "packet holds " .. h.name .. ", not "
-        .. name, code = "tag", bit = 0 }
-    end
+    local other = err == nil and util.holds(h.name, name)
+    if other then err = { path = PATHS.type, message = other, code = "tag", bit = 0 } end
     if v == nil and err == nil then err = { path = "", message = "?", code = "?", bit = 0 } end
   else
     local version = opts.version
