@@ -1456,6 +1456,21 @@ describe("bitwire file arguments", function()
     os.remove(out)
     os.remove(dir)
   end)
+
+  -- '' gave ": No such file or directory", a message that names nothing
+  it("say an empty argument where a file name goes is one", function()
+    local J = "json:" .. SNAP
+    for _, args in ipairs {
+      { "check", "" }, { "diff", V3, "" }, { "layout", "", "Entity" },
+      { "encode", V3, "Snapshot", "" }, { "encode", V3, "Snapshot", J, "-o", "" },
+      { "decode", V3, "Snapshot", "" }, { "cost", V3, "Snapshot", "" },
+      { "encode", V3, "Snapshot", J, "--baseline", "" },
+      { "blob", V3, "Snapshot", J, "-o", "" }, { "blob", "header", "" },
+      { "wireshark", V3, "--protocol", "1", "--udp-port", "7", "-o", "" },
+    } do
+      refuses(args, "an empty argument where a file name goes")
+    end
+  end)
 end)
 
 describe("bitwire gen output", function()

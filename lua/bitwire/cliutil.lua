@@ -126,6 +126,13 @@ function M.nomore(pos, n, usage)
   if pos[n + 1] ~= nil then M.fail("unexpected argument '%s'\n%s", pos[n + 1], usage) end
 end
 
+-- An argument naming a file: '' names none (the system's error for it
+-- would begin ": No such file", naming nothing).
+local function filename(path)
+  if path == "" then M.fail("an empty argument where a file name goes") end
+  return path
+end
+
 -- A definitions file, loaded in bitwire's sandbox. It is a path, never -:
 -- bitwire.load reads only a regular file, its size checked first.
 function M.loadschema(path)
@@ -133,7 +140,7 @@ function M.loadschema(path)
     M.fail("a definitions file must be a file's path, not - (standard input)")
   end
   local bitwire = require "bitwire"
-  local s, err = bitwire.load(path)
+  local s, err = bitwire.load(filename(path))
   if s == nil then M.fail("%s", err) end
   return s
 end
@@ -162,7 +169,7 @@ function M.readfile(path, stdin, limit)
   local f = stdin or io.stdin
   if path ~= "-" then
     local err
-    f, err = io.open(path, "rb")
+    f, err = io.open(filename(path), "rb")
     if f == nil then M.fail("%s", err) end
   end
   -- a piece at a time: a device or a pipe that never ends (/dev/zero) stops
@@ -199,7 +206,7 @@ function M.writefile(path, data, stdout)
     (stdout or io.stdout):write(data)
     return
   end
-  local f, err = io.open(path, "wb")
+  local f, err = io.open(filename(path), "wb")
   if f == nil then M.fail("%s", err) end
   local ok, why = M.writeclose(f, data, path)
   if not ok then M.fail("%s", why) end
