@@ -326,6 +326,32 @@ describe("bitwire encode, decode, cost, dissect", function()
     assert.matches('^{"type":"Snapshot","value":{"tick":5,', out)
   end)
 
+  -- an inline value was echoed whole in an error: lines of JSON made the
+  -- error many lines, and a long one a line of that length
+  it("names an inline value in one short line in its errors", function()
+    local big = 'json:{\n  "tick": -1,\n  "entities": [' .. ("{}, "):rep(5000) .. "{}]\n}"
+    local label = big:gsub("%s+", " "):sub(1, 61) .. "..."
+    assert.equal('json:{ "tick": -1, "entities": [{}, {}, {}, {}, {}, {}, {}, {...', label)
+    for _, cmd in ipairs { "cost", "encode" } do
+      refuses({ cmd, V3, "Snapshot", big }, label .. ": bitwire.json.decode: Snapshot.tick: "
+        .. "-1 is negative; a uint of 20 bits takes 0..1048575")
+    end
+    local hex = "hex:05\n00" .. ("00"):rep(100) .. "zz"
+    refuses({ "decode", V3, "Snapshot", hex }, "hex:05 00" .. ("0"):rep(52) .. "...: not a hex string")
+    local status, out, err = run("dissect", V3, "Snapshot", "hex:" .. ("ff"):rep(40))
+    assert.equal(1, status)
+    local name = "hex:" .. ("f"):rep(57) .. "..."
+    assert.equal(name .. ": 40 bytes, Snapshot\n", out:match("^[^\n]*\n"))
+    assert.matches("^error: " .. name:gsub("%p", "%%%0") .. ": Snapshot: ", err)
+    -- a file's name is never cut
+    local long = os.tmpname() .. ("_x"):rep(40)
+    H.write(long, H.fromhex("0500000000"))
+    status, out = run("dissect", V3, "Snapshot", long)
+    os.remove(long)
+    assert.equal(0, status)
+    assert.equal(long .. ": 5 bytes, Snapshot\n", out:match("^[^\n]*\n"))
+  end)
+
   -- decode refused the type dissect takes with a framed packet, naming
   -- the packet as the unexpected argument
   it("decodes a framed packet given with its type, as dissect does", function()

@@ -222,6 +222,16 @@ function M.tohex(s)
   return (s:gsub(".", function (c) return string.format("%02x", c:byte()) end))
 end
 
+-- Argument 'src' as messages name it: an inline value (json:, hex:) in
+-- one line of at most 64 columns, "..." marking a cut, so an error stays
+-- one short line; a file's name as given.
+function M.label(src)
+  if not (src:match("^json:") or src:match("^hex:")) then return src end
+  local one = src:gsub("%s+", " ")
+  if M.width(one) <= 64 then return one end
+  return M.cut(one, 61) .. "..."
+end
+
 -- A JSON argument's text: json:{...} inline, - (stdin) or a file name.
 function M.readjson(arg, stdin)
   return arg:match("^json:(.*)$") or M.readfile(arg, stdin, M.LIMITS.json)
@@ -231,20 +241,20 @@ end
 -- gives, read by bitwire.json; or stop, naming 'src'.
 function M.jsonvalue(s, name, src, stdin)
   local v, err = require("bitwire.json").decode(s, name, M.readjson(src, stdin))
-  if v == nil then M.fail("%s: %s", src, err) end
+  if v == nil then M.fail("%s: %s", M.label(src), err) end
   return v
 end
 
 -- Stop with the library's error 'err' about the value of type 'name' that
 -- argument 'src' gave: encode, cost and blob word the same bad value alike.
 function M.valuefail(src, name, err)
-  M.fail("%s: %s: %s", src, name, tostring(err))
+  M.fail("%s: %s: %s", M.label(src), name, tostring(err))
 end
 
 -- A packet argument: hex:0a1b..., - (stdin) or a file name.
 function M.readpacket(arg, stdin)
   local h = arg:match("^hex:(.*)$")
-  if h then return M.fromhex(h, arg) end
+  if h then return M.fromhex(h, M.label(arg)) end
   return M.readfile(arg, stdin, M.LIMITS.packet)
 end
 

@@ -41,9 +41,9 @@ function M.run(args, io)
       if h then dopts.baselines = { [util.baseline_id(opts)] = baseline(h.name) } end
     end
     local name, value, code = frame.protocol:decode(bytes, dopts)
-    if name == nil then util.fail("%s: %s [%s]", src, value, code) end
+    if name == nil then util.fail("%s: %s [%s]", util.label(src), value, code) end
     local other = util.holds(name, want)
-    if other then util.fail("%s: frame.type: %s [tag]", src, other) end
+    if other then util.fail("%s: frame.type: %s [tag]", util.label(src), other) end
     io.stdout:write('{"type":"', name, '","value":', json.encode(s, name, value), "}\n")
     return 0
   end
@@ -56,7 +56,7 @@ function M.run(args, io)
   local value, msg, code = s:decode(name, bytes, {
     version = opts.version,
     baseline = baseline and baseline(name) })
-  if value == nil then util.fail("%s: %s: %s [%s]", src, name, msg, code) end
+  if value == nil then util.fail("%s: %s: %s [%s]", util.label(src), name, msg, code) end
   io.stdout:write(json.encode(s, name, value), "\n")
   return 0
 end

@@ -81,7 +81,7 @@ function M.run(args, io)
   local bytes = util.readpacket(src, io.stdin)
   local dissect = require "bitwire.dissect"
   local out = io.stdout
-  out:write(string.format("%s: %d bytes%s\n", src:sub(1, 40), #bytes,
+  out:write(string.format("%s: %d bytes%s\n", util.label(src), #bytes,
     frame and string.format(", protocol 0x%x", frame.id) or ", " .. name))
   out:write(string.format("%6s %5s  %-16s %s\n", "bit", "bits", "raw", "field = value"))
   local list, err, h
@@ -104,7 +104,7 @@ function M.run(args, io)
   for _, e in ipairs(list) do line(out, bytes, e) end
   if err then
     local tname = name or (h and h.name)
-    io.stderr:write(string.format("error: %s: %s%s [%s]\n", src,
+    io.stderr:write(string.format("error: %s: %s%s [%s]\n", util.label(src),
       tname and err.code ~= "crc" and tname .. ": " or "",
       err.text or dissect.errtext(err), err.code))
     return 1
