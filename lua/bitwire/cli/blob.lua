@@ -110,15 +110,4 @@ function M.run(args, sysio)
   return 0
 end
 
--- Run without the dispatcher (tools/blob.lua): exit status, errors on stderr.
-function M.main(args)
-  local ok, status = pcall(M.run, args, io)
-  if not ok then
-    io.stderr:write("bitwire blob: ", type(status) == "table" and status.msg
-      or tostring(status), "\n")
-    return 1
-  end
-  return status or 0
-end
-
 return M
