@@ -1573,6 +1573,22 @@ describe("bitwire cost and layout columns", function()
     end
     os.remove(defs)
   end)
+
+  -- check's type column was 24 wide: a longer name pushed its row's
+  -- numbers out from under their headings
+  it("line up check's columns under a type name past 24 characters", function()
+    local long = string.rep("T", 40)
+    local defs = tmpfile('return { ' .. long .. ' = { { "x", "int", min = 0, max = 9 } }, '
+      .. 'U = { { "y", "bool" } } }')
+    local status, out, err = run("check", defs)
+    os.remove(defs)
+    assert.equal(0, status, err)
+    local lines = {}
+    for l in out:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    assert.equal("  id   type" .. string.rep(" ", 38) .. "min bits   max bits  fields", lines[2])
+    assert.equal("  0    " .. long .. "         4          4       1", lines[3])
+    assert.equal("  1    U" .. string.rep(" ", 39) .. "         1          1       1", lines[4])
+  end)
 end)
 
 describe("bitwire.json", function()

@@ -25,12 +25,15 @@ function M.run(args, io)
   out:write(string.format("%s: ok, %d type%s, version %d, fingerprint %s, "
     .. "message id %d bit%s\n", path, #p.types, #p.types == 1 and "" or "s",
     p.version, p.fingerprint, p.typebits, p.typebits == 1 and "" or "s"))
-  out:write(string.format("  %-4s %-24s %9s %10s %7s\n", "id", "type", "min bits",
+  -- the type column as wide as its longest name: the columns line up
+  local w = 24
+  for _, t in ipairs(p.types) do w = math.max(w, util.width(t.name)) end
+  out:write(string.format("  %-4s %s %9s %10s %7s\n", "id", util.pad("type", w), "min bits",
     "max bits", "fields"))
   for _, t in ipairs(p.types) do
-    out:write(string.format("  %-4s %-24s %9d %10s %7d%s\n", t.message_id or "-", t.name,
-      t.minbits, t.maxbits and tostring(t.maxbits) or "unbounded", #t.fields,
-      t.versioned and "  versioned" or ""))
+    out:write(string.format("  %-4s %s %9d %10s %7d%s\n", t.message_id or "-",
+      util.pad(t.name, w), t.minbits, t.maxbits and tostring(t.maxbits) or "unbounded",
+      #t.fields, t.versioned and "  versioned" or ""))
   end
   return 0
 end
