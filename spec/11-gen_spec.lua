@@ -1277,13 +1277,40 @@ describe("bitwire gen (command)", function()
     end
   end)
 
+  -- a definitions file not named *.lua gave NAME "messages", not its own
+  -- name as the usage says; a bad default was blamed on a --name not given
+  it("names the files after the definitions file, whatever its extension", function()
+    local dir = defsdir("return {}\n")
+    local text = 'return { P = { {"x", "bool"} } }\n'
+    for _, c in ipairs { { "game.defs", "game" }, { "game.lua", "game" }, { "a.b.lua", "a.b" },
+                         { "noext", "noext" } } do
+      local defsfile = dir .. "/" .. c[1]
+      local f = assert(io.open(defsfile, "w"))
+      f:write(text)
+      f:close()
+      local log = sink()
+      assert(pcall(cli.run, { "c", defsfile, "-o", dir }, { stdout = log }))
+      assert.equal("wrote " .. dir .. "/" .. c[2] .. ".h\nwrote " .. dir .. "/" .. c[2]
+        .. ".c\n", log.text)
+    end
+    local defsfile = dir .. "/my game.lua"
+    local f = assert(io.open(defsfile, "w"))
+    f:write(text)
+    f:close()
+    local ok, err = pcall(cli.run, { "c", defsfile, "-o", dir })
+    assert.is_false(ok)
+    assert.equal("NAME 'my game' is no file name (letters, digits, _, . and -, not starting "
+      .. "with . or -); it comes from " .. defsfile .. ": give --name", err)
+    os.execute("rm -rf '" .. dir .. "'")
+  end)
+
   -- -o "" made the directory "", and the files /NAME.h and /NAME.c
   it("refuses -o '' and -o -, writing nothing", function()
     local _, defsfile = defsdir('return { P = { {"x", "bool"} } }\n')
     local name = "bitwire_gen_spec_" .. tostring(os.time())
     for _, what in ipairs { "c", "serialize-h" } do
       for _, dir in ipairs { "", "-" } do
-        local ok, err = pcall(cli.run, { what, defsfile, "-o", dir, "--name", name }, sink())
+        local ok, err = pcall(cli.run, { what, defsfile, "-o", dir, "--name", name }, { stdout = sink() })
         local made = {}
         for _, ext in ipairs { ".h", ".c", ".hpp" } do
           local at = (dir == "" and "/" or "-/") .. name .. ext

@@ -74,10 +74,13 @@ function M.run(args, sysio)
   end
   if o.blob and what ~= "c" then error("--blob is an option of gen c\n" .. M.usage, 0) end
   local s = require("bitwire.cliutil").loadschema(defs)   -- its errors name the file
-  local name = o.name or defs:match("([^/\\]+)%.lua$") or "messages"
+  -- the file's name without its extension (.lua or any other)
+  local base = defs:match("[^/\\]*$")
+  local name = o.name or base:match("^(.+)%.[^.]*$") or base
   if not name:match("^[%w_][%w_.-]*$") then  -- a file name in DIR, no path
-    error(("--name '%s' is no file name (letters, digits, _, . and -, not"
-      .. " starting with . or -)"):format(name), 0)
+    error(("%s '%s' is no file name (letters, digits, _, . and -, not"
+      .. " starting with . or -)%s"):format(o.name and "--name" or "NAME",
+      name, o.name and "" or "; it comes from " .. defs .. ": give --name"), 0)
   end
   local dir = (o.dir or "."):gsub("/$", "")
   local opts = { name = name, prefix = o.prefix, version = o.version }
