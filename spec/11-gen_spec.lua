@@ -1302,6 +1302,12 @@ describe("bitwire gen (command)", function()
     assert.equal("NAME 'my game' is no file name (letters, digits, _, . and -, not starting "
       .. "with . or -); it comes from " .. defsfile .. ": give --name", err)
     os.execute("rm -rf '" .. dir .. "'")
+    -- the usage says so, and where the files go
+    local usage = cli.usage:gsub("%s+", " ")
+    assert.matches("NAME defaults to the definitions file's name without its extension", usage,
+      1, true)
+    assert.matches("written in DIR (serialize-h: the current directory without -o)", usage,
+      1, true)
   end)
 
   -- -o "" made the directory "", and the files /NAME.h and /NAME.c

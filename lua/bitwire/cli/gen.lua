@@ -10,9 +10,11 @@ usage: bitwire gen c DEFS.lua -o DIR [--name NAME] [--prefix P] [--version N]
                      [--blob]
        bitwire gen serialize-h DEFS.lua [-o DIR] [--name NAME] [--prefix P]
                                [--version N]
-NAME defaults to the definitions file's name; the C files are NAME.h and
-NAME.c (with --blob, the blob header NAME_blob.h), the C++ header
-NAME.hpp. The code speaks version N of the definitions (default: the
+
+NAME defaults to the definitions file's name without its extension; the C
+files are NAME.h and NAME.c (with --blob, the blob header NAME_blob.h), the
+C++ header NAME.hpp, written in DIR (serialize-h: the current directory
+without -o). The code speaks version N of the definitions (default: the
 current one).
 ]]
 
