@@ -524,7 +524,7 @@ describe("bitwire encode, decode, cost, dissect", function()
     assert.matches("[crc]\n", err, 1, true)
     -- in decode's words (the core's one table), not words of its own
     local _, why = bitwire.protocol(s, { id = 0x78 }):decode(H.fromhex(framed))
-    assert.equal("error: hex:" .. framed .. ": frame.crc: " .. why .. " [crc]\n", err)
+    assert.equal("error: hex:" .. framed .. ": " .. why .. " [crc]\n", err)
     local _, _, derr = run("decode", V3, "hex:" .. framed, "--protocol", "0x78")
     assert.equal("bitwire decode: hex:" .. framed .. ": " .. why .. " [crc]\n", derr)
     status, _, err = run("dissect", V3, "Snapshot", "hex:00", "--deltas")
