@@ -570,16 +570,19 @@ static INLINE int fixedfits (const bw_Field *f, uint64_t u) {
          || u <= (uint64_t)f->max - (uint64_t)f->min;
 }
 
-/* A fresh record of at most MAXSCALARS fixed-width scalar fields, some
+/* A record of at most MAXSCALARS fixed-width scalar fields, some
 ** optional: every field is read first, then the table is made with the
-** exact count and filled. Reads and range checks in bw_decstruct's order,
-** so a failure is the one it would report. */
-static int decscalarrecord (Ctx *c, const bw_Type *ty, Frame *fr) {
+** exact count and filled, or the table at 'into' (0: none) refilled, an
+** absent field cleared. Reads and range checks in bw_decstruct's order,
+** so a failure is the one it would report, and the table is left as it
+** was. */
+static int decscalarrecord (Ctx *c, const bw_Type *ty, Frame *fr,
+                            int into) {
   lua_State *L = c->L;
   const bw_Field *f = &c->S->fields[ty->first], *end = f + ty->count;
   uint64_t val[MAXSCALARS], at[MAXSCALARS];
   uint64_t present = 0;
-  int k, n = 0;
+  int k, n = 0, fresh = into == 0;
   for (k = 0; f < end; f++, k++) {
     if (f->optional) {
       uint64_t p = bw_readbits(&c->r, 1);
@@ -602,13 +605,18 @@ static int decscalarrecord (Ctx *c, const bw_Type *ty, Frame *fr) {
     present |= UINT64_C(1) << k;
     n++;
   }
-  lua_createtable(L, 0, n);
+  if (fresh) {
+    lua_createtable(L, 0, n);
+    into = lua_gettop(L);
+  }
   for (f -= ty->count, k = 0; f < end; f++, k++) {
-    if (!(present >> k & 1)) continue;
+    int has = (int)(present >> k & 1);
+    if (!has && fresh) continue;
     setframe(fr, f);
     pushkey(c, f->name);
-    if (!pushfixed(c, f, val[k], at[k])) return 0;
-    lua_rawset(L, -3);
+    if (!has) lua_pushnil(L);  /* refilled: what the value lacks cleared */
+    else if (!pushfixed(c, f, val[k], at[k])) return 0;
+    lua_rawset(L, into);
   }
   c->nframes--;
   return 1;
@@ -628,11 +636,13 @@ static int decrecord (Ctx *c, uint32_t t, int into, int reuse) {
   int tbl, base, defer;
   Frame *fr;
   fr = enterframe(c);
-  /* a fresh record of optional scalars reads them first; any other fresh
-  ** one is opened as bw_openrecord opens it */
-  if (!reuse && ty->noptional > 0 && ty->scalars && ty->count <= MAXSCALARS
-      && lua_checkstack(L, 2 * (int)ty->count + 8))
-    return decscalarrecord(c, ty, fr);
+  /* a record of optional scalars reads them first; any other fresh one is
+  ** opened as bw_openrecord opens it */
+  if (ty->noptional > 0 && ty->scalars && ty->count <= MAXSCALARS
+      && lua_checkstack(L, 8)) {
+    if (!decscalarrecord(c, ty, fr, reuse ? into : 0)) return 0;
+    return reuse ? 2 : 1;
+  }
   defer = 0;
   if (reuse) tbl = into;  /* refilled in place: nothing pushed */
   else defer = bw_openrecord(L, ty);
