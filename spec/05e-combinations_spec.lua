@@ -9,6 +9,7 @@
 -- of the same value gives.
 local bitwire = require "bitwire"
 local H = require "spec.helpers"
+local TH = require "spec.tape_helpers"
 
 -- Two revisions of one set of definitions (a reload): ranges, a sparse
 -- max and an added field differ.
@@ -62,17 +63,7 @@ end
 -- tables it does not change.
 local function generators (rand)
   local G = {}
-  local function quat ()
-    local q, l = {}, 0
-    for k = 1, 4 do
-      q[k] = rand(2001) / 1000 - 1
-      l = l + q[k] * q[k]
-    end
-    l = math.sqrt(l)
-    if l < 0.05 then return { 0, 0, 0, 1 } end
-    for k = 1, 4 do q[k] = q[k] / l end
-    return q
-  end
+  local function quat () return TH.quat(rand) end
   local function vec () return { x = rand(2001) / 100 - 10, y = rand(2001) / 100 - 10 } end
   function G.Ent (rev)
     return { id = rand(256), pos = vec(), rot = rand(2) == 0 and quat() or nil,
