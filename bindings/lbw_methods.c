@@ -32,10 +32,14 @@ uint32_t bw_checktype (lua_State *L, int arg) {
   return t;
 }
 
-static const char *const optnames[NOPTS + 1] = {
-  "baseline", "baseline_id", "baselines", "into", "max_values", "share",
-  "strict", "version", NULL
-};
+#define OPTLIST(X)  X("baseline") X("baseline_id") X("baselines") X("into") \
+  X("max_values") X("share") X("strict") X("version")  /* OPT_* order */
+#define OPTNAME(s)  s,
+#define OPTLEN(s)   sizeof(s) - 1,
+static const char *const optnames[NOPTS + 1] = { OPTLIST(OPTNAME) NULL };
+static const size_t optlens[NOPTS] = { OPTLIST(OPTLEN) };
+#undef OPTNAME
+#undef OPTLEN
 
 /* Push "unknown <what> <key> (known: <known>)" for the key at 'key' (a
 ** string quoted, anything else as tostring shows it): the one wording of a
@@ -44,8 +48,11 @@ static const char *const optnames[NOPTS + 1] = {
 static const char *pushunknown (lua_State *L, int key, const char *what,
                                 const char *known) {
   key = lua_absindex(L, key);
-  if (lua_type(L, key) == LUA_TSTRING)
-    lua_pushfstring(L, "'%s'", lua_tostring(L, key));
+  if (lua_type(L, key) == LUA_TSTRING) {  /* escaped: a caller's bytes */
+    bw_Value v = { BW_VSTRING, 0, 0, 0, NULL, 0, NULL };
+    v.s = lua_tolstring(L, key, &v.len);
+    lua_pushfstring(L, "'%s'", bw_valuetext(&v).s);
+  }
   else luaL_tolstring(L, key, NULL);
   return lua_pushfstring(L, "unknown %s %s (known: %s)", what,
                          lua_tostring(L, -1), known);
@@ -126,9 +133,12 @@ void bw_readopts (lua_State *L, int arg, unsigned takes, Opts *o) {
   while (lua_next(L, arg)) {  /* stack: key, value */
     int i = 0;
     lua_pushvalue(L, -2);  /* the key again, for lua_next; the value stays */
-    if (lua_type(L, -1) == LUA_TSTRING) {
-      const char *k = lua_tostring(L, -1);
-      while (i < NOPTS && strcmp(optnames[i], k) != 0) i++;
+    if (lua_type(L, -1) == LUA_TSTRING) {  /* lengths first: a memcmp for
+                                             one name, not a strcmp each */
+      size_t len;
+      const char *k = lua_tolstring(L, -1, &len);
+      while (i < NOPTS && (len != optlens[i] || memcmp(optnames[i], k, len) != 0))
+        i++;
     }
     else i = NOPTS;
     if (i == NOPTS || !(takes & (1u << i))) unknownopt(L, arg, takes);  /* raises */

@@ -190,6 +190,11 @@ describe("schema:decode", function ()
     local want = "unknown option 'max_value' (known: baseline, into, max_values, share, version)"
     contains(want, errorof(s.decode, s, "T", GOOD, { max_value = 1 }))
     contains(want, errorof(s.decode_message, s, "", { max_value = 1 }))
+    -- a name with a NUL past an option's is no spelling of it
+    contains("unknown option 'max_values\\0x'", errorof(s.decode, s, "T", GOOD,
+      { ["max_values\0x"] = 1 }))
+    contains("unknown option 'baseline\\0'", errorof(s.encode, s, "T", {},
+      { ["baseline\0"] = {} }))
   end)
 end)
 
