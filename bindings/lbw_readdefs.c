@@ -138,6 +138,23 @@ static int core_readdefs (lua_State *L) {
 /* }========================================================== */
 
 
+/* core.replaceable(path) -> true when 'path' names a regular file (not a
+** link) or nothing: what the command line may write whole to a temporary
+** file and rename over it; a device, FIFO or link is written in place. */
+static int core_replaceable (lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  int ok = 0;
+#ifdef HAVEPOSIX
+  struct stat st;
+  if (lstat(path, &st) == 0) ok = S_ISREG(st.st_mode);
+  else ok = errno == ENOENT;
+#else
+  (void)path;
+#endif
+  lua_pushboolean(L, ok);
+  return 1;
+}
+
 void bw_openreaddefs (lua_State *L) {
   if (luaL_newmetatable(L, FILEBOX_MT)) {
     lua_pushcfunction(L, filebox_gc);
@@ -148,4 +165,6 @@ void bw_openreaddefs (lua_State *L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, core_readdefs);
   lua_setfield(L, -2, "readdefs");
+  lua_pushcfunction(L, core_replaceable);
+  lua_setfield(L, -2, "replaceable");
 }

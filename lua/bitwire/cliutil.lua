@@ -201,12 +201,29 @@ function M.writeclose(f, data, path)
 end
 
 -- Write 'data' to file 'path' (- is 'stdout', as it is stdin to readfile).
+-- A regular file (or none yet) is written whole to a temporary file beside
+-- it, then renamed over it: a write that fails (a full disk) leaves the
+-- old file as it was, so '-o save.bin' over its own input loses nothing.
+-- A device, FIFO or link is written in place, as before; so is a file
+-- whose directory takes no new file.
 function M.writefile(path, data, stdout)
   if path == "-" then
     (stdout or io.stdout):write(data)
     return
   end
-  local f, err = io.open(filename(path), "wb")
+  local name = filename(path)
+  if require("bitwire.core").replaceable(name) then
+    local tmp = name .. ".bitwire-tmp"
+    local f = io.open(tmp, "wb")
+    if f ~= nil then
+      local ok, why = M.writeclose(f, data, path)
+      if ok then ok, why = os.rename(tmp, name) end
+      if ok then return end
+      os.remove(tmp)
+      M.fail("%s", why:find(path, 1, true) == 1 and why or path .. ": " .. why)
+    end
+  end
+  local f, err = io.open(name, "wb")
   if f == nil then M.fail("%s", err) end
   local ok, why = M.writeclose(f, data, path)
   if not ok then M.fail("%s", why) end
