@@ -708,6 +708,10 @@ LUAMOD_API int luaopen_bitwire_core (lua_State *L) {
     lua_setfield(L, -2, "frame_paths");
 #undef PUSHPART
   }
+  lua_pushinteger(L, BW_FRAMEMIN(0));  /* the shortest frame, without and */
+  lua_setfield(L, -2, "FRAME_MIN");    /* with an end check */
+  lua_pushinteger(L, BW_FRAMEMIN(1));
+  lua_setfield(L, -2, "FRAME_MIN_CHECK");
   bw_openschema(L);
   bw_openblob(L);
   bw_opensandbox(L);

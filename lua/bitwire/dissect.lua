@@ -344,7 +344,7 @@ function M.frame(s, bytes, frame)
   local p = s:program()
   local list = {}
   local function on(e) list[#list + 1] = e end
-  local n, need = #bytes, frame.endcheck and 8 or 4
+  local n, need = #bytes, frame.endcheck and core.FRAME_MIN_CHECK or core.FRAME_MIN
   if n < need then
     return list, nil, nil, { path = PATHS.frame, message = walk.say("framesize", n, need),
                              code = "truncated", bit = 8 * n }

@@ -425,7 +425,7 @@ function proto.dissector(tvb, pinfo, tree)
   pinfo.cols.protocol = SETTINGS.title
   local n = tvb:len()
   local root = tree:add(proto, tvb(), SETTINGS.title)
-  local need = SETTINGS.endcheck and 8 or 4
+  local need = SETTINGS.framemin
   if n < need then   -- malformed, in dissect's words
     root:add_proto_expert_info(MALFORMED, "truncated: " .. PATHS.frame)
     root:add(tvb(), string.format("error: %s: %s (bit %d) [truncated]", PATHS.frame,
@@ -604,7 +604,8 @@ function M.generate(s, frame, opts)
   local settings = { name = name, title = opts.title or "bitwire",
     port = opts.port, endcheck = frame.endcheck, id_bytes = idbytes,
     deltas = frame.deltas or false, version_bits = frame.version_bits or 0,
-    tag = frame.tag or false }
+    tag = frame.tag or false,
+    framemin = frame.endcheck and core.FRAME_MIN_CHECK or core.FRAME_MIN }
   local out = {}
   literal(settings, out)
   local mout, fout, pout = {}, {}, {}
