@@ -36,8 +36,8 @@ CORE_SRC += core/bw_compilefield.c core/bw_compileopt.c
 CORE_INT_HDR = core/bw_compilectx.h
 BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
            bindings/lbw_encode.c bindings/lbw_decode.c bindings/lbw_compile.c \
-           bindings/lbw_methods.c bindings/lbw_frame.c bindings/lbw_share.c \
-           bindings/lbw_program.c bindings/lbw_blob.c \
+           bindings/lbw_methods.c bindings/lbw_options.c bindings/lbw_frame.c \
+           bindings/lbw_share.c bindings/lbw_program.c bindings/lbw_blob.c \
            bindings/lbw_blobread.c bindings/lbw_sandbox.c \
            bindings/lbw_readdefs.c
 # the decode walk's other concerns (lbw_decode.c keeps the walk)

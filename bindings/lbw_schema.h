@@ -556,6 +556,9 @@ int  bw_schemagc (lua_State *L);
 
 /* Call helpers (lbw_methods.c). */
 uint32_t bw_checktype (lua_State *L, int arg);
+/* Options (lbw_options.c). bw_openoptions sets, in the table on top,
+** core.unknown_option, core.check_walk_options and core.FRAME_OPTIONS. */
+void bw_openoptions (lua_State *L);
 /* The options of a call: the stack index of each one's value (0: absent)
 ** and of their table ('arg'). */
 enum { OPT_BASELINE, OPT_BASELINEID, OPT_BASELINES, OPT_INTO, OPT_MAXVALUES,

@@ -51,6 +51,7 @@ build = {
         "bindings/lbw_decode.c",
         "bindings/lbw_compile.c",
         "bindings/lbw_methods.c",
+        "bindings/lbw_options.c",
         "bindings/lbw_frame.c",
         "bindings/lbw_share.c",
         "bindings/lbw_program.c",
