@@ -39,7 +39,7 @@ BIND_SRC = bindings/lbw.c bindings/lbw_path.c bindings/lbw_equal.c \
            bindings/lbw_methods.c bindings/lbw_options.c bindings/lbw_frame.c \
            bindings/lbw_share.c bindings/lbw_program.c bindings/lbw_blob.c \
            bindings/lbw_blobread.c bindings/lbw_sandbox.c \
-           bindings/lbw_readdefs.c
+           bindings/lbw_sandboxcopy.c bindings/lbw_readdefs.c
 # the decode walk's other concerns (lbw_decode.c keeps the walk)
 BIND_SRC += bindings/lbw_claims.c bindings/lbw_flat.c bindings/lbw_decdelta.c \
             bindings/lbw_into.c

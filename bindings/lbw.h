@@ -5,6 +5,7 @@
 #ifndef LBW_H
 #define LBW_H
 #include "lua.h"
+#include "lauxlib.h"
 #include "bw.h"
 
 #define WRITER_MT  "bitwire.Writer"
@@ -22,6 +23,16 @@ void bw_openreaddefs (lua_State *L);
 /* nil, "path:line: msg" (no line when 'line' is 0): how a definitions
 ** file fails. Returns 2. */
 int bw_deffail (lua_State *L, const char *path, int line, const char *msg);
+/* The copy of a sandbox's result (lbw_sandboxcopy.c): tables it may nest
+** (the schema's own limit is 32 types deep); the value on top of 'S'
+** pushed onto 'L' within 'maxnodes' tables and fields and 'maxbytes'
+** string bytes: 0, or 1 with the failure's message pushed onto 'L'. */
+#define BW_MAXCOPYDEPTH  100
+int bw_sbcopy (lua_State *S, lua_State *L, lua_Integer maxnodes,
+               size_t maxbytes);
+/* Add 's' to 'b' as text no terminal acts on, within 'max' bytes of 'b';
+** returns the bytes of 's' taken (lbw_sandboxcopy.c). */
+size_t bw_sbaddtext (luaL_Buffer *b, const char *s, size_t len, size_t max);
 /* Push the failure of a read as nil, message, code; returns 3. */
 int bw_pushreaderror (lua_State *L, const bw_Reader *r, const char *what);
 /* Plain malloc memory for buffers that outlive a call (a schema's writer,

@@ -58,6 +58,7 @@ build = {
         "bindings/lbw_blob.c",
         "bindings/lbw_blobread.c",
         "bindings/lbw_sandbox.c",
+        "bindings/lbw_sandboxcopy.c",
         "bindings/lbw_readdefs.c",
         "bindings/lbw_claims.c",
         "bindings/lbw_flat.c",
